@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Idempotent set-up: Debian packages (apt, when root), a project virtualenv in .venv,
+# and the aquas package installed editable with its dev tools. This is the only
+# supported way to install what aquas needs; the README's two commands call it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+VENV="$ROOT/.venv"
+PY="${PYTHON:-python3}"
+
+# Debian packages needed by later tiers (simulation, RISC-V toolchain). Installed
+# only when we are root and apt exists; otherwise we say what is missing.
+APT_PACKAGES=(${AQUAS_APT_PACKAGES:-})
+if ((${#APT_PACKAGES[@]})); then
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+      echo "setup: apt-get install ${missing[*]}"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      echo "setup: missing Debian packages: ${missing[*]} (run: sudo apt-get install ${missing[*]})" >&2
+    fi
+  fi
+fi
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+  echo "setup: creating virtualenv .venv"
+  "$PY" -m venv "$VENV"
+fi
+
+# Reinstall only when the dependency list changed (keeps repeated runs fast).
+STAMP="$VENV/.aquas-deps.sha"
+want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+have="$(cat "$STAMP" 2>/dev/null || true)"
+if [[ "$want" != "$have" ]] || ! "$VENV/bin/python" -c "import aquas" 2>/dev/null; then
+  echo "setup: installing Python dependencies"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  "$VENV/bin/python" -m pip install -q -e ".[dev]"
+  echo "$want" >"$STAMP"
+fi
+echo "setup: ok ($("$VENV/bin/python" --version))"
