@@ -1,0 +1,66 @@
+"""The pass registry behind ``aquas opt -p a,b{k=v}``.
+
+A dict of name → lazy getter, as in xDSL: the CLI starts fast, and a pass's module (with
+any heavy dependency) is imported only when the pipeline names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass, PassPipeline
+
+
+def _aquas_unroll() -> type[ModulePass]:
+    from aquas.synth.unroll import AquasUnrollPass
+
+    return AquasUnrollPass
+
+
+def _canonicalize() -> type[ModulePass]:
+    from xdsl.transforms.canonicalize import CanonicalizePass
+
+    return CanonicalizePass
+
+
+def _cse() -> type[ModulePass]:
+    from xdsl.transforms.common_subexpression_elimination import (
+        CommonSubexpressionElimination,
+    )
+
+    return CommonSubexpressionElimination
+
+
+def _dce() -> type[ModulePass]:
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    return DeadCodeElimination
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "aquas-unroll": _aquas_unroll,
+    "canonicalize": _canonicalize,
+    "cse": _cse,
+    "dce": _dce,
+}
+
+
+def parse_pipeline(spec: str) -> PassPipeline:
+    """``"a,b{opt=v}"`` → a pipeline; unknown passes or options raise ValueError."""
+    return PassPipeline.parse_spec(PASSES, spec)
+
+
+_SUMMARIES = {
+    "cse": "Common subexpression elimination (xDSL).",
+    "dce": "Dead code elimination (xDSL).",
+    "canonicalize": "Constant folding and canonicalization patterns (xDSL).",
+}
+
+
+def describe_passes() -> list[tuple[str, str]]:
+    """(name, one-line summary) for every registered pass."""
+    out = []
+    for name, get in sorted(PASSES.items()):
+        doc = (get().__doc__ or "").strip().splitlines()
+        out.append((name, _SUMMARIES.get(name) or (doc[0] if doc else "")))
+    return out
