@@ -35,7 +35,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Wide fixed width when piped, so tables stay readable in logs and CI output.
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160)
+err = Console(
+    stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -188,6 +190,8 @@ def check(files: tuple[Path, ...]) -> None:
         try:
             module = lower_spec_file(f)
         except AquasError as e:
+            if click.get_current_context().find_root().params.get("debug"):
+                traceback.print_exc()
             err.print(e.render(), markup=False)
             failures += 1
             continue
@@ -388,8 +392,9 @@ def exec_(
         if len(parts) not in (2, 3):
             raise AquasError(f"--dump '{spec}': expected ADDR:COUNT[:BITS]")
         bits = parse_int(parts[2], "--dump bits") if len(parts) == 3 else 32
-        addr, count = parse_int(parts[0], "--dump address"), parse_int(parts[1], "--dump count")
-        dumped[f"{addr:#010x}"] = mem.read_words(addr, bits // 8, count)
+        start = parse_int(parts[0], "--dump address")
+        count = parse_int(parts[1], "--dump count")
+        dumped[f"{start:#010x}"] = mem.read_words(start, bits // 8, count)
     writes = [w for r in results for w in r.writes]
     if as_json:
         doc = {
@@ -410,8 +415,8 @@ def exec_(
         out.print(f"  [{w.addr:#010x}] <- {w.value:#0{2 + 2 * w.size}x} ({8 * w.size} bits)")
     if len(writes) > 32:
         out.print(f"  ... {len(writes) - 32} more (use --json for all)")
-    for name, val in last.state.regs.items():
-        out.print(f"state {name} = {val:#x}")
+    for reg, rval in last.state.regs.items():
+        out.print(f"state {reg} = {rval:#x}")
     for addr, vals in dumped.items():
         out.print(f"dump {addr}: " + " ".join(f"{v:#x}" for v in vals))
 

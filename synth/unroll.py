@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aquas.dialects.aquas import UNROLL_ATTR
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+
+from aquas.dialects.aquas import UNROLL_ATTR
 
 
 def _const(v: SSAValue) -> int | None:
@@ -78,7 +79,7 @@ def unroll_loop(loop: scf.ForOp, factor: int) -> None:
         new_body.add_op(anchor)
         vals: list[SSAValue] = list(new_body.args[1:])
         for k in range(factor):
-            iv_k = new_iv
+            iv_k: SSAValue = new_iv
             if k:
                 off = arith.ConstantOp(IntegerAttr(k * step, ty))
                 add = arith.AddiOp(new_iv, off.result)

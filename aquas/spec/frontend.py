@@ -71,6 +71,8 @@ class Const:
 
 
 Val = Typed | Const
+Where = Tree | Token | SourceLoc | None
+"""Anything a diagnostic can point at (None: start of file)."""
 
 
 @dataclass
@@ -104,7 +106,11 @@ class SpecFrontend:
 
     # -- diagnostics -------------------------------------------------------------------
 
-    def loc(self, node: Tree | Token) -> SourceLoc:
+    def loc(self, node: Where) -> SourceLoc:
+        if node is None:
+            return SourceLoc(self.filename, 1, 1)
+        if isinstance(node, SourceLoc):
+            return node
         if isinstance(node, Token):
             return SourceLoc(self.filename, node.line or 1, node.column or 1)
         meta = node.meta
@@ -112,23 +118,21 @@ class SpecFrontend:
             return SourceLoc(self.filename, 1, 1)
         return SourceLoc(self.filename, meta.line, meta.column)
 
-    def error(
-        self, node: Tree | Token | SourceLoc, msg: str, hint: str | None = None
-    ) -> AquasError:
-        loc = node if isinstance(node, SourceLoc) else self.loc(node)
+    def error(self, node: Where, msg: str, hint: str | None = None) -> AquasError:
+        loc = self.loc(node)
         return AquasError(msg, loc, hint=hint, source=self.source)
 
     # -- emission ----------------------------------------------------------------------
 
-    def emit(self, op: Operation, at: Tree | Token | SourceLoc) -> Operation:
-        loc = at if isinstance(at, SourceLoc) else self.loc(at)
+    def emit(self, op: Operation, at: Where) -> Operation:
+        loc = self.loc(at)
         op.location = FileLineColLoc(
             StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column)
         )
         self.block.add_op(op)
         return op
 
-    def const(self, value: int, ty: IntTy, at: Tree | Token | SourceLoc) -> Typed:
+    def const(self, value: int, ty: IntTy, at: Where) -> Typed:
         op = self.emit(arith.ConstantOp(IntegerAttr(value, IntegerType(ty.width))), at)
         return Typed(op.results[0], ty)
 
@@ -176,7 +180,8 @@ class SpecFrontend:
         self.globals[name] = self.loc(tok)
         return name
 
-    def type_of(self, tok: Token) -> IntTy:
+    def type_of(self, tok: Token | Tree | None) -> IntTy:
+        assert isinstance(tok, Token)
         ty = parse_type_name(str(tok))
         if ty is None:
             raise self.error(
@@ -701,7 +706,7 @@ class SpecFrontend:
             raise self.error(e, msg, hint="write an integer literal without a type suffix")
         return v.value
 
-    def check_const_fits(self, v: int | Const, ty: IntTy, at: Tree | Token | None) -> int:
+    def check_const_fits(self, v: int | Const, ty: IntTy, at: Where) -> int:
         c = v if isinstance(v, Const) else Const(v, False)
         lo = ty.min if not c.bit_pattern else min(ty.min, 0)
         hi = ty.max if not c.bit_pattern else ty.mask
@@ -711,14 +716,14 @@ class SpecFrontend:
             )
         return c.value
 
-    def materialize(self, v: Val, ty: IntTy, at: Tree | Token | None) -> Typed:
+    def materialize(self, v: Val, ty: IntTy, at: Where) -> Typed:
         """A typed value: constants take ``ty``; typed values pass through unchanged."""
         if isinstance(v, Typed):
             return v
         value = self.check_const_fits(v, ty, at)
-        return self.const(_signless(value, ty.width), ty, at)  # type: ignore[arg-type]
+        return self.const(_signless(value, ty.width), ty, at)
 
-    def coerce(self, v: Val, ty: IntTy, at: Tree | Token | None) -> Typed:
+    def coerce(self, v: Val, ty: IntTy, at: Where) -> Typed:
         """Materialize ``v`` as ``ty``; a typed value must already have exactly that type."""
         tv = self.materialize(v, ty, at)
         if tv.ty != ty:
@@ -850,7 +855,7 @@ class SpecFrontend:
     def e_slice(self, e: Tree, expected: IntTy | None) -> Val:
         base_e, hi_tok, lo_tok = e.children
         base = self.typed(self.expr(base_e, None), base_e)
-        hi, lo = self.int_token(hi_tok), self.int_token(lo_tok)  # type: ignore[arg-type]
+        hi, lo = self.int_token(hi_tok), self.int_token(lo_tok)
         if not base.ty.width > hi >= lo >= 0:
             raise self.error(
                 e,
@@ -941,7 +946,7 @@ class SpecFrontend:
         op = self.emit(arith.SelectOp(cond, a.value, b.value), e)
         return Typed(op.results[0], a.ty)
 
-    def typed(self, v: Val, at: Tree | Token | None) -> Typed:
+    def typed(self, v: Val, at: Where) -> Typed:
         if isinstance(v, Const):
             raise self.error(
                 at,
@@ -1009,7 +1014,7 @@ class SpecFrontend:
             return Const(folded, a0.bit_pattern and b0.bit_pattern)
         return self.binop(kind, a0, b0, e, rhs_e)
 
-    def typed_or(self, expected: IntTy | None, c: Const, at: Tree | Token | None) -> IntTy:
+    def typed_or(self, expected: IntTy | None, c: Const, at: Where) -> IntTy:
         if expected is None:
             raise self.error(
                 at,
@@ -1018,7 +1023,7 @@ class SpecFrontend:
             )
         return expected
 
-    def binop(self, kind: str, a: Val, b: Val, at: Tree, b_at: Tree | Token | None) -> Val:
+    def binop(self, kind: str, a: Val, b: Val, at: Tree, b_at: Where) -> Val:
         """Typed binary operation on already-lowered operands (at least one typed)."""
         if kind in ("shl", "shr"):
             assert isinstance(a, Typed)
@@ -1195,7 +1200,8 @@ def _syntax_error(e: lark.exceptions.LarkError, source: str, filename: str) -> A
         line, col = len(lines), len(lines[-1]) + 1
         msg = "unexpected end of file"
     elif isinstance(e, lark.exceptions.UnexpectedCharacters):
-        ch = source[e.pos_in_stream] if 0 <= e.pos_in_stream < len(source) else "?"
+        pos = e.pos_in_stream or 0
+        ch = source[pos] if 0 <= pos < len(source) else "?"
         msg = f"unexpected character {ch!r}"
     elif isinstance(e, lark.exceptions.UnexpectedToken):
         tok = e.token
@@ -1209,29 +1215,26 @@ def _syntax_error(e: lark.exceptions.LarkError, source: str, filename: str) -> A
     expected = sorted(getattr(e, "expected", None) or getattr(e, "allowed", None) or [])
     hint = None
     if expected:
-        names = [_TOKEN_NAMES.get(x, x.lower()) for x in expected if not x.startswith("__")]
-        names = sorted(set(names))
+        names = sorted({_describe_terminal(x) for x in expected if not x.startswith("__")})
         if names:
-            hint = "expected " + ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
+            hint = "expected " + ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
     return AquasError(msg, SourceLoc(filename, line, col), hint=hint, source=source)
 
 
-_TOKEN_NAMES = {
-    "SEMICOLON": "';'",
-    "LBRACE": "'{'",
-    "RBRACE": "'}'",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "LSQB": "'['",
-    "RSQB": "']'",
-    "COMMA": "','",
-    "COLON": "':'",
-    "EQUAL": "'='",
-    "NAME": "a name",
-    "INT": "an integer",
-    "MORETHAN": "'>'",
-    "LESSTHAN": "'<'",
-}
+def _describe_terminal(name: str) -> str:
+    if name == "NAME":
+        return "a name"
+    if name == "INT":
+        return "an integer"
+    if name == "$END":
+        return "end of file"
+    try:
+        pattern = _parser().get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    if isinstance(pattern, lark.lexer.PatternStr):
+        return repr(pattern.value)
+    return name.lower()
 
 
 def parse_spec(source: str, filename: str = "<input>") -> Tree:

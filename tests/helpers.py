@@ -1,0 +1,31 @@
+"""Small helpers shared by the tests."""
+
+from __future__ import annotations
+
+from aquas.interpreter import ExecResult, IsaxState, Memory, execute, find_extension, find_isax
+from aquas.spec.frontend import lower_spec
+
+
+def run(
+    src: str,
+    isax: str | None = None,
+    rs1: int = 0,
+    rs2: int = 0,
+    mem: Memory | None = None,
+    state: IsaxState | None = None,
+) -> ExecResult:
+    """Lower ``src`` and execute one ISAX (the first one when ``isax`` is None)."""
+    module = lower_spec(src, "test.isax")
+    ext = find_extension(module)
+    op = find_isax(ext, isax) if isax else next(ext.isaxs())
+    return execute(op, rs1, rs2, mem, state)
+
+
+def wrap_isax(body: str, params: str = "rs1, rs2", decls: str = "") -> str:
+    """A one-ISAX spec whose body is ``body`` and which returns a value in rd."""
+    return f"{decls}\n#[opcode(custom0), funct7(1)]\nisax t({params}) -> rd {{\n{body}\n}}\n"
+
+
+def s32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x >> 31 else x
