@@ -110,14 +110,14 @@ class AquasUnrollPass(ModulePass):
     name = "aquas-unroll"
 
     full: bool = False
-    """Also fully unroll constant-bound loops that carry no directive."""
+    """Fully unroll every constant-bound loop, whatever its directive says."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # walk() is pre-order; reversing gives inner loops before their parents.
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
         for loop in reversed(loops):
             attr = loop.attributes.get(UNROLL_ATTR)
-            if isinstance(attr, IntegerAttr):
-                unroll_loop(loop, int(attr.value.data))
-            elif self.full:
+            if self.full:
                 unroll_loop(loop, 1 << 30)
+            elif isinstance(attr, IntegerAttr):
+                unroll_loop(loop, int(attr.value.data))

@@ -1248,7 +1248,15 @@ def parse_spec(source: str, filename: str = "<input>") -> Tree:
 def lower_spec(source: str, filename: str = "<input>") -> ModuleOp:
     """Parse, check and lower spec text to a verified module holding one aquas.extension."""
     tree = parse_spec(source, filename)
-    return SpecFrontend(source, filename).run(tree)
+    try:
+        return SpecFrontend(source, filename).run(tree)
+    except RecursionError:
+        raise AquasError(
+            "the spec nests expressions or blocks too deeply",
+            SourceLoc(filename, 1, 1),
+            hint="split deep expressions into `let` bindings",
+            source=source,
+        ) from None
 
 
 def lower_spec_file(path: str | Path) -> ModuleOp:
