@@ -8,9 +8,10 @@ ROOT="$(pwd)"
 VENV="$ROOT/.venv"
 PY="${PYTHON:-python3}"
 
-# Debian packages needed by later tiers (simulation, RISC-V toolchain). Installed
-# only when we are root and apt exists; otherwise we say what is missing.
-APT_PACKAGES=(${AQUAS_APT_PACKAGES:-})
+# Debian packages the project needs (none yet: the spec/dialect/interpreter tier is pure
+# Python; the simulation tier will add iverilog and the RISC-V cross compiler here).
+# Installed only when we are root and apt exists; otherwise we say what is missing.
+APT_PACKAGES=()
 if ((${#APT_PACKAGES[@]})); then
   missing=()
   for p in "${APT_PACKAGES[@]}"; do

@@ -1,0 +1,140 @@
+"""The CLI commands, in process (click's runner) — values, not just exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from aquas.cli import main
+
+SPEC = """
+extension demo;
+state acc: i32 = 5;
+scratchpad buf: [u16; 8] partition(cyclic, 2);
+
+#[opcode(custom1), funct3(2), funct7(9)]
+isax sum8(rs1, rs2) -> rd {
+    burst buf[0 +: 8] <- mem[rs1];
+    var s: u32 = 0;
+    #[unroll(4)]
+    for i in 0..8 { s += zext<u32>(buf[i]); }
+    mem<u32>[rs2] = s;
+    acc = acc + (s as i32);
+    return acc as u32;
+}
+
+#[opcode(custom1), funct7(10)]
+isax getacc() -> rd { return acc as u32; }
+"""
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    p = tmp_path / "demo.isax"
+    p.write_text(SPEC)
+    return p
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+def test_check_table(spec: Path) -> None:
+    code, out = invoke("check", str(spec))
+    assert code == 0
+    row = next(line for line in out.splitlines() if "sum8" in line)
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[1:] == [
+        "demo",
+        "sum8",
+        "custom1",
+        "2",
+        "0b0001001",
+        "rs1,rs2,rd",
+        "burst+single-shot",
+        cells[-1],
+    ]
+    assert int(cells[-1]) > 10
+    assert "ok: 1 file(s), 2 ISAX(s)" in out
+
+
+def test_lower_writes_file_that_opt_accepts(spec: Path, tmp_path: Path) -> None:
+    out_file = tmp_path / "demo.mlir"
+    code, _ = invoke("lower", str(spec), "-o", str(out_file))
+    assert code == 0
+    text = out_file.read_text()
+    assert 'aquas.isax @sum8 opcode 43 funct3 2 funct7 9 uses ["rs1", "rs2", "rd"]' in text
+    code, opt_out = invoke("opt", str(out_file), "-p", "aquas-unroll{full=true},canonicalize,cse")
+    assert code == 0
+    assert "scf.for" not in opt_out and opt_out.count("aquas.spm_read") == 8
+
+
+def test_opt_lists_passes() -> None:
+    code, out = invoke("opt", "--list-passes")
+    assert code == 0
+    assert [line.split()[0] for line in out.strip().splitlines()] == [
+        "aquas-unroll",
+        "canonicalize",
+        "cse",
+        "dce",
+    ]
+
+
+def test_exec_values_json(spec: Path) -> None:
+    words = [
+        f"--word=0x{0x100 + 2 * i:x}={v}:16" for i, v in enumerate([1, 2, 3, 4, 5, 6, 7, 0xFFFF])
+    ]
+    code, out = invoke(
+        "exec", str(spec), "--isax", "sum8", "--rs1", "0x100", "--rs2", "0x200", *words,
+        "--state", "acc=10", "--repeat", "2", "--dump", "0x200:1", "--json",
+    )  # fmt: skip
+    assert code == 0, out
+    doc = json.loads(out)
+    s = 1 + 2 + 3 + 4 + 5 + 6 + 7 + 0xFFFF
+    assert doc["rd"] == 10 + 2 * s
+    assert doc["state"]["regs"] == {"acc": 10 + 2 * s}
+    assert doc["writes"] == [{"addr": 0x200, "size": 4, "value": s}] * 2
+    assert doc["dump"] == {"0x00000200": [s]}
+    assert doc["state"]["scratchpads"]["buf"] == [1, 2, 3, 4, 5, 6, 7, 0xFFFF]
+
+
+def test_exec_text_and_image(spec: Path, tmp_path: Path) -> None:
+    img = tmp_path / "img.bin"
+    img.write_bytes(b"".join(v.to_bytes(2, "little") for v in range(10, 18)))
+    code, out = invoke(
+        "exec",
+        str(spec),
+        "--isax",
+        "sum8",
+        "--rs1",
+        "0x40",
+        "--rs2",
+        "0x80",
+        "--mem",
+        f"{img}@0x40",
+    )
+    assert code == 0
+    s = sum(range(10, 18))
+    assert f"rd = {5 + s:#010x}" in out
+    assert f"[0x00000080] <- {s:#010x} (32 bits)" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--isax", "nope"], "no ISAX named 'nope'"),
+        (["--isax", "sum8", "--rs1", "0x101"], "misaligned burst"),
+        (["--isax", "sum8", "--rs1", "zz"], "'zz' is not an integer"),
+        (["--isax", "sum8", "--state", "bogus=1"], "NAME one of: acc"),
+        (["--isax", "sum8", "--word", "0x0=1:12"], "bits must be 8, 16, 32 or 64"),
+        (["--isax", "sum8", "--mem", "/nonexistent.bin"], "cannot read /nonexistent.bin"),
+    ],
+)
+def test_exec_bad_input(spec: Path, args: list[str], message: str) -> None:
+    code, out = invoke("exec", str(spec), *args)
+    assert code == 2
+    assert message in out and "Traceback" not in out
