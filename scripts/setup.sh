@@ -38,9 +38,13 @@ STAMP="$VENV/.aquas-deps.sha"
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 have="$(cat "$STAMP" 2>/dev/null || true)"
 if [[ "$want" != "$have" ]] || ! "$VENV/bin/python" -c "import aquas" 2>/dev/null; then
-  echo "setup: installing Python dependencies"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-  "$VENV/bin/python" -m pip install -q -e ".[dev]"
+  echo "setup: installing Python dependencies (log: .venv/pip.log)"
+  if ! { "$VENV/bin/python" -m pip install --upgrade pip &&
+         "$VENV/bin/python" -m pip install -e ".[dev]"; } >"$VENV/pip.log" 2>&1; then
+    tail -n 40 "$VENV/pip.log" >&2
+    echo "setup: pip install failed (full log: .venv/pip.log)" >&2
+    exit 1
+  fi
   echo "$want" >"$STAMP"
 fi
 echo "setup: ok ($("$VENV/bin/python" --version))"
