@@ -28,7 +28,7 @@ def main() -> None:
     _parser()  # grammar compilation happens once per process; reported separately
     grammar_s = time.perf_counter() - t0
 
-    table = Table(title="parse + lower + verify (best of %d)" % args.repeat)
+    table = Table(title=f"parse + lower + verify (best of {args.repeat})")
     for col in ("spec", "ISAXs", "IR ops", "parse only ms", "parse+lower+verify ms"):
         table.add_column(col, justify="right" if col != "spec" else "left")
     total = 0.0

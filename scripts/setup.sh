@@ -8,10 +8,10 @@ ROOT="$(pwd)"
 VENV="$ROOT/.venv"
 PY="${PYTHON:-python3}"
 
-# Debian packages the project needs (none yet: the spec/dialect/interpreter tier is pure
-# Python; the simulation tier will add iverilog and the RISC-V cross compiler here).
+# Debian packages: the RISC-V cross compiler (programs for the reference SoCs), Icarus
+# Verilog (a second simulator for cocotb) and Yosys (area and logic depth).
 # Installed only when we are root and apt exists; otherwise we say what is missing.
-APT_PACKAGES=()
+APT_PACKAGES=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf iverilog yosys)
 if ((${#APT_PACKAGES[@]})); then
   missing=()
   for p in "${APT_PACKAGES[@]}"; do

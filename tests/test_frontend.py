@@ -217,3 +217,12 @@ def test_encoding_and_uses_reach_the_dialect() -> None:
         ("rs2", "rd"),
     )
     assert [type(o) for o in b.body.block.ops] == [aq.ReadRs2Op, aq.WriteRdOp]
+
+
+def test_literal_folding_is_exact_beyond_53_bits() -> None:
+    body = "let x: u64 = 0xFFFF_FFFF_FFFF_FFFF / 3; let y: u64 = 0xFFFF_FFFF_FFFF_FFFF % 10; return trunc<u32>(x ^ y);"
+    assert rd_of(body) == (0x5555_5555_5555_5555 ^ 5) & 0xFFFFFFFF
+    assert (
+        rd_of("let z: i32 = -7 / 2; let r: i32 = -7 % 2; return (z * 16i32 + r) as u32;")
+        == (-3 * 16 - 1) & 0xFFFFFFFF
+    )

@@ -1135,8 +1135,8 @@ def _fold(kind: str, a: int, b: int) -> int | bool | None:
         "add": lambda: a + b,
         "sub": lambda: a - b,
         "mul": lambda: a * b,
-        "div": lambda: int(a / b),
-        "rem": lambda: a - b * int(a / b),
+        "div": lambda: _tdiv(a, b),
+        "rem": lambda: a - b * _tdiv(a, b),
         "band": lambda: a & b,
         "bor": lambda: a | b,
         "bxor": lambda: a ^ b,
@@ -1147,6 +1147,12 @@ def _fold(kind: str, a: int, b: int) -> int | bool | None:
         "gt": lambda: a > b,
         "ge": lambda: a >= b,
     }[kind]()
+
+
+def _tdiv(a: int, b: int) -> int:
+    """Exact integer division truncating toward zero (C, RISC-V)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
 
 
 def _parse_int(text: str) -> tuple[int, str | None, bool]:
