@@ -1,0 +1,1 @@
+"""Reference SoC simulation: Verilator builds, ELF loading, cycle-accurate runs."""

@@ -1,0 +1,1 @@
+"""Hand-written Verilog the generator instantiates: adapters, SoC tops, simulation harness."""
