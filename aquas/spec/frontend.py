@@ -389,6 +389,9 @@ class SpecFrontend:
             )
         if name in self.globals or name in ("rs1", "rs2", "rd", "mem"):
             raise self.error(tok, f"'{name}' shadows a declaration of the extension or a register")
+        if value.name_hint is None and not isinstance(value.owner, arith.ConstantOp):
+            # Spec names flow into the IR and from there into RTL register names.
+            value.name_hint = name
         self.scopes[-1][name] = Binding(kind, ty, value, self.loc(tok))
 
     def mutable_bindings(self) -> Iterator[tuple[str, Binding]]:
