@@ -199,7 +199,10 @@ def build(
         "-CFLAGS",
         "-O2 -std=c++17",
         "-MAKEFLAGS",
-        "OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2",
+        # CFG_CXXFLAGS_PCH_I: the PyPI wheel's verilated.mk leaves the precompiled-header
+        # include flag empty, which breaks models large enough to be split into several
+        # files (g++ then gets `Vtop__pch.h.fast` as an input file).
+        "OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2 CFG_CXXFLAGS_PCH_I=-include",
     ]
     if trace == "vcd":
         flags.append("--trace")

@@ -47,7 +47,7 @@ def sim(
     3 when it did not exit (cycle limit, trap, custom instruction without a unit), 2 for
     usage errors.
     """
-    from aquas.cli import user_errors
+    from aquas.cliutil import user_errors
 
     status = user_errors(_sim)(program, soc, isax, platform, max_cycles, vcd, as_json)
     sys.exit(status)

@@ -1,0 +1,188 @@
+"""The synthesis flow: spec → prepared IR → state machines → CIRCT → Verilog + reports.
+
+``synthesize(spec, clock_ns, out_dir)`` writes ``<ext>_isax_unit.sv``, the CIRCT input
+(``.mlir``) and one JSON report per ISAX, all atomically, and returns a summary.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Operation, OpResult
+
+from aquas.cliutil import write_atomic
+from aquas.diagnostics import AquasError
+from aquas.dialects import aquas as aq
+from aquas.interpreter import find_extension
+from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, Latency, mem_beats
+from aquas.synth.oplib import OperatorLibrary, arith_kind
+from aquas.synth.prepare import prepare
+from aquas.synth.rtlgen import Unit, UnitGenerator
+
+IDLE_STATE, RESP_STATE = 0, 1
+
+
+def _w(op: Operation) -> int:
+    t = op.results[0].type if op.results else op.operands[0].type
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _const_rhs(op: Operation) -> bool:
+    if len(op.operands) < 2:
+        return False
+    v = op.operands[1]
+    return isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp)
+
+
+def op_delay(lib: OperatorLibrary, op: Operation) -> float:
+    """Combinational delay (ns) of one IR op in the generated datapath."""
+    if isinstance(op, (*FREE_OPS, *MEM_OPS, aq.StateReadOp, aq.StateWriteOp, aq.WriteRdOp)):
+        return 0.0
+    if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp):
+        # element select: a mux tree over the elements, plus the index compare for writes
+        from aquas.synth.fsm import _spm_of
+
+        spm = _spm_of(op)
+        levels = max(1, (spm.size - 1).bit_length())
+        d = levels * lib.delay_ns("mux", spm.width)
+        if isinstance(op, aq.SpmWriteOp):
+            d = lib.delay_ns("icmp_eq", 32)
+        return d
+    name = op.name
+    pred = None
+    if isinstance(op, arith.CmpiOp):
+        pred = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"][
+            op.predicate.value.data
+        ]
+    kind = arith_kind(name, pred, _const_rhs(op))
+    width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
+    d = lib.delay_ns(kind, width)
+    if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
+        d += 2 * lib.delay_ns("mux", width)  # RISC-V corner-case selects
+    if name in ("arith.shli", "arith.shrui", "arith.shrsi") and not _const_rhs(op):
+        d += lib.delay_ns("mux", width)  # shift-out guard
+    return d
+
+
+def _width_of(t: Any) -> int:
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+@dataclass
+class SynthResult:
+    extension: str
+    unit: Unit
+    verilog_path: Path
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def isax_report(
+    fsm: IsaxFsm, states: list[Any], clock_ns: float, mem_latency: int
+) -> dict[str, Any]:
+    isax = fsm.isax
+    mine = [s for s in states if s.isax == isax.sym_name.data]
+    ops = list(isax.body.walk())
+    lo, hi = fsm.latency.at(mem_latency)
+    lo, hi = lo + 1, hi + 1  # the dispatch cycle in which the command is accepted
+    iface: dict[str, int] = {}
+    for o in ops:
+        if isinstance(o, MEM_OPS):
+            key = o.name.split(".")[1]
+            iface[key] = iface.get(key, 0) + 1
+    return {
+        "isax": isax.sym_name.data,
+        "encoding": {
+            "opcode": isax.opcode_value,
+            "funct3": isax.funct3_value,
+            "funct7": isax.funct7_value,
+            "uses": list(isax.used),
+        },
+        "states": len(mine),
+        "wait_states": sum(1 for s in mine if s.wait is not None),
+        "latency": {
+            "formula": "cycles = fixed + per_mem_latency * L (L = memory response latency)",
+            "fixed_min": fsm.latency.min_fixed + 1,
+            "fixed_max": fsm.latency.max_fixed + 1,
+            "per_mem_latency_min": fsm.latency.min_mem,
+            "per_mem_latency_max": fsm.latency.max_mem,
+            "at_L": mem_latency,
+            "cycles_min": lo,
+            "cycles_max": hi,
+            "note": "cycles from the command handshake to the first cycle with rsp_valid",
+        },
+        "interface_ops": iface,
+        "memory_beats": sum(mem_beats(o) for o in ops if isinstance(o, MEM_OPS)),
+        "clock_ns": clock_ns,
+    }
+
+
+def build_unit(module: ModuleOp, clock_ns: float, lib: OperatorLibrary) -> Unit:
+    prepare(module)
+    ext = find_extension(module)
+    builder = FsmBuilder(clock_ns, lambda op: op_delay(lib, op), first_id=RESP_STATE + 1)
+    fsms = []
+    for isax in ext.isaxs():
+        fsm = builder.build_isax(isax)
+        builder.finish(RESP_STATE)
+        if fsm.entry < 0:
+            fsm.entry = RESP_STATE
+        fsms.append(fsm)
+    builder.allocate_registers()
+    return UnitGenerator(ext, builder, fsms).generate()
+
+
+def export_verilog(circt_text: str) -> str:
+    """CIRCT text → SystemVerilog through CIRCT's ExportVerilog."""
+    try:
+        import circt
+        from circt import passmanager
+        from circt.ir import Context, Module
+    except ImportError as e:  # pragma: no cover - setup installs circt
+        raise AquasError(
+            "the circt Python package is missing", hint="run scripts/setup.sh (pip install circt)"
+        ) from e
+    with Context() as ctx:
+        circt.register_dialects(ctx)
+        m = Module.parse(circt_text)
+        passmanager.PassManager.parse("builtin.module(lower-seq-to-sv)").run(m.operation)
+        buf = io.StringIO()
+        circt.export_verilog(m, buf)
+    return buf.getvalue()
+
+
+def synthesize(
+    module: ModuleOp,
+    out_dir: Path,
+    clock_ns: float = 10.0,
+    mem_latency: int = 4,
+    lib: OperatorLibrary | None = None,
+) -> SynthResult:
+    t0 = time.perf_counter()
+    lib = lib or OperatorLibrary.load()
+    ext_name = find_extension(module).sym_name.data
+    unit = build_unit(module, clock_ns, lib)
+    verilog = export_verilog(unit.circt_text)
+    seconds = time.perf_counter() - t0
+    out_dir.mkdir(parents=True, exist_ok=True)
+    vpath = out_dir / f"{unit.name}.sv"
+    reports = {
+        f.isax.sym_name.data: isax_report(f, unit.states, clock_ns, mem_latency) for f in unit.fsms
+    }
+    write_atomic(out_dir / f"{unit.name}.mlir", unit.circt_text)
+    write_atomic(vpath, verilog)
+    for name, rep in reports.items():
+        write_atomic(out_dir / f"{name}.json", json.dumps(rep, indent=2) + "\n")
+    return SynthResult(ext_name, unit, vpath, reports, seconds)
+
+
+__all__ = ["IntegerAttr", "Latency", "SynthResult", "synthesize"]

@@ -1,0 +1,553 @@
+"""Scheduling and binding: one ISAX body → a finite-state machine of control steps.
+
+Data flow: prepared IR (``synth/prepare.py``) → for each straight-line segment, a
+dependence graph (networkx) → list scheduling with operation chaining under the clock
+period (delays from the operator library) and scratchpad bank-port limits → states.
+Structured control flow maps onto the state graph:
+
+* ``scf.for`` (constant bounds, not unrolled): registers for the induction variable and the
+  iteration arguments, initialised in the state before the loop; the body's last state
+  updates them and branches back while ``iv + step < ub`` (a do-while: trip counts are
+  known, zero-trip loops vanish at compile time);
+* ``scf.if`` with side effects (pure ones were if-converted): a branch on the condition,
+  result registers written by each branch's last state;
+* memory-interface ops (``aquas.load/store/burst_*``) get a *wait state* that issues the
+  request and waits on the handshake, so any response latency is handled.
+
+Every value used outside the state that computes it is held in a register named after the
+spec. Latency is returned as ``A + B*L`` for a memory answering at fixed latency ``L``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import networkx as nx
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from aquas.diagnostics import AquasError, loc_of
+from aquas.dialects import aquas as aq
+
+MEM_OPS = (aq.LoadOp, aq.StoreOp, aq.BurstReadOp, aq.BurstWriteOp)
+FREE_OPS = (arith.ConstantOp, aq.ReadRs1Op, aq.ReadRs2Op)
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Cycles as ``fixed + per_mem * L`` (min and max over control paths)."""
+
+    min_fixed: int = 0
+    max_fixed: int = 0
+    min_mem: int = 0
+    max_mem: int = 0
+
+    def __add__(self, o: Latency) -> Latency:
+        return Latency(
+            self.min_fixed + o.min_fixed,
+            self.max_fixed + o.max_fixed,
+            self.min_mem + o.min_mem,
+            self.max_mem + o.max_mem,
+        )
+
+    def times(self, n: int) -> Latency:
+        return Latency(self.min_fixed * n, self.max_fixed * n, self.min_mem * n, self.max_mem * n)
+
+    def either(self, o: Latency) -> Latency:
+        return Latency(
+            min(self.min_fixed, o.min_fixed),
+            max(self.max_fixed, o.max_fixed),
+            min(self.min_mem, o.min_mem),
+            max(self.max_mem, o.max_mem),
+        )
+
+    def at(self, mem_latency: int) -> tuple[int, int]:
+        return (
+            self.min_fixed + self.min_mem * mem_latency,
+            self.max_fixed + self.max_mem * mem_latency,
+        )
+
+
+@dataclass
+class Goto:
+    target: int = -1
+
+
+@dataclass
+class Branch:
+    cond: SSAValue
+    if_true: int = -1
+    if_false: int = -1
+
+
+@dataclass
+class LoopLatch:
+    loop: LoopInfo
+    body: int = -1
+    exit: int = -1
+
+
+Transition = Goto | Branch | LoopLatch
+
+
+@dataclass
+class LoopInfo:
+    op: scf.ForOp
+    iv_reg: str
+    iter_regs: list[str]
+    lb: int
+    ub: int
+    step: int
+
+
+@dataclass
+class State:
+    id: int
+    isax: str
+    ops: list[Operation] = field(default_factory=list)
+    wait: Operation | None = None
+    # extra register writes at the end of the state: (register, value)
+    writes: list[tuple[str, SSAValue]] = field(default_factory=list)
+    # loop latch updates happen in the body's last state
+    latches: list[LoopInfo] = field(default_factory=list)
+    next: Transition = field(default_factory=Goto)
+
+
+@dataclass
+class IsaxFsm:
+    isax: aq.IsaxOp
+    entry: int
+    latency: Latency
+    # how a value that is not computed in the current state is read
+    value_regs: dict[SSAValue, str]
+
+
+def mem_beats(op: Operation) -> int:
+    """Bus beats (32-bit bus) a memory-interface op transfers."""
+    if isinstance(op, aq.LoadOp):
+        w = _width(op.result)
+        return 2 if w == 64 else 1
+    if isinstance(op, aq.StoreOp):
+        return 2 if _width(op.value) == 64 else 1
+    assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
+    spm = _spm_of(op)
+    per = 2 if spm.width == 64 else 1
+    return per * op.length_value
+
+
+def wait_cycles(op: Operation) -> Latency:
+    """Cycles of a wait state at fixed memory latency L (see docs/synthesis.md):
+    reads: request at cycle 0, beats at L .. L+beats-1, leave after the last beat;
+    writes: request at 0, data beats 1..beats, acknowledgement L cycles after the last."""
+    beats = mem_beats(op)
+    if isinstance(op, aq.LoadOp | aq.BurstReadOp):
+        return Latency(beats, beats, 1, 1)
+    return Latency(beats + 1, beats + 1, 1, 1)
+
+
+def _width(v: SSAValue) -> int:
+    t = v.type
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _spm_of(op: Operation) -> aq.ScratchpadOp:
+    sym = op.scratchpad  # type: ignore[attr-defined]
+    ext = op.parent_op()
+    while ext is not None and not isinstance(ext, aq.ExtensionOp):
+        ext = ext.parent_op()
+    assert ext is not None
+    for p in ext.scratchpads():
+        if p.sym_name.data == sym.root_reference.data:
+            return p
+    raise KeyError(sym)
+
+
+def _const(v: SSAValue) -> int | None:
+    if isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp):
+        attr = v.owner.value
+        assert isinstance(attr, IntegerAttr)
+        return int(attr.value.data)
+    return None
+
+
+def spm_banks(op: Operation) -> set[int]:
+    """Banks a scratchpad access touches: one when the index is constant, else all."""
+    spm = _spm_of(op)
+    f = spm.factor_value
+    if isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
+        return set(range(f))
+    idx = _const(op.index)  # type: ignore[attr-defined]
+    if idx is None:
+        return set(range(f))
+    if spm.partition.data == "cyclic":
+        return {idx % f}
+    if spm.partition.data == "block":
+        return {idx // -(-spm.size // f)}
+    return {0}
+
+
+def _error(op: Operation, msg: str, hint: str | None = None) -> AquasError:
+    loc = loc_of(op)
+    source = None
+    if loc is not None:
+        try:
+            with open(loc.filename) as f:
+                source = f.read()
+        except OSError:
+            source = None
+    return AquasError(msg, loc, hint=hint, source=source)
+
+
+class FsmBuilder:
+    """Builds the states of all ISAXs of one extension (numbered globally).
+
+    Control points: ``pending`` holds the transitions waiting for the next state's id;
+    ``open`` is the state ending the current straight-line segment (its Goto is the only
+    pending transition), to which loop initialisation and branch decisions are attached.
+    """
+
+    def __init__(self, clock_ns: float, delay: Callable[[Operation], float], first_id: int):
+        self.clock_ns = clock_ns
+        self.delay = delay
+        self.states: list[State] = []
+        self.next_id = first_id
+        self.pending: list[Callable[[int], None]] = []
+        self.open: State | None = None
+        self.value_regs: dict[SSAValue, str] = {}
+        self.def_state: dict[Operation, int] = {}
+        self.reg_names: set[str] = set()
+        self.isax_name = ""
+        self.aliases: dict[SSAValue, SSAValue] = {}
+
+    # -- naming ------------------------------------------------------------------------
+
+    def reg_name(self, hint: str | None, suffix: str = "q") -> str:
+        base = (hint or "v").replace(".", "_").replace("-", "_")
+        name = f"{self.isax_name}_{base}_{suffix}"
+        n = 1
+        while name in self.reg_names:
+            n += 1
+            name = f"{self.isax_name}_{base}{n}_{suffix}"
+        self.reg_names.add(name)
+        return name
+
+    # -- states ------------------------------------------------------------------------
+
+    def new_state(self) -> State:
+        st = State(self.next_id, self.isax_name)
+        self.next_id += 1
+        self.states.append(st)
+        for patch in self.pending:
+            patch(st.id)
+        self.pending = []
+        self.open = None
+        return st
+
+    @staticmethod
+    def goto_patcher(st: State) -> Callable[[int], None]:
+        def patch(target: int) -> None:
+            if isinstance(st.next, Goto) and st.next.target == -1:
+                st.next.target = target
+
+        return patch
+
+    def anchor(self) -> tuple[State, bool]:
+        """The state ending the current control point (created empty if there is none);
+        afterwards its Goto is the only pending transition. Returns (state, created)."""
+        if self.open is not None:
+            return self.open, False
+        st = self.new_state()
+        self.pending = [self.goto_patcher(st)]
+        self.open = st
+        return st, True
+
+    def build_isax(self, isax: aq.IsaxOp) -> IsaxFsm:
+        self.isax_name = isax.sym_name.data
+        entry: list[int] = []
+        self.pending = [entry.append]
+        self.open = None
+        lat = self.block(isax.body.block)
+        return IsaxFsm(isax, entry[0] if entry else -1, lat, self.value_regs)
+
+    def finish(self, target: int) -> None:
+        """Resolves all pending transitions to ``target`` (the response state)."""
+        for patch in self.pending:
+            patch(target)
+        self.pending = []
+        self.open = None
+
+    # -- blocks ------------------------------------------------------------------------
+
+    def block(self, block: Block) -> Latency:
+        lat = Latency()
+        segment: list[Operation] = []
+        for op in block.ops:
+            if isinstance(op, scf.YieldOp):
+                break
+            if isinstance(op, scf.ForOp | scf.IfOp):
+                lat += self.segment(segment)
+                segment = []
+                lat += self.for_op(op) if isinstance(op, scf.ForOp) else self.if_op(op)
+            else:
+                segment.append(op)
+        return lat + self.segment(segment)
+
+    def segment(self, ops: list[Operation]) -> Latency:
+        work = [o for o in ops if not isinstance(o, FREE_OPS)]
+        if not work:
+            return Latency()
+        cycles = self.schedule(work)
+        n = max(cycles.values()) + 1
+        states = [self.new_state() for _ in range(n)]
+        for a, b in itertools.pairwise(states):
+            a.next = Goto(b.id)
+        for op in work:
+            st = states[cycles[op]]
+            self.def_state[op] = st.id
+            if isinstance(op, MEM_OPS):
+                st.wait = op
+            else:
+                st.ops.append(op)
+        tail = states[-1]
+        self.pending = [self.goto_patcher(tail)]
+        self.open = tail
+        lat = Latency()
+        for st in states:
+            lat += wait_cycles(st.wait) if st.wait is not None else Latency(1, 1)
+        return lat
+
+    # -- control flow ------------------------------------------------------------------
+
+    def for_op(self, op: scf.ForOp) -> Latency:
+        lb, ub, step = _const(op.lb), _const(op.ub), _const(op.step)
+        if lb is None or ub is None or step is None or step <= 0:
+            raise _error(op, "loops must have constant bounds and a positive step for synthesis")
+        trip = max(0, (ub - lb + step - 1) // step)
+        if trip == 0:
+            for res0, init0 in zip(op.results, op.iter_args, strict=True):
+                self.aliases[res0] = init0
+            return Latency()
+        body = op.body.block
+        iv = body.args[0]
+        info = LoopInfo(
+            op,
+            self.reg_name(iv.name_hint or "iv"),
+            [self.reg_name((a.name_hint or "acc") + "_iter") for a in body.args[1:]],
+            lb,
+            ub,
+            step,
+        )
+        self.value_regs[iv] = info.iv_reg
+        for arg, reg in zip(body.args[1:], info.iter_regs, strict=True):
+            self.value_regs[arg] = reg
+        for res, reg in zip(op.results, info.iter_regs, strict=True):
+            self.value_regs[res] = reg
+        init, created = self.anchor()
+        init.writes.append((info.iv_reg, op.lb))
+        for reg, init_val in zip(info.iter_regs, op.iter_args, strict=True):
+            init.writes.append((reg, init_val))
+        lat = Latency(1, 1) if created else Latency()
+        self.open = None  # the body starts in a state of its own
+        body_lat = self.block(body)
+        last, created = self.anchor()
+        if created:
+            body_lat += Latency(1, 1)
+        assert isinstance(init.next, Goto) and init.next.target != -1
+        yield_op = body.last_op
+        assert isinstance(yield_op, scf.YieldOp)
+        for reg, yv in zip(info.iter_regs, yield_op.arguments, strict=True):
+            last.writes.append((reg, yv))
+        latch = LoopLatch(info, init.next.target)
+        last.next = latch
+        last.latches.append(info)
+
+        def patch_exit(target: int) -> None:
+            if latch.exit == -1:
+                latch.exit = target
+
+        self.pending = [patch_exit]
+        self.open = None
+        return lat + body_lat.times(trip)
+
+    def if_op(self, op: scf.IfOp) -> Latency:
+        res_regs = [self.reg_name((r.name_hint or "sel") + "_if") for r in op.results]
+        for r, name in zip(op.results, res_regs, strict=True):
+            self.value_regs[r] = name
+        decide, created = self.anchor()
+        lat = Latency(1, 1) if created else Latency()
+        br = Branch(op.cond)
+        decide.next = br
+        self.pending = []
+        self.open = None
+        ends: list[Callable[[int], None]] = []
+        branch_lats: list[Latency] = []
+        for region, field_name in ((op.true_region, "if_true"), (op.false_region, "if_false")):
+
+            def set_target(t: int, br: Branch = br, field_name: str = field_name) -> None:
+                if getattr(br, field_name) == -1:
+                    setattr(br, field_name, t)
+
+            only_yield = not region.blocks or isinstance(region.block.first_op, scf.YieldOp)
+            if only_yield and not op.results:
+                ends.append(set_target)  # empty branch: straight to the join
+                branch_lats.append(Latency())
+                continue
+            self.pending = [set_target]
+            self.open = None
+            b_lat = self.block(region.block)
+            last, created = self.anchor()
+            if created:
+                b_lat += Latency(1, 1)
+            y = region.block.last_op
+            assert isinstance(y, scf.YieldOp)
+            for name, v in zip(res_regs, y.arguments, strict=True):
+                last.writes.append((name, v))
+            ends.extend(self.pending)
+            branch_lats.append(b_lat)
+        self.pending = ends
+        self.open = None
+        return lat + branch_lats[0].either(branch_lats[1])
+
+    # -- registers ---------------------------------------------------------------------
+
+    def allocate_registers(self) -> None:
+        """Gives a register to every op result read in a state other than its own (and to
+        every load result, which is captured from the bus)."""
+        for st in self.states:
+            for v in self.reads_of(st):
+                v = self.resolve(v)
+                if not isinstance(v, OpResult) or isinstance(v.owner, FREE_OPS):
+                    continue
+                if v in self.value_regs:
+                    continue
+                home = self.def_state.get(v.owner)
+                if home is None:
+                    continue
+                if home != st.id or isinstance(v.owner, aq.LoadOp):
+                    self.value_regs[v] = self.reg_name(v.name_hint)
+        for op, _ in self.def_state.items():
+            if isinstance(op, aq.LoadOp) and op.result not in self.value_regs:
+                self.value_regs[op.result] = self.reg_name(op.result.name_hint or "ld")
+
+    def resolve(self, v: SSAValue) -> SSAValue:
+        while v in self.aliases:
+            v = self.aliases[v]
+        return v
+
+    @staticmethod
+    def reads_of(st: State) -> list[SSAValue]:
+        vals: list[SSAValue] = []
+        for op in st.ops:
+            vals.extend(op.operands)
+        if st.wait is not None:
+            vals.extend(st.wait.operands)
+        vals.extend(v for _, v in st.writes)
+        if isinstance(st.next, Branch):
+            vals.append(st.next.cond)
+        return vals
+
+    # -- scheduling --------------------------------------------------------------------
+
+    def schedule(self, ops: list[Operation]) -> dict[Operation, int]:
+        """List scheduling with chaining: op → cycle within the segment."""
+        g = nx.DiGraph()
+        index = {op: i for i, op in enumerate(ops)}
+        for op in ops:
+            g.add_node(op)
+            for v in op.operands:
+                if isinstance(v, OpResult) and v.owner in index:
+                    strict = isinstance(v.owner, MEM_OPS)
+                    g.add_edge(v.owner, op, strict=strict)
+        effects = [o for o in ops if _effect_key(o) is not None]
+        for i, a in enumerate(effects):
+            for b in effects[i + 1 :]:
+                rel = _order(a, b)
+                if rel is not None:
+                    if g.has_edge(a, b):
+                        g.edges[a, b]["strict"] = g.edges[a, b]["strict"] or rel
+                    else:
+                        g.add_edge(a, b, strict=rel)
+        cycle: dict[Operation, int] = {}
+        finish: dict[Operation, float] = {}
+        ports: dict[tuple[int, str, int], int] = {}
+        mem_in_cycle: set[int] = set()
+        for op in ops:  # program order is a topological order
+            d = self.delay(op)
+            if d > self.clock_ns:
+                raise _error(
+                    op,
+                    f"{op.name} needs {d:.2f} ns, more than the {self.clock_ns:g} ns clock period "
+                    "even in a cycle of its own",
+                    hint="raise --clock-ns, or narrow the operands",
+                )
+            c = 0
+            for p in g.predecessors(op):
+                c = max(c, cycle[p] + (1 if g.edges[p, op]["strict"] else 0))
+            while True:
+                start = 0.0
+                for p in g.predecessors(op):
+                    if cycle[p] == c and not g.edges[p, op]["strict"]:
+                        start = max(start, finish[p])
+                if start + d > self.clock_ns:
+                    c += 1
+                    continue
+                if isinstance(op, MEM_OPS) and c in mem_in_cycle:
+                    c += 1
+                    continue
+                keys = _port_keys(op)
+                if any(ports.get((c, sp, bank), 0) >= 1 for sp, bank in keys):
+                    c += 1
+                    continue
+                break
+            cycle[op] = c
+            finish[op] = start + d
+            for sp, bank in _port_keys(op):
+                ports[(c, sp, bank)] = ports.get((c, sp, bank), 0) + 1
+            if isinstance(op, MEM_OPS):
+                mem_in_cycle.add(c)
+        return cycle
+
+
+def _effect_key(op: Operation) -> tuple[str, str] | None:
+    if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp | aq.BurstReadOp | aq.BurstWriteOp):
+        return ("spm", op.scratchpad.root_reference.data)
+    if isinstance(op, aq.StateReadOp | aq.StateWriteOp):
+        return ("state", op.state.root_reference.data)
+    if isinstance(op, aq.LoadOp | aq.StoreOp | aq.WriteRdOp):
+        return ("mem", "")
+    return None
+
+
+def _writes(op: Operation) -> bool:
+    return isinstance(op, aq.SpmWriteOp | aq.StateWriteOp | aq.BurstReadOp | aq.StoreOp)
+
+
+def _order(a: Operation, b: Operation) -> bool | None:
+    """Ordering edge a → b (a earlier in program order): None if independent, True if b
+    must be in a strictly later cycle, False if the same cycle is fine."""
+    if isinstance(a, MEM_OPS):
+        return True  # nothing with effects may overlap or precede-in-time a memory op
+    if isinstance(b, MEM_OPS):
+        return False  # b's bus traffic starts after a's end-of-cycle updates
+    ka, kb = _effect_key(a), _effect_key(b)
+    if ka != kb or ka is None:
+        return None
+    if _writes(a):
+        return True  # RAW / WAW: the write lands at the end of a's cycle
+    if _writes(b):
+        return False  # WAR: read the old value, write at the end of the same cycle
+    return None
+
+
+def _port_keys(op: Operation) -> list[tuple[str, int]]:
+    if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp | aq.BurstReadOp | aq.BurstWriteOp):
+        name = op.scratchpad.root_reference.data
+        return [(name, b) for b in sorted(spm_banks(op))]
+    return []
+
+
+__all__ = ["BlockArgument", "FsmBuilder", "IsaxFsm", "Latency", "State"]

@@ -1,0 +1,216 @@
+"""The operator library: logic depth (-> delay) and area per operator kind and bit width.
+
+The data (``synth/oplib.json``) is measured by :mod:`aquas.synth.characterize`: every
+combinational CIRCT ``comb`` operator kind is synthesised alone with Yosys onto a generic
+2-input-gate library, at the widths 1, 2, 4, 8, 12, 16, 24, 32, 40, 48 and 64. ``depth`` is the
+longest input-to-output path in cells (logic levels), ``cells`` the number of cells (area).
+The technology assumption (``ns_per_level``, 0.04 ns = ~40 ps per level) converts levels to
+nanoseconds. See docs/synthesis.md, "Operator library".
+
+Kinds: ``add sub mul divu divs modu mods and or xor not shl shru shrs icmp_eq icmp_ult
+icmp_slt mux mul_const divu_const modu_const``. The other comparison predicates map to the
+three characterised ones (``ne``->``icmp_eq``; ``ule``/``ugt``/``uge``->``icmp_ult``;
+``sle``/``sgt``/``sge``->``icmp_slt``): swapping operands or negating the 1-bit result does not
+change the cost in this model. Free kinds (pure wiring: constant shifts, bit extraction,
+concatenation, replication, extension, truncation, constants) cost ``OpCost(0, 0)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The packaged data file.
+DEFAULT_PATH = Path(__file__).with_name("oplib.json")
+
+#: Comparison predicate -> characterised kind.
+PREDICATE_KINDS: dict[str, str] = {
+    "eq": "icmp_eq",
+    "ne": "icmp_eq",
+    "ult": "icmp_ult",
+    "ule": "icmp_ult",
+    "ugt": "icmp_ult",
+    "uge": "icmp_ult",
+    "slt": "icmp_slt",
+    "sle": "icmp_slt",
+    "sgt": "icmp_slt",
+    "sge": "icmp_slt",
+}
+
+#: ``arith.cmpi`` integer predicate encoding (MLIR ``arith::CmpIPredicate``) -> name.
+CMPI_PREDICATE_NAMES: dict[int, str] = {
+    0: "eq",
+    1: "ne",
+    2: "slt",
+    3: "sle",
+    4: "sgt",
+    5: "sge",
+    6: "ult",
+    7: "ule",
+    8: "ugt",
+    9: "uge",
+}
+
+# arith op name -> (kind, kind when the right-hand side is a constant)
+_ARITH_KINDS: dict[str, tuple[str, str]] = {
+    "arith.addi": ("add", "add"),
+    "arith.subi": ("sub", "sub"),
+    "arith.muli": ("mul", "mul_const"),
+    "arith.divui": ("divu", "divu_const"),
+    # signed division/remainder by a constant is costed like the unsigned one: no separate
+    # signed *_const kinds are characterised, the variable-operand kinds are more pessimistic.
+    "arith.divsi": ("divs", "divu_const"),
+    "arith.remui": ("modu", "modu_const"),
+    "arith.remsi": ("mods", "modu_const"),
+    "arith.andi": ("and", "and"),
+    "arith.ori": ("or", "or"),
+    "arith.xori": ("xor", "xor"),
+    "arith.shli": ("shl", "shl_const"),
+    "arith.shrui": ("shru", "shru_const"),
+    "arith.shrsi": ("shrs", "shrs_const"),
+    "arith.select": ("mux", "mux"),
+    "arith.extui": ("extui", "extui"),
+    "arith.extsi": ("extsi", "extsi"),
+    "arith.trunci": ("trunci", "trunci"),
+    "arith.constant": ("constant", "constant"),
+}
+
+
+def arith_kind(op_name: str, predicate: str | int | None = None, const_rhs: bool = False) -> str:
+    """Map an MLIR ``arith`` op name to an operator-library kind.
+
+    ``predicate`` is required for ``arith.cmpi`` (a name like ``"ult"``, or its integer
+    encoding). ``const_rhs=True`` means the right-hand operand is a constant: it selects the
+    ``*_const`` kinds for multiplication, division and remainder, and the free constant shifts.
+    Raises :class:`KeyError` for an unknown op or predicate.
+    """
+    if op_name == "arith.cmpi":
+        if predicate is None:
+            raise KeyError("arith.cmpi needs a predicate (e.g. 'ult')")
+        name = CMPI_PREDICATE_NAMES.get(predicate, "") if isinstance(predicate, int) else predicate
+        try:
+            return PREDICATE_KINDS[name]
+        except KeyError:
+            raise KeyError(
+                f"unknown arith.cmpi predicate {predicate!r}; known: {sorted(PREDICATE_KINDS)}"
+            ) from None
+    try:
+        plain, const = _ARITH_KINDS[op_name]
+    except KeyError:
+        raise KeyError(
+            f"no operator-library kind for {op_name!r}; known: {sorted([*_ARITH_KINDS, 'arith.cmpi'])}"
+        ) from None
+    return const if const_rhs else plain
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """The cost of one operator instance: logic depth in levels and area in cells."""
+
+    depth: int
+    cells: int
+
+
+class OperatorLibrary:
+    """Depth and area per operator kind and width, loaded from the characterised JSON."""
+
+    def __init__(
+        self,
+        ops: dict[str, dict[int, OpCost]],
+        free: frozenset[str],
+        ns_per_level: float,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        """Build a library from ``kind -> width -> cost`` tables (use :meth:`load` normally)."""
+        self._ops = {k: dict(sorted(v.items())) for k, v in ops.items()}
+        self._free = free
+        self.ns_per_level = ns_per_level
+        self.meta: dict[str, Any] = meta or {}
+
+    @staticmethod
+    def load(path: Path | None = None) -> OperatorLibrary:
+        """Load a library; ``path`` defaults to the packaged ``synth/oplib.json``."""
+        data = json.loads((path or DEFAULT_PATH).read_text())
+        ops = {
+            kind: {int(w): OpCost(int(e["depth"]), int(e["cells"])) for w, e in entries.items()}
+            for kind, entries in data["ops"].items()
+        }
+        meta = {k: v for k, v in data.items() if k not in ("ops", "free")}
+        return OperatorLibrary(
+            ops, frozenset(data["free"]), float(data["technology"]["ns_per_level"]), meta
+        )
+
+    def kinds(self) -> list[str]:
+        """All known kinds: the characterised ones, then the free ones."""
+        return [*self._ops, *sorted(self._free - self._ops.keys())]
+
+    def is_free(self, kind: str) -> bool:
+        """Whether ``kind`` is pure wiring (depth 0, area 0)."""
+        return kind in self._free
+
+    def widths(self, kind: str) -> list[int]:
+        """The characterised widths of ``kind`` (empty for free kinds)."""
+        if kind in self._free:
+            return []
+        return list(self._table(kind))
+
+    def _table(self, kind: str) -> dict[int, OpCost]:
+        try:
+            return self._ops[kind]
+        except KeyError:
+            raise KeyError(
+                f"unknown operator kind {kind!r}; known kinds: {', '.join(self.kinds())} "
+                "(use arith_kind() to map arith op names)"
+            ) from None
+
+    def cost(self, kind: str, width: int, *, extrapolate: bool = False) -> OpCost:
+        """Return the cost of ``kind`` at ``width`` bits.
+
+        Exact for a characterised width; between two characterised widths the depth and the
+        cells are each interpolated linearly and rounded up. Beyond the widest characterised
+        width (64) this raises :class:`ValueError` unless ``extrapolate=True``, which continues
+        the line through the two widest points (rounded up). Free kinds cost ``OpCost(0, 0)``;
+        an unknown kind raises :class:`KeyError`.
+        """
+        if kind in self._free:
+            return OpCost(0, 0)
+        table = self._table(kind)
+        if width < 1:
+            raise ValueError(f"{kind}: width must be >= 1, got {width}")
+        if width in table:
+            return table[width]
+        ws = list(table)
+        if width > ws[-1]:
+            if not extrapolate or len(ws) < 2:
+                raise ValueError(
+                    f"{kind}: width {width} is beyond the characterised widths (max {ws[-1]}); "
+                    "split the operation, re-characterise with a wider --widths, "
+                    "or pass extrapolate=True"
+                )
+            lo, hi = ws[-2], ws[-1]
+        elif width < ws[0]:
+            lo = hi = ws[0]  # clamp below the narrowest width
+        else:
+            hi = next(w for w in ws if w > width)
+            lo = max(w for w in ws if w < width)
+        if lo == hi:
+            return table[lo]
+        t = (width - lo) / (hi - lo)
+        a, b = table[lo], table[hi]
+
+        def lerp(x: int, y: int) -> int:
+            # round() first so exact results (e.g. 12.000000001) are not bumped up by ceil
+            return max(0, math.ceil(round(x + (y - x) * t, 9)))
+
+        return OpCost(lerp(a.depth, b.depth), lerp(a.cells, b.cells))
+
+    def delay_ns(self, kind: str, width: int, *, extrapolate: bool = False) -> float:
+        """The delay of ``kind`` at ``width`` in ns: ``depth * ns_per_level``."""
+        return self.cost(kind, width, extrapolate=extrapolate).depth * self.ns_per_level
+
+    def levels_per_cycle(self, clock_ns: float) -> int:
+        """How many logic levels fit in a clock period of ``clock_ns`` nanoseconds."""
+        return math.floor(round(clock_ns / self.ns_per_level, 9))

@@ -1,0 +1,100 @@
+"""Area and logic depth of generated Verilog through Yosys.
+
+One fixed, generic mapping for units, cores and the operator library alike
+(``synth -flatten -noabc``: Yosys' internal single-bit gates ``$_AND_``, ``$_OR_``,
+``$_XOR_``, ``$_MUX_``, ``$_NOT_`` and flip-flops), so figures are comparable with each
+other: area is the gate count, logic depth the longest register-to-register (or port)
+path in gates (``ltp -noff``). Results are cached by content hash under ``build/yosys``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from aquas.diagnostics import AquasError
+
+SCRIPT = (
+    "synth -flatten -top {top} -noabc; opt_clean; tee -q -o {stat} stat; tee -q -o {ltp} ltp -noff"
+)
+
+
+@dataclass(frozen=True)
+class YosysFigures:
+    cells: int  # all cells, flip-flops included
+    flops: int  # flip-flop bits
+    gates: int  # combinational single-bit gates
+    depth: int  # longest combinational path, in gates
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def yosys_binary() -> str:
+    exe = shutil.which("yosys")
+    if exe is None:
+        raise AquasError(
+            "yosys is not installed (needed for area and logic depth)",
+            hint="run scripts/setup.sh (Debian package yosys)",
+        )
+    return exe
+
+
+def parse_stat(text: str) -> tuple[int, int]:
+    """(cells, flip-flop bits) from ``stat`` output (top module totals)."""
+    m = re.findall(r"Number of cells:\s+(\d+)", text)
+    if not m:
+        raise AquasError("could not read the cell count from yosys' stat output")
+    cells = int(m[-1])
+    flops = 0
+    for kind, n in re.findall(
+        r"^\s+\$_(S?DFF\w*|DFFE?\w*|SDFF\w*|ALDFF\w*|DLATCH\w*)_?\s+(\d+)", text, re.M
+    ):
+        del kind
+        flops += int(n)
+    return cells, flops
+
+
+def parse_ltp(text: str) -> int:
+    m = re.search(r"Longest topological path in \S+ \(length=(\d+)\)", text)
+    if not m:
+        raise AquasError("could not read the longest path from yosys' ltp output")
+    return int(m.group(1))
+
+
+def measure(
+    verilog: Path | list[Path], top: str, cache_dir: Path = Path("build/yosys"), timeout: int = 1800
+) -> YosysFigures:
+    files = [verilog] if isinstance(verilog, Path) else list(verilog)
+    h = hashlib.sha256(SCRIPT.encode() + top.encode())
+    for f in files:
+        h.update(f.read_bytes())
+    key = h.hexdigest()[:20]
+    cached = cache_dir / f"{key}.json"
+    if cached.exists():
+        return YosysFigures(**json.loads(cached.read_text()))
+    exe = yosys_binary()
+    with tempfile.TemporaryDirectory() as tmp:
+        stat_f, ltp_f = Path(tmp) / "stat.txt", Path(tmp) / "ltp.txt"
+        reads = "; ".join(f"read_verilog -sv {f.resolve()}" for f in files)
+        script = reads + "; " + SCRIPT.format(top=top, stat=stat_f, ltp=ltp_f)
+        try:
+            proc = subprocess.run(
+                [exe, "-q", "-p", script], capture_output=True, text=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            raise AquasError(f"yosys did not finish within {timeout} s on {top}") from None
+        if proc.returncode != 0:
+            raise AquasError(f"yosys failed on {top}:\n{(proc.stderr or proc.stdout)[-2000:]}")
+        cells, flops = parse_stat(stat_f.read_text())
+        depth = parse_ltp(ltp_f.read_text())
+    fig = YosysFigures(cells=cells, flops=flops, gates=cells - flops, depth=depth)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(fig.as_dict()))
+    return fig
