@@ -41,12 +41,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: The fixed technology mapping. ``synth`` does the generic RTL synthesis (the arithmetic is
-#: techmapped to Yosys' default ripple/array architectures, then optimised by ABC); the second
-#: ``abc -g`` maps the result onto a generic gate library of 2-input gates plus a 2:1 MUX
-#: (ABC also uses inverters). ``ltp -noff`` reports the longest topological path in cells.
+#: The fixed technology mapping, the same as for whole units (``synth/yosys.py``): generic
+#: RTL synthesis without ABC, so arithmetic keeps Yosys' own architectures (log-depth
+#: carry-lookahead adders, array multipliers and dividers) mapped onto its internal
+#: single-bit gates ($_AND_, $_OR_, $_XOR_, $_MUX_, $_NOT_). ABC would restructure for area
+#: (ripple-like adders) and takes minutes on a whole unit; one mapping for operators and
+#: units keeps the scheduler's estimates comparable with the measured unit depth.
 YOSYS_SCRIPT = (
-    "read_verilog -sv x.v; synth -flatten -top m; abc -g AND,NAND,OR,NOR,XOR,XNOR,MUX; "
+    "read_verilog -sv x.v; synth -flatten -top m -noabc; "
     "opt_clean; tee -q -o stat.txt stat; tee -q -o ltp.txt ltp -noff"
 )
 
@@ -55,14 +57,14 @@ WIDTHS: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64)
 
 #: Technology assumption written into the JSON (see docs/synthesis.md, "Operator library").
 TECHNOLOGY: dict[str, Any] = {
-    "name": "generic-2input",
-    "ns_per_level": 0.04,
-    "area_unit": "2-input cells",
+    "name": "yosys-generic-gates",
+    "ns_per_level": 0.1,
+    "area_unit": "Yosys generic single-bit gates",
     "note": (
-        "Assumption: a generic 2-input-gate technology at ~40 ps per logic level; "
-        "the clock period in ns divided by ns_per_level gives the logic levels per cycle. "
-        "Area is the cell count after 'abc -g AND,NAND,OR,NOR,XOR,XNOR,MUX' "
-        "(inverters and 2:1 muxes count one cell each)."
+        "Assumption: ~100 ps per generic gate level, a 130-nm-class standard-cell delay "
+        "(the reference flow targets IHP 130 nm); the clock period in ns divided by "
+        "ns_per_level gives the gate levels per cycle. Area is the count of Yosys' internal "
+        "gates after 'synth -noabc' (AND, OR, XOR, MUX, NOT: one cell each)."
     ),
 }
 
@@ -451,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
                 "runs": len(jobs),
                 "seconds": round(total, 1),
                 "jobs": args.jobs,
-                "timeout_seconds": args.timeout,
+                "timeout_seconds": args.timeout if args.timeout > 0 else None,
                 "generated": _now(),
             }
         )
@@ -469,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
             "runtime": {
                 "total_seconds": round(total, 1),
                 "jobs": args.jobs,
-                "timeout_seconds": args.timeout,
+                "timeout_seconds": args.timeout if args.timeout > 0 else None,
                 "slowest": [
                     {"kind": j.kind, "width": j.width, "seconds": round(m.seconds, 1)}
                     | ({"const": j.const} if j.const is not None else {})

@@ -87,7 +87,7 @@ def run_cosim(
     # recompile when the Verilog is unchanged (the directory is keyed by its hash).
     if True:
         runner.build(
-            verilog_sources=[verilog.resolve()],
+            sources=[verilog.resolve()],
             hdl_toplevel=toplevel,
             build_dir=build_dir,
             build_args=["-O2", "--x-assign", "0", "--x-initial", "0", "-Wno-fatal", "-Wno-WIDTH"],

@@ -22,11 +22,15 @@ from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, Latency, mem_beats
-from aquas.synth.oplib import OperatorLibrary, arith_kind
+from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
 from aquas.synth.prepare import prepare
 from aquas.synth.rtlgen import Unit, UnitGenerator
 
 IDLE_STATE, RESP_STATE = 0, 1
+# Gate levels of every cycle reserved for what surrounds the chained datapath: the
+# register-input select (an AND-OR tree over the register's writers, then a hold mux) and
+# the state decode feeding it. Checked against Yosys' depth of every example unit.
+OVERHEAD_LEVELS = 10
 
 
 def _w(op: Operation) -> int:
@@ -59,9 +63,7 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     name = op.name
     pred = None
     if isinstance(op, arith.CmpiOp):
-        pred = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"][
-            op.predicate.value.data
-        ]
+        pred = CMPI_PREDICATE_NAMES[op.predicate.value.data]
     kind = arith_kind(name, pred, _const_rhs(op))
     width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
     d = lib.delay_ns(kind, width)
@@ -129,7 +131,12 @@ def isax_report(
 def build_unit(module: ModuleOp, clock_ns: float, lib: OperatorLibrary) -> Unit:
     prepare(module)
     ext = find_extension(module)
-    builder = FsmBuilder(clock_ns, lambda op: op_delay(lib, op), first_id=RESP_STATE + 1)
+    builder = FsmBuilder(
+        clock_ns,
+        lambda op: op_delay(lib, op),
+        first_id=RESP_STATE + 1,
+        overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
+    )
     fsms = []
     for isax in ext.isaxs():
         fsm = builder.build_isax(isax)
@@ -154,6 +161,14 @@ def export_verilog(circt_text: str) -> str:
     with Context() as ctx:
         circt.register_dialects(ctx)
         m = Module.parse(circt_text)
+        # One operator per Verilog expression: ExportVerilog would otherwise inline the
+        # balanced AND-OR trees into flat `a | b | c ...` chains, which Yosys (and any
+        # synthesis tool without rebalancing) maps as chains of depth N instead of log N.
+        from circt.ir import StringAttr
+
+        m.operation.attributes["circt.loweringOptions"] = StringAttr.get(
+            "maximumNumberOfTermsPerExpression=1"
+        )
         passmanager.PassManager.parse("builtin.module(lower-seq-to-sv)").run(m.operation)
         buf = io.StringIO()
         circt.export_verilog(m, buf)

@@ -210,8 +210,17 @@ class FsmBuilder:
     pending transition), to which loop initialisation and branch decisions are attached.
     """
 
-    def __init__(self, clock_ns: float, delay: Callable[[Operation], float], first_id: int):
+    def __init__(
+        self,
+        clock_ns: float,
+        delay: Callable[[Operation], float],
+        first_id: int,
+        overhead_ns: float = 0.0,
+    ):
         self.clock_ns = clock_ns
+        # part of every cycle goes to register-input selection and state decoding
+        self.budget_ns = clock_ns - overhead_ns
+        self.overhead_ns = overhead_ns
         self.delay = delay
         self.states: list[State] = []
         self.next_id = first_id
@@ -477,11 +486,13 @@ class FsmBuilder:
         mem_in_cycle: set[int] = set()
         for op in ops:  # program order is a topological order
             d = self.delay(op)
-            if d > self.clock_ns:
+            if d > self.budget_ns:
                 raise _error(
                     op,
-                    f"{op.name} needs {d:.2f} ns, more than the {self.clock_ns:g} ns clock period "
-                    "even in a cycle of its own",
+                    f"{op.name} needs {d:.2f} ns, more than the {self.budget_ns:.2f} ns a "
+                    f"{self.clock_ns:g} ns clock period leaves for datapath logic "
+                    f"({self.overhead_ns:.2f} ns go to register and state selection), even in "
+                    "a cycle of its own",
                     hint="raise --clock-ns, or narrow the operands",
                 )
             c = 0
@@ -492,7 +503,7 @@ class FsmBuilder:
                 for p in g.predecessors(op):
                     if cycle[p] == c and not g.edges[p, op]["strict"]:
                         start = max(start, finish[p])
-                if start + d > self.clock_ns:
+                if start + d > self.budget_ns:
                     c += 1
                     continue
                 if isinstance(op, MEM_OPS) and c in mem_in_cycle:

@@ -10,6 +10,7 @@ element, named ``<spm>_<k>_q``) whose port use per bank is limited by the schedu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
@@ -29,19 +30,7 @@ from aquas.synth.fsm import (
     _spm_of,
     mem_beats,
 )
-
-_CMP = {
-    0: "eq",
-    1: "ne",
-    2: "slt",
-    3: "sle",
-    4: "sgt",
-    5: "sge",
-    6: "ult",
-    7: "ule",
-    8: "ugt",
-    9: "uge",
-}
+from aquas.synth.oplib import CMPI_PREDICATE_NAMES
 
 
 def _w(v: SSAValue) -> int:
@@ -109,11 +98,38 @@ class Emitter:
         return self.emit("and", f"comb.and {', '.join(xs)} : i1")
 
     def or_(self, *xs: str, hint: str = "or") -> str:
+        return self.or_tree(list(xs), 1, hint)
+
+    def or_tree(self, xs: list[str], w: int, hint: str = "or") -> str:
+        """A balanced OR (ExportVerilog prints variadic ops as left-leaning chains, which
+        Yosys keeps as chains: depth N instead of log N)."""
         if not xs:
-            return self.const(0, 1)
-        if len(xs) == 1:
-            return xs[0]
-        return self.emit(hint, f"comb.or {', '.join(xs)} : i1")
+            return self.const(0, w)
+        level = list(xs)
+        while len(level) > 1:
+            nxt = [
+                self.emit(hint, f"comb.or {level[i]}, {level[i + 1]} : i{w}")
+                for i in range(0, len(level) - 1, 2)
+            ]
+            if len(level) % 2:
+                nxt.append(level[-1])
+            level = nxt
+        return level[0]
+
+    def onehot_select(self, items: list[tuple[str, str]], default: str, w: int, hint: str) -> str:
+        """``value of the enabled item, else default`` for mutually exclusive enables, as an
+        AND-OR tree: log depth in the number of items instead of a priority-mux chain."""
+        if not items:
+            return default
+        if len(items) == 1:
+            en, v = items[0]
+            return self.mux(en, v, default, w, hint)
+        masked = []
+        for en, v in items:
+            mask = en if w == 1 else self.emit("msk", f"comb.replicate {en} : (i1) -> i{w}")
+            masked.append(self.emit(hint, f"comb.and {mask}, {v} : i{w}"))
+        any_en = self.or_tree([en for en, _ in items], 1, f"{hint}_any")
+        return self.mux(any_en, self.or_tree(masked, w, hint), default, w, hint)
 
     def not_(self, x: str) -> str:
         return self.emit("not", f"comb.xor {x}, {self.const(1, 1)} : i1")
@@ -276,9 +292,9 @@ class UnitGenerator:
         ]
         reg_lines = []
         for rname, width in self.regs.items():
-            cur = "%" + rname
-            for en, val in reversed(self.reg_sources[rname]):
-                cur = e.mux(en, val, cur, width, f"{rname}_n")
+            # a register's write enables are mutually exclusive: they come from different
+            # states, or from exclusive phases/halves of one wait state
+            cur = e.onehot_select(self.reg_sources[rname], "%" + rname, width, f"{rname}_n")
             init = e.const(self.reset_value(rname), width)
             reg_lines.append(
                 f"    %{rname} = seq.compreg {cur}, %clk reset %rst, {init} : i{width}"
@@ -313,9 +329,9 @@ class UnitGenerator:
         ]
         ports = [f"in %{n}: {t}" for n, t in ins] + [f"out {n}: i{w}" for n, _, w in outputs]
         lines = [f"hw.module @{name}(" + ", ".join(ports) + ") {"]
-        lines += self.e.lines
-        lines += reg_lines
         vals = ", ".join(v for _, v, _ in outputs)
+        lines += _prune_dead(self.e.lines, [*reg_lines, vals])
+        lines += reg_lines
         tys = ", ".join(f"i{w}" for _, _, w in outputs)
         lines.append(f"    hw.output {vals} : {tys}")
         lines.append("}")
@@ -431,7 +447,7 @@ class UnitGenerator:
             out(val)
         elif name == "arith.cmpi":
             assert isinstance(op, arith.CmpiOp)
-            pred = _CMP[op.predicate.value.data]
+            pred = CMPI_PREDICATE_NAMES[op.predicate.value.data]
             out(e.icmp(pred, r(0), r(1), _w(op.lhs), hint))
         elif name == "arith.select":
             out(e.mux(r(0), r(1), r(2), w, hint))
@@ -650,10 +666,7 @@ class MemEngine:
         e = self.e
 
         def pick(items: list[tuple[str, str]], w: int, hint: str) -> str:
-            cur = e.const(0, w)
-            for en, v in items:
-                cur = e.mux(en, v, cur, w, hint)
-            return cur
+            return e.onehot_select(items, e.const(0, w), w, hint)
 
         req_valid = e.or_(*[a for a, *_ in self.req], hint="req_valid")
         return [
@@ -668,6 +681,30 @@ class MemEngine:
             ("mem_wlast", pick([(a, lst) for a, _, _, lst in self.wdata], 1, "wlast"), 1),
             ("mem_rsp_ready", e.or_(*self.rsp_ready, hint="rsp_rdy"), 1),
         ]
+
+
+_SSA = re.compile(r"%[A-Za-z0-9_]+")
+
+
+def _prune_dead(lines: list[str], roots: list[str]) -> list[str]:
+    """Drops combinational definitions nothing uses (e.g. the memory engine's phase decode
+    in a unit without memory ops). With one operator per Verilog expression, dead values
+    would otherwise become unused wires."""
+    defs = [(line.split("=", 1)[0].strip(), line) for line in lines]
+    live: set[str] = set()
+    for text in roots:
+        live.update(_SSA.findall(text))
+    changed = True
+    kept = {name for name, _ in defs if name in live}
+    while changed:
+        changed = False
+        for name, line in defs:
+            if name in kept:
+                for ref in _SSA.findall(line.split("=", 1)[1]):
+                    if ref not in kept:
+                        kept.add(ref)
+                        changed = True
+    return [line for name, line in defs if name in kept]
 
 
 __all__ = ["FREE_OPS", "Unit", "UnitGenerator"]
