@@ -17,7 +17,6 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
-from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
 from aquas.synth.fsm import (
     FREE_OPS,
@@ -27,6 +26,7 @@ from aquas.synth.fsm import (
     IsaxFsm,
     LoopLatch,
     State,
+    _error,
     _spm_of,
     mem_beats,
 )
@@ -458,7 +458,7 @@ class UnitGenerator:
         elif name == "arith.trunci":
             out(e.extract(r(0), 0, _w(op.operands[0]), w, hint))
         else:
-            raise AquasError(f"synthesis does not support {name} yet")
+            raise _error(op, f"synthesis does not support {name}", "express it with arith ops")
 
     def division(self, name: str, a: str, b: str, w: int, hint: str) -> str:
         e = self.e

@@ -149,6 +149,11 @@ def test_exported_verilog_has_the_canonical_port_and_spec_names(tmp_path: Path) 
     }  # fmt: skip
     for reg in ("dacc_q", "ga_0_q", "gc_15_q", "state_q", "rd_q", "mem_phase_q"):
         assert re.search(rf"^\s*reg\s+(\[\d+:0\]\s+)?{reg};", text, re.M), reg
+    header = text.split("module llm_isax_unit", 1)[0]
+    for name, rep in res.reports.items():
+        lat = rep["latency"]
+        want = f"cycles={lat['fixed_min']} + {lat['per_mem_latency_min']}L"
+        assert any(name in ln and want in ln for ln in header.splitlines()), name
     reports = {p.stem for p in tmp_path.glob("*.json")}
     assert reports == {"dot4_i8", "dot4_clr", "gemm4x4_i16", "sparse_decomp_i8"}
 
