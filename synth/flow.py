@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, OpResult
 
 from aquas.cliutil import write_atomic
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
-from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, Latency, mem_beats
+from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
 from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
 from aquas.synth.prepare import prepare
 from aquas.synth.rtlgen import Unit, UnitGenerator
@@ -227,4 +227,4 @@ def synthesize(
     return SynthResult(ext_name, unit, vpath, reports, seconds)
 
 
-__all__ = ["IntegerAttr", "Latency", "SynthResult", "synthesize"]
+__all__ = ["SynthResult", "build_unit", "export_verilog", "synthesize"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
@@ -121,8 +121,6 @@ class IsaxFsm:
     isax: aq.IsaxOp
     entry: int
     latency: Latency
-    # how a value that is not computed in the current state is read
-    value_regs: dict[SSAValue, str]
 
 
 def mem_beats(op: Operation) -> int:
@@ -280,7 +278,7 @@ class FsmBuilder:
         self.pending = [entry.append]
         self.open = None
         lat = self.block(isax.body.block)
-        return IsaxFsm(isax, entry[0] if entry else -1, lat, self.value_regs)
+        return IsaxFsm(isax, entry[0] if entry else -1, lat)
 
     def finish(self, target: int) -> None:
         """Resolves all pending transitions to ``target`` (the response state)."""
@@ -561,4 +559,4 @@ def _port_keys(op: Operation) -> list[tuple[str, int]]:
     return []
 
 
-__all__ = ["BlockArgument", "FsmBuilder", "IsaxFsm", "Latency", "State"]
+__all__ = ["FsmBuilder", "IsaxFsm", "Latency", "State"]

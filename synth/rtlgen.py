@@ -19,7 +19,6 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from aquas.dialects import aquas as aq
 from aquas.synth.fsm import (
-    FREE_OPS,
     Branch,
     FsmBuilder,
     Goto,
@@ -707,4 +706,4 @@ def _prune_dead(lines: list[str], roots: list[str]) -> list[str]:
     return [line for name, line in defs if name in kept]
 
 
-__all__ = ["FREE_OPS", "Unit", "UnitGenerator"]
+__all__ = ["Unit", "UnitGenerator"]
