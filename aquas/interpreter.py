@@ -69,6 +69,28 @@ class Memory:
             self.write(addr + i * size, size, v & ((1 << (8 * size)) - 1))
 
 
+class NoiseMemory(Memory):
+    """Memory whose unwritten bytes hold deterministic pseudo-random data."""
+
+    def __init__(self, seed: int):
+        super().__init__()
+        self.seed = seed
+
+    def _byte(self, a: int) -> int:
+        b = self.bytes.get(a)
+        if b is None:
+            b = ((a * 2654435761 + self.seed * 40503) >> 13) & 0xFF
+        return b
+
+    def read(self, addr: int, size: int) -> int:
+        return sum(self._byte((addr + i) & 0xFFFFFFFF) << (8 * i) for i in range(size))
+
+    def copy(self) -> NoiseMemory:
+        m = NoiseMemory(self.seed)
+        m.bytes = dict(self.bytes)
+        return m
+
+
 @dataclass
 class IsaxState:
     """ISAX-private state of an extension: registers and scratchpad contents (unsigned)."""

@@ -36,7 +36,8 @@ COSTS = {"div": 34, "load": 2, "store": 1, "spm": 2, "iter": 3}
 
 def sw_estimate(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> int:
     """RV32IM cycles for one invocation, from dynamic op counts (see the module doc)."""
-    from aquas.synth.cosim_tb import NoiseMemory, operand
+    from aquas.interpreter import NoiseMemory
+    from aquas.synth.cosim_tb import operand
 
     rng = random.Random(5)
     for _ in range(200):

@@ -86,7 +86,7 @@ def _check_signless(t: Attribute, what: str) -> int:
     return w
 
 
-def _constant_value(v: SSAValue) -> int | None:
+def constant_value(v: SSAValue) -> int | None:
     """The integer value of ``v`` when it is defined by ``arith.constant``."""
     owner = v.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
@@ -497,7 +497,7 @@ class _BurstOp(IRDLOperation):
                 f"bursts need scratchpad elements of 8, 16, 32 or 64 bits; "
                 f"{self.scratchpad} has i{spm.width}"
             )
-        off = _constant_value(self.offset)
+        off = constant_value(self.offset)
         if off is not None and not (off >= 0 and off + n <= spm.size):
             raise VerifyException(
                 f"burst of {n} elements at offset {off} does not fit scratchpad "
@@ -580,7 +580,7 @@ def _verify_spm_access(op: Operation, spm: ScratchpadOp, index: SSAValue, t: Att
             f"{op.name}: type {t} does not match scratchpad element type "
             f"{spm.memref.get_element_type()}"
         )
-    idx = _constant_value(index)
+    idx = constant_value(index)
     if idx is not None and not 0 <= idx < spm.size:
         raise VerifyException(
             f"{op.name}: index {idx} out of bounds for scratchpad @{spm.sym_name.data} "

