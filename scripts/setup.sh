@@ -9,9 +9,10 @@ VENV="$ROOT/.venv"
 PY="${PYTHON:-python3}"
 
 # Debian packages: the RISC-V cross compiler (programs for the reference SoCs), Icarus
-# Verilog (a second simulator for cocotb) and Yosys (area and logic depth).
+# Verilog (a second simulator for cocotb), Yosys (area and logic depth) and the host C/C++
+# compilers (Verilator models; host builds of application code in the matcher tests).
 # Installed only when we are root and apt exists; otherwise we say what is missing.
-APT_PACKAGES=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf iverilog yosys)
+APT_PACKAGES=(gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf iverilog yosys gcc g++ make)
 if ((${#APT_PACKAGES[@]})); then
   missing=()
   for p in "${APT_PACKAGES[@]}"; do
