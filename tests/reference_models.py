@@ -90,7 +90,7 @@ LAYOUTS: dict[str, Layout] = {
     KYBER: Layout(regs={}, spms={}),
     DSP: Layout(
         regs={f"bq_{n}": (16, 0) for n in _BQ},
-        spms={"taps": (16, 8), "xs": (16, 23), "ys": (32, 16)},
+        spms={"taps": (16, 8), "xs": (16, 23), "ys": (32, 16), "va": (16, 16), "vb": (16, 16)},
     ),
 }
 
@@ -512,6 +512,25 @@ def ref_fir8(case: Case) -> Expected:
     return Expected(None, {case.rs2: pack(y, 4)}, regs, spms)
 
 
+def gen_vdot16(rng: random.Random) -> Case:
+    kind = rng.choice(_PROFILES)
+    a = rand_values(rng, 16, 16, True, kind)
+    b = rand_values(rng, 16, 16, True, kind)
+    ra, rb = alloc(rng, [(32, 2), (32, 2)])
+    regs, spms = rand_state(rng, DSP)
+    return Case(ra, rb, {ra: pack(a, 2), rb: pack(b, 2)}, [], regs, spms, kind)
+
+
+def ref_vdot16(case: Case) -> Expected:
+    img = Image(case.mem)
+    a = img.words(case.rs1, 2, 16, True)
+    b = img.words(case.rs2, 2, 16, True)
+    regs, spms = _copy_state(case)
+    spms["va"] = [v & M16 for v in a]
+    spms["vb"] = [v & M16 for v in b]
+    return Expected(sum(x * y for x, y in zip(a, b, strict=True)) & M32, {}, regs, spms)
+
+
 def gen_biquad_load(rng: random.Random) -> Case:
     kind = rng.choice(_PROFILES)
     coef = rand_values(rng, 5, 16, True, kind)
@@ -577,6 +596,7 @@ MODELS: dict[tuple[str, str], Model] = {
     (DSP, "fir8"): Model(gen_fir8, ref_fir8),
     (DSP, "biquad_load"): Model(gen_biquad_load, ref_biquad_load),
     (DSP, "biquad"): Model(gen_biquad, ref_biquad),
+    (DSP, "vdot16"): Model(gen_vdot16, ref_vdot16),
 }
 
 
