@@ -1,0 +1,463 @@
+"""Symbolic execution of MLIR regions into memory-level effects.
+
+One executor serves both sides of matching:
+
+* an ISAX body (``aquas`` dialect): register operands become variables ``rs1``/``rs2``;
+  bursts become loads (or stores) of consecutive elements at ``rs + offset`` and the
+  scratchpad holds the loaded terms, so scratchpads, partitions and unroll directives
+  disappear -- what remains is the ISAX's *memory-level* semantics (design card:
+  "Dialect -> egraph");
+* a region of application code (func/scf/arith/memref from :mod:`aquas.egraph.cfront` or
+  MLIR input): memref arguments become pointer variables, element indices become byte
+  addresses.
+
+Loops with constant bounds are executed iteration by iteration (full unrolling: the
+external loop rewrite that makes unroll / unroll-and-jam / tiling variants of the same loop
+identical), ``scf.if`` with a symbolic condition executes both branches and merges values
+and stores with ``select``.  The result, :class:`Effects`, lists the reads that reach
+memory, the final value of every written address, the region's results and the may-alias
+hazards seen on the way -- the input of the matcher's soundness checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from aquas.dialects import aquas as aq
+from aquas.egraph.terms import (
+    Linear,
+    Term,
+    binop,
+    cast,
+    cmp,
+    const,
+    linear,
+    load,
+    select,
+    show,
+    var,
+)
+
+ADDR_W = 32  # RV32: addresses and `index` are 32 bits
+
+_BIN = {
+    "arith.addi": "add",
+    "arith.subi": "sub",
+    "arith.muli": "mul",
+    "arith.andi": "and",
+    "arith.ori": "or",
+    "arith.xori": "xor",
+    "arith.shli": "shl",
+    "arith.shrui": "shru",
+    "arith.shrsi": "shrs",
+    "arith.divui": "divu",
+    "arith.divsi": "divs",
+    "arith.remui": "remu",
+    "arith.remsi": "rems",
+}
+_CMP = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+_CAST = {"arith.extsi": "sext", "arith.extui": "zext", "arith.trunci": "trunc"}
+
+
+class Unsupported(Exception):
+    """The region cannot be summarised (the reason is shown by ``--explain``)."""
+
+
+def width_of(ty: object) -> int:
+    if isinstance(ty, IntegerType):
+        return ty.width.data
+    if isinstance(ty, IndexType):
+        return ADDR_W
+    if isinstance(ty, MemRefType):
+        return ADDR_W
+    raise Unsupported(f"type {ty} is not an integer")
+
+
+@dataclass
+class Access:
+    addr: Term
+    lin: Linear
+    width: int  # bits
+    seq: int  # program order among all accesses of the region
+    value: Term | None = None  # stores
+
+    def overlaps(self, other: Access) -> bool | None:
+        """True/False when the two accesses provably (do not) overlap; None when unknown."""
+        if self.lin.terms != other.lin.terms:
+            return None
+        a, b = self.lin.offset, other.lin.offset
+        return a < b + other.width // 8 and b < a + self.width // 8
+
+
+@dataclass
+class Effects:
+    reads: list[Access] = field(default_factory=list)  # reads that reach memory
+    writes: list[Access] = field(default_factory=list)  # final value per address, first-write order
+    results: list[Term] = field(default_factory=list)
+    # (write, later read or write) pairs whose bases differ: they may alias at run time
+    hazards: list[tuple[Access, Access]] = field(default_factory=list)
+    ops: int = 0  # executed operations (software cost estimate)
+    loads: int = 0
+    stores: int = 0
+    branches: int = 0
+    muls: int = 0
+    divs: int = 0
+
+
+class SymMemory:
+    """Program-ordered symbolic memory with store-to-load forwarding."""
+
+    def __init__(self, private: set[Term] | None = None):
+        self.private = private if private is not None else set()
+        self.log: list[Access] = []  # every store, in order
+        self.reads: list[Access] = []
+        self.hazards: list[tuple[Access, Access]] = []
+        self.seq = 0
+
+    def fork(self) -> SymMemory:
+        m = SymMemory(self.private)
+        m.log, m.reads, m.hazards, m.seq = list(self.log), list(self.reads), list(self.hazards), self.seq
+        return m
+
+    def _access(self, addr: Term, w: int, value: Term | None = None) -> Access:
+        self.seq += 1
+        return Access(addr, linear(addr), w, self.seq, value)
+
+    def _private(self, a: Access) -> bool:
+        return any(t in self.private for t, _ in a.lin.terms)
+
+    def peek(self, addr: Term, w: int) -> Term:
+        """The value at ``addr`` now (forwarded from a store, or a fresh read)."""
+        a = self._access(addr, w)
+        for st in reversed(self.log):
+            ov = st.overlaps(a)
+            if ov is None:
+                if not (self._private(a) or self._private(st)):
+                    self.hazards.append((st, a))
+                continue
+            if not ov:
+                continue
+            if st.lin.offset == a.lin.offset and st.width == w:
+                assert st.value is not None
+                return st.value
+            raise Unsupported(f"partially overlapping accesses at {show(addr)}")
+        if self._private(a):
+            raise Unsupported("read of an uninitialised local array")
+        self.reads.append(a)
+        return load(w, addr)
+
+    def store(self, addr: Term, w: int, value: Term) -> None:
+        a = self._access(addr, w, value)
+        for st in self.log:
+            ov = st.overlaps(a)
+            if ov and not (st.lin.offset == a.lin.offset and st.width == w):
+                raise Unsupported(f"partially overlapping stores at {show(addr)}")
+        if not self._private(a):
+            for st in self.log:
+                if st.overlaps(a) is None and not self._private(st):
+                    self.hazards.append((st, a))
+        self.log.append(a)
+
+    def final_writes(self) -> list[Access]:
+        out: dict[tuple[object, ...], Access] = {}
+        for st in self.log:
+            if self._private(st):
+                continue
+            key = (st.lin.terms, st.lin.offset)
+            if key in out:
+                first = out[key]
+                out[key] = Access(st.addr, st.lin, st.width, first.seq, st.value)
+            else:
+                out[key] = st
+        return list(out.values())
+
+
+class Executor:
+    """Executes ops over terms.  ``resolve`` supplies values defined outside the region."""
+
+    def __init__(
+        self,
+        resolve: Callable[[SSAValue], Term] | None = None,
+        budget: int = 200_000,
+        private: set[Term] | None = None,
+    ):
+        self.env: dict[SSAValue, Term] = {}
+        self.mem = SymMemory(private)
+        self.resolve = resolve
+        self.budget = budget
+        self.fx = Effects()
+        self.spm: dict[str, list[Term | None]] = {}
+        self.spm_image: dict[str, tuple[Term, int] | None] = {}  # burst source of a pristine spm
+        self.local_id = 0
+
+    # -- values ----------------------------------------------------------------------
+    def get(self, v: SSAValue) -> Term:
+        t = self.env.get(v)
+        if t is None:
+            if self.resolve is None:
+                raise Unsupported(f"value {v.name_hint or v} defined outside the region")
+            t = self.resolve(v)
+            self.env[v] = t
+        return t
+
+    def set(self, results: Sequence[SSAValue], terms: Sequence[Term]) -> None:
+        for r, t in zip(results, terms, strict=True):
+            self.env[r] = t
+
+    def tick(self) -> None:
+        self.fx.ops += 1
+        if self.fx.ops > self.budget:
+            raise Unsupported(f"region larger than the execution budget ({self.budget} ops)")
+
+    # -- driving -----------------------------------------------------------------------
+    def run_ops(self, ops: Iterable[Operation]) -> list[Term] | None:
+        """Run ops in order; returns the terminator's operands when one is reached."""
+        for op in ops:
+            if isinstance(op, scf.YieldOp | func.ReturnOp | scf.ConditionOp):
+                return [self.get(o) for o in op.operands]
+            self.op(op)
+        return None
+
+    def run_block(self, block: Block, args: Sequence[Term]) -> list[Term]:
+        self.set(block.args, args)
+        out = self.run_ops(block.ops)
+        return out if out is not None else []
+
+    def effects(self) -> Effects:
+        fx = self.fx
+        fx.reads = self.mem.reads
+        fx.writes = self.mem.final_writes()
+        fx.hazards = self.mem.hazards
+        return fx
+
+    # -- operations ----------------------------------------------------------------------
+    def op(self, op: Operation) -> None:
+        self.tick()
+        name = op.name
+        if name in _BIN:
+            a, b = (self.get(o) for o in op.operands)
+            if name in ("arith.muli",):
+                self.fx.muls += 1
+            elif name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
+                self.fx.divs += 1
+            self.env[op.results[0]] = binop(_BIN[name], a, b)
+        elif isinstance(op, arith.ConstantOp):
+            attr = op.value
+            assert isinstance(attr, IntegerAttr)
+            self.env[op.result] = const(width_of(op.result.type), attr.value.data)
+        elif name in _CAST:
+            self.env[op.results[0]] = cast(
+                _CAST[name], width_of(op.results[0].type), self.get(op.operands[0])
+            )
+        elif isinstance(op, arith.IndexCastOp):
+            src = self.get(op.input)
+            self.env[op.result] = cast("sext" if src.w < ADDR_W else "trunc", ADDR_W, src)
+        elif isinstance(op, arith.CmpiOp):
+            a, b = self.get(op.lhs), self.get(op.rhs)
+            self.env[op.result] = cmp(_CMP[op.predicate.value.data], a, b)
+        elif isinstance(op, arith.SelectOp):
+            c, a, b = (self.get(o) for o in op.operands)
+            self.env[op.result] = select(c, a, b)
+        elif isinstance(op, scf.ForOp):
+            self.for_op(op)
+        elif isinstance(op, scf.IfOp):
+            self.if_op(op)
+        elif isinstance(op, scf.WhileOp):
+            self.while_op(op)
+        elif isinstance(op, memref.LoadOp):
+            self.fx.loads += 1
+            w = width_of(op.result.type)
+            self.env[op.result] = self.mem.peek(self.elem_addr(op.memref, op.indices, w), w)
+        elif isinstance(op, memref.StoreOp):
+            self.fx.stores += 1
+            v = self.get(op.value)
+            self.mem.store(self.elem_addr(op.memref, op.indices, v.w), v.w, v)
+        elif isinstance(op, memref.AllocaOp | memref.AllocOp):
+            self.local_id += 1
+            base = var(f"%local{self.local_id}", ADDR_W)
+            self.mem.private.add(base)
+            self.env[op.results[0]] = base
+        elif isinstance(op, memref.GetGlobalOp):
+            self.env[op.results[0]] = var(f"@{op.name_.root_reference.data}", ADDR_W)
+        elif isinstance(op, aq.ReadRs1Op | aq.ReadRs2Op):
+            self.env[op.result] = var("rs1" if isinstance(op, aq.ReadRs1Op) else "rs2", 32)
+        elif isinstance(op, aq.WriteRdOp):
+            self.fx.results.append(self.get(op.value))
+        elif isinstance(op, aq.LoadOp):
+            self.fx.loads += 1
+            w = width_of(op.result.type)
+            self.env[op.result] = self.mem.peek(self.get(op.addr), w)
+        elif isinstance(op, aq.StoreOp):
+            self.fx.stores += 1
+            v = self.get(op.value)
+            self.mem.store(self.get(op.addr), v.w, v)
+        elif isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
+            self.burst(op)
+        elif isinstance(op, aq.SpmReadOp):
+            self.env[op.result] = self.spm_read(op)
+        elif isinstance(op, aq.SpmWriteOp):
+            name_ = op.scratchpad.root_reference.data
+            idx = self.get(op.index)
+            if idx.op != "const":
+                raise Unsupported(f"scratchpad {name_} written at a data-dependent index")
+            cells = self.spm.setdefault(name_, [None] * self.spm_size[name_])
+            cells[int(idx.val)] = self.get(op.value)
+            self.spm_image[name_] = None
+        elif isinstance(op, aq.StateReadOp | aq.StateWriteOp):
+            raise Unsupported(
+                f"uses unit state @{op.state.root_reference.data}: an ISAX with internal state "
+                "has no memory-level equivalent in application code"
+            )
+        else:
+            raise Unsupported(f"operation {name} is not supported by the matcher")
+
+    def elem_addr(self, mref: SSAValue, indices: Sequence[SSAValue], w: int) -> Term:
+        if len(indices) != 1:
+            raise Unsupported("multi-dimensional memrefs are not supported")
+        base = self.get(mref)
+        idx = self.get(indices[0])
+        return binop("add", base, binop("mul", idx, const(ADDR_W, w // 8)))
+
+    # -- control flow --------------------------------------------------------------------
+    def _const(self, v: SSAValue, what: str) -> int:
+        t = self.get(v)
+        if t.op != "const":
+            raise Unsupported(f"{what} is not a constant ({show(t)})")
+        return int(t.val)
+
+    def for_op(self, op: scf.ForOp) -> None:
+        from aquas.egraph.terms import signed
+
+        w = width_of(op.lb.type)
+        lb = signed(self._const(op.lb, "loop lower bound"), w)
+        ub = signed(self._const(op.ub, "loop upper bound"), w)
+        step = signed(self._const(op.step, "loop step"), w)
+        if step <= 0:
+            raise Unsupported("loop step is not positive")
+        carried = [self.get(v) for v in op.iter_args]
+        for i in range(lb, ub, step):
+            self.fx.branches += 1
+            carried = self.run_block(op.body.block, [const(w, i), *carried])
+        self.set(op.results, carried)
+
+    def if_op(self, op: scf.IfOp) -> None:
+        c = self.get(op.cond)
+        self.fx.branches += 1
+        if c.op == "const":
+            region = op.true_region if c.val else op.false_region
+            out = self.run_block(region.block, []) if region.blocks else []
+            self.set(op.results, out)
+            return
+        base = self.mem
+        then_mem, else_mem = base.fork(), base.fork()
+        self.mem = then_mem
+        t_out = self.run_block(op.true_region.block, [])
+        self.mem = else_mem
+        e_out = self.run_block(op.false_region.block, []) if op.false_region.blocks else []
+        merged = base.fork()
+        n0 = len(base.log)
+        touched: dict[tuple[object, ...], Access] = {}
+        for st in then_mem.log[n0:] + else_mem.log[n0:]:
+            touched.setdefault((st.lin.terms, st.lin.offset, st.width), st)
+        merged.hazards = then_mem.hazards + else_mem.hazards[len(base.hazards) :]
+        merged.seq = max(then_mem.seq, else_mem.seq)
+        vals = [
+            (st, select(c, then_mem.peek(st.addr, st.width), else_mem.peek(st.addr, st.width)))
+            for st in touched.values()
+        ]
+        merged.reads = _union(then_mem.reads, else_mem.reads)
+        for st, v in vals:
+            merged.store(st.addr, st.width, v)
+        self.mem = merged
+        self.set(op.results, [select(c, a, b) for a, b in zip(t_out, e_out, strict=True)])
+
+    def while_op(self, op: scf.WhileOp) -> None:
+        args = [self.get(v) for v in op.arguments]
+        for _ in range(self.budget):
+            out = self.run_block(op.before_region.block, args)
+            cond, fwd = out[0], out[1:]
+            self.fx.branches += 1
+            if cond.op != "const":
+                raise Unsupported(f"while loop with a data-dependent condition ({show(cond)})")
+            if not cond.val:
+                self.set(op.results, fwd)
+                return
+            args = self.run_block(op.after_region.block, fwd)
+        raise Unsupported("while loop exceeds the execution budget")
+
+    # -- scratchpads -------------------------------------------------------------------------
+    def spm_cells(self, name: str) -> list[Term | None]:
+        if name not in self.spm:
+            raise Unsupported(f"scratchpad {name} is read before it is written (unit state)")
+        return self.spm[name]
+
+    def declare_spms(self, ext: aq.ExtensionOp) -> None:
+        self.spm_width = {s.sym_name.data: s.width for s in ext.scratchpads()}
+        self.spm_size = {s.sym_name.data: s.size for s in ext.scratchpads()}
+
+    def burst(self, op: aq.BurstReadOp | aq.BurstWriteOp) -> None:
+        name = op.scratchpad.root_reference.data
+        w, n = self.spm_width[name], op.length_value
+        start = self._const(op.offset, "burst scratchpad offset")
+        addr = self.get(op.addr)
+        if isinstance(op, aq.BurstReadOp):
+            cells = self.spm.setdefault(name, [None] * self.spm_size[name])
+            for k in range(n):
+                self.fx.loads += 1
+                cells[start + k] = self.mem.peek(binop("add", addr, const(ADDR_W, k * w // 8)), w)
+            full = start == 0 and n == self.spm_size[name]
+            self.spm_image[name] = (addr, w) if full else None
+        else:
+            cells = self.spm_cells(name)
+            for k in range(n):
+                v = cells[start + k]
+                if v is None:
+                    raise Unsupported(f"scratchpad {name}[{start + k}] is read before written")
+                self.fx.stores += 1
+                self.mem.store(binop("add", addr, const(ADDR_W, k * w // 8)), w, v)
+
+    def spm_read(self, op: aq.SpmReadOp) -> Term:
+        name = op.scratchpad.root_reference.data
+        idx = self.get(op.index)
+        rw = width_of(op.result.type)
+        if idx.op == "const":
+            v = self.spm_cells(name)[int(idx.val)]
+            if v is None:
+                raise Unsupported(f"scratchpad {name}[{idx.val}] is read before written")
+            return cast("trunc", rw, v) if v.w > rw else v
+        image = self.spm_image.get(name)
+        if image is None:
+            raise Unsupported(f"scratchpad {name} read at a data-dependent index after writes")
+        base, w = image
+        addr = binop("add", base, binop("mul", cast("zext", ADDR_W, idx), const(ADDR_W, w // 8)))
+        return self.mem.peek(addr, w)
+
+
+def _union(a: list[Access], b: list[Access]) -> list[Access]:
+    seen = {(x.lin, x.width) for x in a}
+    return a + [x for x in b if (x.lin, x.width) not in seen]
+
+
+def isax_effects(isax: aq.IsaxOp, ext: aq.ExtensionOp, budget: int = 200_000) -> Effects:
+    """The memory-level semantics of one ISAX over variables rs1/rs2."""
+    ex = Executor(budget=budget)
+    ex.declare_spms(ext)
+    ex.run_ops(isax.body.block.ops)
+    return ex.effects()
+
+
+__all__ = [
+    "ADDR_W",
+    "Access",
+    "Effects",
+    "Executor",
+    "SymMemory",
+    "Unsupported",
+    "isax_effects",
+    "width_of",
+]

@@ -1,0 +1,351 @@
+"""Dataflow terms: the value language shared by ISAX patterns and application regions.
+
+Symbolic execution (:mod:`aquas.egraph.semantics`) turns a region of MLIR -- an ISAX body in
+the ``aquas`` dialect or a loop of application code in func/scf/arith/memref -- into terms
+over its live-in values: register operands, pointer bases and loop-carried scalars.  Terms
+are hash-consed (one Python object per distinct node), so a fully unrolled kernel is a DAG,
+not a tree, and identity comparison is structural equality.
+
+Addresses are 32-bit byte addresses (RV32).  A memory read is the node ``load`` whose only
+child is the address term; address arithmetic with concrete loop indices folds to
+``base + constant`` when terms are built (:func:`mk` folds operations whose operands are all
+constants -- the smallest form of constant folding, which also keeps unrolled addresses
+small).  Everything else -- commutativity, association, identities, casts -- is the
+e-graph's job (:mod:`aquas.egraph.egg`).
+
+Widths: every node has the width of its result (comparisons give 1).  Casts record their
+source width in ``val`` so the e-graph rules can reason about them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+BINARY = (
+    "add",
+    "sub",
+    "mul",
+    "and",
+    "or",
+    "xor",
+    "shl",
+    "shru",
+    "shrs",
+    "divu",
+    "divs",
+    "remu",
+    "rems",
+)
+CASTS = ("sext", "zext", "trunc")
+PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+
+
+def mask(w: int) -> int:
+    return (1 << w) - 1
+
+
+def signed(v: int, w: int) -> int:
+    v &= mask(w)
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+class Term:
+    """One hash-consed node: ``op`` with result width ``w``, children ``args`` and a payload.
+
+    ``val`` is the constant's unsigned value, a variable's name, a comparison predicate or a
+    cast's source width.  Create nodes only through :func:`mk` and the helpers below.
+    """
+
+    __slots__ = ("__weakref__", "args", "op", "size", "val", "w")
+    _table: ClassVar[dict[tuple[object, ...], Term]] = {}
+
+    op: str
+    w: int
+    args: tuple[Term, ...]
+    val: int | str
+    size: int
+
+    def __repr__(self) -> str:
+        return show(self)
+
+
+def mk(op: str, w: int, args: tuple[Term, ...] = (), val: int | str = 0) -> Term:
+    if op in BINARY and all(a.op == "const" for a in args):
+        return const(w, _fold(op, w, int(args[0].val), int(args[1].val)))
+    if op in CASTS and args[0].op == "const":
+        v = int(args[0].val)
+        return const(w, signed(v, int(val)) if op == "sext" else v)
+    if op == "cmp" and all(a.op == "const" for a in args):
+        return const(1, int(_compare(str(val), args[0].w, int(args[0].val), int(args[1].val))))
+    if op == "select" and args[0].op == "const":
+        return args[1] if args[0].val else args[2]
+    key = (op, w, tuple(id(a) for a in args), val)
+    t = Term._table.get(key)
+    if t is None:
+        t = Term.__new__(Term)
+        t.op, t.w, t.args, t.val = op, w, args, val
+        t.size = 1 + sum(a.size for a in args)
+        Term._table[key] = t
+    return t
+
+
+def const(w: int, v: int) -> Term:
+    return mk("const", w, (), v & mask(w))
+
+
+def var(name: str, w: int) -> Term:
+    return mk("var", w, (), name)
+
+
+def binop(op: str, a: Term, b: Term) -> Term:
+    return mk(op, a.w, (a, b))
+
+
+def cmp(pred: str, a: Term, b: Term) -> Term:
+    return mk("cmp", 1, (a, b), pred)
+
+
+def select(c: Term, a: Term, b: Term) -> Term:
+    if a is b:
+        return a
+    return mk("select", a.w, (c, a, b))
+
+
+def cast(op: str, w: int, a: Term) -> Term:
+    """sext/zext/trunc ``a`` to ``w`` bits; a cast to the same width is ``a`` itself."""
+    if w == a.w:
+        return a
+    return mk(op, w, (a,), a.w)
+
+
+def load(w: int, addr: Term) -> Term:
+    return mk("load", w, (addr,))
+
+
+def _compare(pred: str, w: int, a: int, b: int) -> bool:
+    if pred[0] == "s":
+        a, b = signed(a, w), signed(b, w)
+    return {
+        "eq": a == b,
+        "ne": a != b,
+        "lt": a < b,
+        "le": a <= b,
+        "gt": a > b,
+        "ge": a >= b,
+    }[pred.lstrip("su") if pred not in ("eq", "ne") else pred]
+
+
+def _fold(op: str, w: int, a: int, b: int) -> int:
+    m = mask(w)
+    sa, sb = signed(a, w), signed(b, w)
+    if op in ("divu", "remu", "divs", "rems") and b == 0:
+        # RISC-V rules: x/0 = all ones, x%0 = x.
+        return m if op.startswith("div") else a
+    match op:
+        case "add":
+            return (a + b) & m
+        case "sub":
+            return (a - b) & m
+        case "mul":
+            return (a * b) & m
+        case "and":
+            return a & b
+        case "or":
+            return a | b
+        case "xor":
+            return a ^ b
+        case "shl":
+            return (a << b) & m if b < w else 0
+        case "shru":
+            return a >> b if b < w else 0
+        case "shrs":
+            return (sa >> min(b, w - 1)) & m
+        case "divu":
+            return a // b
+        case "remu":
+            return a % b
+        case "divs":
+            q = abs(sa) // abs(sb)
+            return (q if (sa < 0) == (sb < 0) else -q) & m
+        case "rems":
+            r = abs(sa) % abs(sb)
+            return (r if sa >= 0 else -r) & m
+    raise ValueError(op)
+
+
+def walk(t: Term) -> Iterator[Term]:
+    """Every distinct node under ``t`` (children before parents)."""
+    seen: set[int] = set()
+    stack: list[tuple[Term, bool]] = [(t, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            yield n
+            continue
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        stack.append((n, True))
+        stack.extend((a, False) for a in n.args)
+
+
+def substitute(t: Term, env: Mapping[Term, Term]) -> Term:
+    """Replace variables (or any node) by terms, rebuilding the DAG bottom-up."""
+    memo: dict[int, Term] = {}
+    for n in walk(t):
+        if n in env:
+            memo[id(n)] = env[n]
+        elif n.args:
+            args = tuple(memo[id(a)] for a in n.args)
+            memo[id(n)] = mk(n.op, n.w, args, n.val)
+        else:
+            memo[id(n)] = n
+    return memo[id(t)]
+
+
+def variables(t: Term) -> set[Term]:
+    return {n for n in walk(t) if n.op == "var"}
+
+
+def evaluate(t: Term, env: Mapping[str, int], memory: Callable[[int, int], int]) -> int:
+    """Concrete value of ``t`` under variable values and a memory read function."""
+    memo: dict[int, int] = {}
+    for n in walk(t):
+        a = [memo[id(x)] for x in n.args]
+        match n.op:
+            case "const":
+                v = int(n.val)
+            case "var":
+                v = env[str(n.val)] & mask(n.w)
+            case "cmp":
+                v = int(_compare(str(n.val), n.args[0].w, a[0], a[1]))
+            case "select":
+                v = a[1] if a[0] else a[2]
+            case "sext":
+                v = signed(a[0], int(n.val)) & mask(n.w)
+            case "zext":
+                v = a[0]
+            case "trunc":
+                v = a[0] & mask(n.w)
+            case "load":
+                v = memory(a[0], n.w)
+            case _:
+                v = _fold(n.op, n.w, a[0], a[1])
+        memo[id(n)] = v
+    return memo[id(t)]
+
+
+class RandomMemory:
+    """A deterministic pseudo-random little-endian memory: byte ``a`` is a hash of ``a``."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.bytes: dict[int, int] = {}
+
+    def byte(self, a: int) -> int:
+        b = self.bytes.get(a)
+        if b is None:
+            b = random.Random(a * 0x9E3779B1 ^ self.seed).getrandbits(8)
+            self.bytes[a] = b
+        return b
+
+    def __call__(self, addr: int, w: int) -> int:
+        return sum(self.byte((addr + i) & mask(32)) << (8 * i) for i in range(w // 8))
+
+
+# ---------------------------------------------------------------------------------------
+# Addresses as linear forms
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``sum(coeff * atom) + offset`` modulo 2^32: the shape of an address."""
+
+    terms: tuple[tuple[Term, int], ...]  # sorted by id of the atom; coefficients non-zero
+    offset: int
+
+    @property
+    def base(self) -> tuple[tuple[Term, int], ...]:
+        return self.terms
+
+    def shifted(self, d: int) -> Linear:
+        return Linear(self.terms, (self.offset + d) & mask(32))
+
+
+def linear(t: Term) -> Linear:
+    """The linear form of a 32-bit address term; non-linear sub-terms become atoms."""
+    acc: dict[Term, int] = {}
+    off = _linear(t, 1, acc)
+    items = tuple(sorted(((a, c & mask(32)) for a, c in acc.items() if c & mask(32)), key=_key))
+    return Linear(items, off & mask(32))
+
+
+def _key(item: tuple[Term, int]) -> tuple[str, int]:
+    a = item[0]
+    return (show(a), item[1])
+
+
+def _linear(t: Term, k: int, acc: dict[Term, int]) -> int:
+    if t.op == "const":
+        return k * int(t.val)
+    if t.op == "add":
+        return _linear(t.args[0], k, acc) + _linear(t.args[1], k, acc)
+    if t.op == "sub":
+        return _linear(t.args[0], k, acc) + _linear(t.args[1], -k, acc)
+    if t.op == "mul" and t.args[1].op == "const":
+        return _linear(t.args[0], k * int(t.args[1].val), acc)
+    if t.op == "mul" and t.args[0].op == "const":
+        return _linear(t.args[1], k * int(t.args[0].val), acc)
+    if t.op == "shl" and t.args[1].op == "const":
+        return _linear(t.args[0], k << int(t.args[1].val), acc)
+    if t.op in ("sext", "trunc", "zext") and t.w == 32 and t.args[0].w >= 32:
+        return _linear(t.args[0], k, acc)
+    acc[t] = acc.get(t, 0) + k
+    return 0
+
+
+def show(t: Term, depth: int = 6) -> str:
+    """A compact, deterministic rendering (for diagnostics and sorting)."""
+    if t.op == "const":
+        return str(t.val) if t.w == 32 else f"{t.val}:i{t.w}"
+    if t.op == "var":
+        return str(t.val)
+    if depth == 0:
+        return "…"
+    inner = ", ".join(show(a, depth - 1) for a in t.args)
+    tag = t.op if t.op not in ("cmp",) else f"cmp.{t.val}"
+    if t.op in CASTS:
+        tag = f"{t.op}{t.val}→{t.w}"
+    elif t.op not in ("cmp", "select"):
+        tag = f"{t.op}{t.w}"
+    return f"{tag}({inner})"
+
+
+__all__ = [
+    "BINARY",
+    "CASTS",
+    "PREDICATES",
+    "Linear",
+    "RandomMemory",
+    "Term",
+    "binop",
+    "cast",
+    "cmp",
+    "const",
+    "evaluate",
+    "linear",
+    "load",
+    "mask",
+    "mk",
+    "select",
+    "show",
+    "signed",
+    "substitute",
+    "var",
+    "variables",
+    "walk",
+]
