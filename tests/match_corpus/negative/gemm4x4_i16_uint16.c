@@ -1,0 +1,20 @@
+// isax: none
+// like: gemm4x4_i16
+// style: elements read as uint16_t (missing sign extension) before multiplying
+#include <stdint.h>
+
+uint32_t kernel(const int16_t *restrict ab, int32_t *restrict c)
+{
+    uint32_t trace = 0;
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 4; j++) {
+            int32_t acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += (int32_t)(uint16_t)ab[4 * i + k] * (int32_t)(uint16_t)ab[16 + 4 * k + j];
+            c[4 * i + j] = acc;
+            if (i == j)
+                trace += acc;
+        }
+    }
+    return trace;
+}

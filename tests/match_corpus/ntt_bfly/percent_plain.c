@@ -1,0 +1,13 @@
+// isax: ntt_bfly
+// like: ntt_bfly
+// style: every reduction with %: a % q, (zeta*b) % q, (a + t) % q, (a + q - t) % q
+#include <stdint.h>
+
+uint32_t kernel(uint32_t ab, uint32_t zeta)
+{
+    uint32_t a = (ab & 0xffff) % 3329;
+    uint32_t t = ((ab >> 16) * (zeta & 0xffff)) % 3329;
+    uint32_t sum = (a + t) % 3329;
+    uint32_t diff = (a + 3329 - t) % 3329;
+    return (diff << 16) | sum;
+}

@@ -1,0 +1,19 @@
+// isax: sparse_decomp_i8
+// like: sparse_decomp_i8
+// style: textbook: mask assembled from four bytes, if/else per bit with (mask >> k) & 1, values at s[4 + j]
+#include <stdint.h>
+
+uint32_t kernel(const uint8_t *restrict s, uint8_t *restrict dense)
+{
+    uint32_t mask = (uint32_t)s[0] | ((uint32_t)s[1] << 8) | ((uint32_t)s[2] << 16) | ((uint32_t)s[3] << 24);
+    uint32_t j = 0;
+    for (int k = 0; k < 32; k++) {
+        if ((mask >> k) & 1) {
+            dense[k] = s[4 + j];
+            j++;
+        } else {
+            dense[k] = 0;
+        }
+    }
+    return j;
+}

@@ -1,0 +1,14 @@
+// isax: vgemv4
+// like: vgemv4
+// style: textbook nested loops, m[4*r+c] * m[16+c], acc += ...
+#include <stdint.h>
+
+void kernel(const int32_t *restrict m, int32_t *restrict y)
+{
+    for (int r = 0; r < 4; r++) {
+        int32_t acc = 0;
+        for (int c = 0; c < 4; c++)
+            acc += m[4 * r + c] * m[16 + c];
+        y[r] = acc;
+    }
+}

@@ -1,0 +1,342 @@
+"""The matcher's robustness corpus (``tests/match_corpus``) means what its headers claim.
+
+Every corpus file is compiled natively (host gcc, ``-fwrapv``) and its ``kernel`` called
+through ctypes on seeded random operands:
+
+* a positive must agree bit-exactly with the independent reference model of its ISAX
+  (``tests/reference_models.py``): ``rd`` and the final bytes of every buffer it gets (the
+  outputs, and the untouched rest of the input and output buffers);
+* a negative must differ from the reference of the ISAX named by ``like:`` on at least one
+  of the seeded cases; an ``alias: yes`` negative must agree on separate buffers and differ
+  once the output buffer overlaps the input.
+
+The files must also be well-formed (headers, the C subset of the matcher's frontend, valid
+C99 for the RISC-V toolchain), and the suite must keep its size.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+from match_corpus.corpus import ISAX_SPECS, CorpusFile, corpus_files, corpus_paths, parse_header
+
+from reference_models import M32, MODELS, Case, Expected, pack, rand_values
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "corpus"
+CFLAGS = ["-O1", "-fwrapv", "-std=c99", "-shared", "-fPIC"]
+RV_GCC = "riscv64-unknown-elf-gcc"
+RV_FLAGS = [
+    "-march=rv32im",
+    "-mabi=ilp32",
+    "-fsyntax-only",
+    "-std=c99",
+    "-ffreestanding",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+]  # no newlib in the toolchain: -ffreestanding selects gcc's own stdint.h
+
+CASES = 60  # random cases per positive
+NEG_CASES = 50  # seeded cases a non-alias negative must differ on (at least once)
+GUARD = 64  # junk bytes around every native buffer, checked after each call
+
+POINTER_ISAXS = {name for name in ISAX_SPECS if name not in ("modmul_q", "ntt_bfly")}
+MIN_POSITIVES = 6
+MIN_NEGATIVES = 14
+
+FILES = corpus_files()
+POSITIVES = [f for f in FILES if f.positive]
+NEGATIVES = [f for f in FILES if not f.positive]
+
+
+def _ids(files: list[CorpusFile]) -> list[str]:
+    return [f.name for f in files]
+
+
+# ---------------------------------------------------------------------------------------
+# Native build and call
+# ---------------------------------------------------------------------------------------
+
+
+@cache
+def _gcc() -> str:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("host gcc not found")
+    return gcc
+
+
+@cache
+def load(path: Path) -> ctypes.CDLL:
+    """Compile ``path`` to build/corpus/<group>/<stem>.so (only when the source changed)."""
+    src = path.read_bytes()
+    digest = hashlib.sha256(src + " ".join(CFLAGS).encode()).hexdigest()
+    so = BUILD / path.parent.name / f"{path.stem}.so"
+    stamp = so.with_suffix(".sha256")
+    if not (so.exists() and stamp.exists() and stamp.read_text() == digest):
+        so.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=so.parent)
+        os.close(fd)
+        res = subprocess.run(
+            [_gcc(), *CFLAGS, "-o", tmp, str(path)], capture_output=True, text=True
+        )
+        if res.returncode != 0:
+            os.unlink(tmp)
+            pytest.fail(f"gcc failed on {path}:\n{res.stderr}")
+        os.replace(tmp, so)
+        stamp.write_text(digest)
+    return ctypes.CDLL(str(so))
+
+
+def kernel_of(f: CorpusFile) -> Callable[..., int | None]:
+    fn = load(f.path).kernel
+    if f.like in POINTER_ISAXS:
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    else:
+        fn.argtypes = [ctypes.c_uint32, ctypes.c_uint32]
+    fn.restype = {"vgemv4": None, "vdot16": ctypes.c_int32}.get(f.like, ctypes.c_uint32)
+    return fn
+
+
+def run_native(
+    f: CorpusFile, case: Case, rng: random.Random
+) -> tuple[int | None, dict[int, bytes]]:
+    """Call ``kernel`` on ``case``: every memory image becomes a native buffer (with random
+    guard bytes on both sides); a pointer operand points into the image that contains it.
+    Returns rd (unsigned 32-bit) and the final bytes of every image."""
+    fn = kernel_of(f)
+    if f.like not in POINTER_ISAXS:
+        rd = fn(case.rs1, case.rs2)
+        return rd & M32, {}
+    bufs: dict[int, tuple[ctypes.Array[ctypes.c_char], bytes]] = {}
+    for base, data in case.mem.items():
+        guard = bytes(rng.getrandbits(8) for _ in range(2 * GUARD))
+        buf = ctypes.create_string_buffer(
+            guard[:GUARD] + data + guard[GUARD:], len(data) + 2 * GUARD
+        )
+        bufs[base] = (buf, guard)
+
+    def ptr(addr: int) -> int:
+        for base, data in case.mem.items():
+            if base <= addr < base + len(data):
+                return ctypes.addressof(bufs[base][0]) + GUARD + addr - base
+        raise AssertionError(f"operand {addr:#x} points into no memory image")
+
+    rd = fn(ptr(case.rs1), ptr(case.rs2))
+    final = {}
+    for base, data in case.mem.items():
+        buf, guard = bufs[base]
+        raw = buf.raw
+        assert raw[:GUARD] + raw[GUARD + len(data) :] == guard, (
+            f"{f.name}: wrote outside its buffers"
+        )
+        final[base] = raw[GUARD : GUARD + len(data)]
+    return (None if rd is None else rd & M32), final
+
+
+def expected_images(case: Case, exp: Expected) -> dict[int, bytes]:
+    """The initial images with the reference's output regions written over them."""
+    final = {base: bytearray(data) for base, data in case.mem.items()}
+    for out_base, out in exp.out.items():
+        for base, img in final.items():
+            if base <= out_base and out_base + len(out) <= base + len(img):
+                img[out_base - base : out_base - base + len(out)] = out
+                break
+        else:
+            raise AssertionError(f"output region {out_base:#x} lies in no memory image")
+    return {base: bytes(img) for base, img in final.items()}
+
+
+# ---------------------------------------------------------------------------------------
+# Cases: the reference models' generators (and a direct model for long dot products)
+# ---------------------------------------------------------------------------------------
+
+
+def gen_dot(n: int) -> Callable[[random.Random], Case]:
+    def gen(rng: random.Random) -> Case:
+        profile = rng.choice(("uniform", "edge", "small", "mixed", "constant"))
+        a = rand_values(rng, n, 16, True, profile)
+        b = rand_values(rng, n, 16, True, profile)
+        ra, rb = 0x1000, 0x1000 + 2 * n + 2 * rng.randrange(64)
+        return Case(ra, rb, {ra: pack(a, 2), rb: pack(b, 2)}, [], {}, {}, profile)
+
+    return gen
+
+
+def ref_dot(n: int) -> Callable[[Case], Expected]:
+    def ref(case: Case) -> Expected:
+        a = [
+            int.from_bytes(case.mem[case.rs1][2 * i : 2 * i + 2], "little", signed=True)
+            for i in range(n)
+        ]
+        b = [
+            int.from_bytes(case.mem[case.rs2][2 * i : 2 * i + 2], "little", signed=True)
+            for i in range(n)
+        ]
+        return Expected(sum(x * y for x, y in zip(a, b, strict=True)) & M32, {}, {}, {})
+
+    return ref
+
+
+def with_wide_kyber(gen: Callable[[random.Random], Case]) -> Callable[[random.Random], Case]:
+    """Every other Kyber case takes uniform 16-bit operands (random high bits): products near
+    2^32, where Barrett-constant and reduction mistakes show, are rare in the model's mix."""
+
+    def wide(rng: random.Random) -> Case:
+        case = gen(rng)
+        if rng.random() < 0.5:
+            case.rs1 = rng.getrandbits(32)
+            case.rs2 = rng.getrandbits(32)
+            case.kind = "wide"
+        return case
+
+    return wide
+
+
+def model_of(f: CorpusFile) -> tuple[Callable[[random.Random], Case], Callable[[Case], Expected]]:
+    if f.like == "vdot16" and f.n != 16:
+        assert f.n is not None
+        return gen_dot(f.n), ref_dot(f.n)
+    m = MODELS[(f.spec, f.like)]
+    if f.like in ("modmul_q", "ntt_bfly"):
+        return with_wide_kyber(m.gen), m.ref
+    return m.gen, m.ref
+
+
+def seed_of(f: CorpusFile) -> int:
+    return int.from_bytes(hashlib.sha256(f.name.encode()).digest()[:8], "little")
+
+
+def outcome(f: CorpusFile, case: Case, rng: random.Random) -> tuple[bool, str]:
+    """Run one case natively and compare with the reference; (equal, description)."""
+    _, ref = model_of(f)
+    exp = ref(case)
+    rd, final = run_native(f, case, rng)
+    want = expected_images(case, exp)
+    if rd != exp.rd:
+        return False, f"rd {rd} != reference {exp.rd} (case kind {case.kind!r})"
+    for base, img in want.items():
+        if final[base] != img:
+            diff = [i for i in range(len(img)) if final[base][i] != img[i]]
+            return False, (
+                f"memory image {base:#x} differs at byte offsets {diff[:8]}"
+                f" (case kind {case.kind!r})"
+            )
+    return True, ""
+
+
+# ---------------------------------------------------------------------------------------
+# Headers and suite size
+# ---------------------------------------------------------------------------------------
+
+
+def test_suite_size() -> None:
+    counts = {isax: 0 for isax in ISAX_SPECS}
+    for f in POSITIVES:
+        if f.like != "vdot16" or f.n == 16:
+            counts[f.isax or ""] += 1
+    small = {isax: k for isax, k in counts.items() if k < MIN_POSITIVES}
+    assert not small, f"fewer than {MIN_POSITIVES} positives: {small}"
+    assert len(NEGATIVES) >= MIN_NEGATIVES
+    assert {f.n for f in POSITIVES if f.like == "vdot16"} >= {16, 35, 64, 70}
+    assert any(f.alias for f in NEGATIVES)
+    assert {f.like for f in NEGATIVES} == set(ISAX_SPECS), "negatives for every ISAX"
+
+
+def test_headers_well_formed() -> None:
+    paths = corpus_paths()
+    assert len(paths) == len(FILES)
+    for p in paths:
+        f = parse_header(p)  # raises on a malformed header
+        assert p.parent.name in (*ISAX_SPECS, "negative"), p
+        code = "\n".join(ln for ln in p.read_text().splitlines() if not ln.startswith("//"))
+        assert "#include <stdint.h>" in code, p
+        assert code.count("kernel(") == 1, f"{p}: exactly one function named kernel"
+        if f.alias:
+            assert "restrict" not in code, f"{p}: alias negatives drop restrict"
+    assert len({f.style for f in POSITIVES}) == len(POSITIVES), "every style is distinct"
+
+
+# ---------------------------------------------------------------------------------------
+# Semantics
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("f", POSITIVES, ids=_ids(POSITIVES))
+def test_positive_equals_reference(f: CorpusFile) -> None:
+    gen, _ = model_of(f)
+    rng = random.Random(seed_of(f))
+    for k in range(CASES):
+        case = gen(rng)
+        ok, why = outcome(f, case, rng)
+        assert ok, f"{f.name}, case {k}: {why}"
+
+
+@pytest.mark.parametrize("f", NEGATIVES, ids=_ids(NEGATIVES))
+def test_negative_differs(f: CorpusFile) -> None:
+    gen, _ = model_of(f)
+    rng = random.Random(seed_of(f))
+    results = [outcome(f, gen(rng), rng) for _ in range(NEG_CASES)]
+    if f.alias:
+        bad = [why for ok, why in results if not ok]
+        assert not bad, f"{f.name} must agree on separate buffers: {bad[0]}"
+        assert any(not ok for ok, _ in overlapping_cases(f, rng)), (
+            f"{f.name}: no overlap of output and input buffers changed the result"
+        )
+    else:
+        assert any(not ok for ok, _ in results), (
+            f"{f.name} agrees with {f.like} on all {NEG_CASES} cases: not a negative"
+        )
+
+
+def overlapping_cases(f: CorpusFile, rng: random.Random) -> list[tuple[bool, str]]:
+    """Cases whose rs2 buffer overlaps the rs1 buffer, at every 4-byte offset at which the
+    two images intersect.  Both images go into one arena (rs1's written last); the
+    reference reads its inputs from the arena before writing its outputs."""
+    gen, _ = model_of(f)
+    results = []
+    for _ in range(8):
+        case = gen(rng)
+        a, b = case.mem[case.rs1], case.mem[case.rs2]
+        base = 0x10000
+        off1 = len(b) + 64
+        for delta in range(-len(b) + 4, len(a), 4):
+            arena = bytearray(rng.getrandbits(8) for _ in range(len(a) + 2 * len(b) + 128))
+            arena[off1 + delta : off1 + delta + len(b)] = b
+            arena[off1 : off1 + len(a)] = a
+            outputs = [(base + off1 + delta + o - case.rs2, n) for o, n in case.outputs]
+            c = Case(
+                base + off1,
+                base + off1 + delta,
+                {base: bytes(arena)},
+                outputs,
+                case.regs,
+                case.spms,
+                f"{case.kind}, rs2 = rs1 {delta:+d}",
+            )
+            results.append(outcome(f, c, rng))
+    return results
+
+
+# ---------------------------------------------------------------------------------------
+# Toolchain and frontend subset
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("f", FILES, ids=_ids(FILES))
+def test_riscv_syntax(f: CorpusFile) -> None:
+    if shutil.which(RV_GCC) is None:
+        pytest.skip(f"{RV_GCC} not found")
+    res = subprocess.run([RV_GCC, *RV_FLAGS, str(f.path)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
