@@ -28,7 +28,14 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from match_corpus.corpus import ISAX_SPECS, CorpusFile, corpus_files, corpus_paths, parse_header
+from match_corpus.corpus import (
+    ISAX_SPECS,
+    CorpusFile,
+    HeaderError,
+    corpus_files,
+    corpus_paths,
+    parse_header,
+)
 
 from reference_models import M32, MODELS, Case, Expected, pack, rand_values
 
@@ -268,6 +275,51 @@ def test_headers_well_formed() -> None:
     assert len({f.style for f in POSITIVES}) == len(POSITIVES), "every style is distinct"
 
 
+_GOOD = "// isax: {isax}\n// like: {like}\n{extra}// style: s\n#include <stdint.h>\n"
+
+
+@pytest.mark.parametrize(
+    ("group", "isax", "like", "extra"),
+    [
+        ("v3ddist", "vgemv4", "vgemv4", ""),  # positive outside its ISAX's directory
+        ("v3ddist", "v3ddist", "vgemv4", ""),  # positive with another convention
+        ("v3ddist", "none", "v3ddist", ""),  # negative outside negative/
+        ("negative", "none", "fir8", ""),  # unknown convention
+        ("negative", "none", "v3ddist", "// n: 16\n"),  # n on a non-vdot16 file
+        ("vdot16", "vdot16", "vdot16", ""),  # vdot16 without n
+        ("vdot16", "vdot16", "vdot16", "// n: x\n"),
+        ("v3ddist", "v3ddist", "v3ddist", "// alias: yes\n"),  # alias on a positive
+        ("negative", "none", "v3ddist", "// alias: maybe\n"),
+        ("negative", "none", "v3ddist", "// colour: red\n"),  # unknown key
+        ("negative", "none", "v3ddist", "// like: v3ddist\n"),  # duplicate key
+        ("negative", "none", "v3ddist", "// a comment\n"),  # not key: value
+    ],
+)
+def test_header_parser_rejects(
+    tmp_path: Path, group: str, isax: str, like: str, extra: str
+) -> None:
+    (tmp_path / group).mkdir()
+    p = tmp_path / group / "x.c"
+    p.write_text(_GOOD.format(isax=isax, like=like, extra=extra))
+    with pytest.raises(HeaderError):
+        parse_header(p)
+
+
+def test_header_parser_accepts(tmp_path: Path) -> None:
+    (tmp_path / "negative").mkdir()
+    p = tmp_path / "negative" / "x.c"
+    p.write_text(_GOOD.format(isax="none", like="vdot16", extra="// n: 16\n// alias: yes\n"))
+    f = parse_header(p)
+    assert (f.isax, f.like, f.n, f.alias, f.style, f.name) == (
+        None,
+        "vdot16",
+        16,
+        True,
+        "s",
+        "negative/x",
+    )
+
+
 # ---------------------------------------------------------------------------------------
 # Semantics
 # ---------------------------------------------------------------------------------------
@@ -340,3 +392,98 @@ def test_riscv_syntax(f: CorpusFile) -> None:
         pytest.skip(f"{RV_GCC} not found")
     res = subprocess.run([RV_GCC, *RV_FLAGS, str(f.path)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+_STDINT = "".join(
+    f"typedef {c} {t};\n"
+    for t, c in (
+        ("int8_t", "signed char"),
+        ("uint8_t", "unsigned char"),
+        ("int16_t", "short"),
+        ("uint16_t", "unsigned short"),
+        ("int32_t", "int"),
+        ("uint32_t", "unsigned int"),
+        ("int64_t", "long long"),
+        ("uint64_t", "unsigned long long"),
+    )
+)
+_INT_WORDS = {"void", "char", "short", "int", "long", "signed", "unsigned"}
+_STDINT_NAMES = {ln.split()[-1].rstrip(";") for ln in _STDINT.splitlines()}
+_FORBIDDEN = (
+    "FuncCall Break Continue Goto Label Switch Case Default DoWhile Struct Union Enum "
+    "CompoundLiteral StructRef ExprList GenericSelection StaticAssert"
+).split()
+_STEP_OPS = {"p++", "p--", "++", "--"}
+
+
+def subset_violations(path: Path) -> list[str]:
+    """Constructs outside the C subset accepted by the matcher's frontend (see the brief
+    in README.md): calls, jumps, switch, aggregates, floats, early returns, assignments or
+    ++/-- inside expressions, the comma operator, pointer casts, address-of."""
+    from pycparser import c_ast, c_parser
+
+    lines = path.read_text().splitlines()
+    code = "\n".join("" if ln.startswith("#include") else ln for ln in lines)
+    pre = subprocess.run(  # line markers kept: pycparser reports the file's own lines
+        [_gcc(), "-E", "-undef", "-nostdinc", "-x", "c", "-"],
+        input=code,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    ast = c_parser.CParser().parse(_STDINT + pre, str(path))
+    bad: list[str] = []
+
+    def where(node: c_ast.Node) -> str:
+        return f"line {node.coord.line}" if node.coord else "?"
+
+    def visit(node: c_ast.Node, stmt: bool) -> None:
+        kind = type(node).__name__
+        if kind in _FORBIDDEN:
+            bad.append(f"{kind} at {where(node)}")
+        elif kind == "IdentifierType":
+            words = set(node.names)
+            if not (words <= _INT_WORDS or (len(words) == 1 and words <= _STDINT_NAMES)):
+                bad.append(f"type {' '.join(node.names)} at {where(node)}")
+        elif kind == "Assignment" and not stmt:
+            bad.append(f"assignment inside an expression at {where(node)}")
+        elif kind == "UnaryOp":
+            if node.op in _STEP_OPS and not stmt:
+                bad.append(f"{node.op} inside an expression at {where(node)}")
+            if node.op == "&":
+                bad.append(f"address-of at {where(node)}")
+        elif kind == "Cast" and isinstance(node.to_type.type, c_ast.PtrDecl):
+            bad.append(f"pointer cast at {where(node)}")
+        elif kind == "Return":
+            bad.append(f"return not at the end of the function at {where(node)}")
+        # Children in statement position: blocks, branches, loop bodies and for clauses.
+        for name, child in node.children():
+            child_stmt = (
+                kind == "Compound"
+                or (kind == "If" and name in ("iftrue", "iffalse"))
+                or (kind in ("For", "While") and name in ("stmt", "init", "next"))
+            )
+            visit(child, child_stmt)
+
+    funcs = [n for n in ast.ext if isinstance(n, c_ast.FuncDef)]
+    if [f.decl.name for f in funcs] != ["kernel"]:
+        bad.append(f"functions {[f.decl.name for f in funcs]}, expected exactly kernel")
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.FuncDef):
+            items = list(ext.body.block_items or [])
+            if items and isinstance(items[-1], c_ast.Return):
+                if items[-1].expr is not None:
+                    visit(items[-1].expr, False)
+                items = items[:-1]
+            visit(ext.decl, False)
+            for item in items:
+                visit(item, True)
+        elif not isinstance(ext, c_ast.Typedef):
+            visit(ext, False)
+    return bad
+
+
+@pytest.mark.parametrize("f", FILES, ids=_ids(FILES))
+def test_frontend_subset(f: CorpusFile) -> None:
+    bad = subset_violations(f.path)
+    assert not bad, f"{f.name}: outside the matcher's C subset: {bad}"
