@@ -875,11 +875,11 @@ class _Function:
                 return scope[name]
         return None
 
-    def declare(self, name: str, b: _Bind, at: c_ast.Node) -> None:
+    def declare(self, name: str, b: _Bind, at: c_ast.Node, param: bool = False) -> None:
         if self.lookup(name) is not None or name in self.prog.macros:
             raise _Unsupported(f"declaration of '{name}' shadowing another variable", at)
         self.scopes[-1][name] = b
-        if name not in self.locals:
+        if not param and name not in self.locals:
             self.locals[name] = CVar(name, b.ty, at.coord.line, at.coord.column or 1)
 
     def visible(self) -> Iterator[tuple[str, _Bind]]:
@@ -959,7 +959,7 @@ class _Function:
                 b.base = arg
             else:
                 b.value = arg
-            self.declare(name, b, p)
+            self.declare(name, b, p, param=True)
         items = [
             i
             for i in (self.fdef.body.block_items or [])
@@ -1187,7 +1187,7 @@ class _Function:
             for name, b in changed:
                 b.value, b.base, b.off = vals[name]
                 out.append(self.carried_value(b, n))
-            blk.add_op(scf.YieldOp(*out))
+            self.emit(scf.YieldOp(*out), n)
             for name, b in outer:
                 b.value, b.base, b.off = before[name]
         self.block = saved
@@ -1360,7 +1360,7 @@ class _Function:
         self.stmt(n.stmt)
         self.scopes.pop()
         self.check_bases(carried, bases, n)
-        body.add_op(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]))
+        self.emit(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]), n)
         self.block = saved
         for_op = scf.ForOp(lb, ub, st, inits, body)
         self.emit(for_op, n)
@@ -1416,13 +1416,13 @@ class _Function:
             run_body()
             self.check_bases(carried, bases, n)
         c = condition()
-        before.add_op(scf.ConditionOp(c, *[self.carried_value(b, n) for _, b in carried]))
+        self.emit(scf.ConditionOp(c, *[self.carried_value(b, n) for _, b in carried]), n)
         self.block = after
         self.loop_body(carried, after.args, n)
         if not do:
             run_body()
             self.check_bases(carried, bases, n)
-        after.add_op(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]))
+        self.emit(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]), n)
         self.block = saved
         op = scf.WhileOp(inits, types, Region(before), Region(after))
         self.emit(op, n)
@@ -1468,7 +1468,8 @@ class _Function:
             p = self.pointer(e.expr)
             if not ty.pointer:
                 raise _Unsupported("pointer converted to an integer", e)
-            self.check_elem(ty, p.elem, e)
+            if (ty.width, ty.signed) != (p.elem.width, p.elem.signed):
+                raise _Unsupported(f"pointer cast from '{p.elem.c_name()} *' to '{ty.c_name()}'", e)
             return _Ptr(p.base, p.off, CType(p.elem.width, p.elem.signed, const=ty.const))
         raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
 
@@ -1658,12 +1659,21 @@ def _const_value(v: SSAValue | None) -> int | None:
 # Entry points
 
 
-def _parse_error(e: Exception, filename: str, source: str) -> AquasError:
+def _parse_error(e: Exception, parser: c_parser.CParser, filename: str, source: str) -> AquasError:
     m = _LINE_MARK_RE.match(str(e))
     if m is not None:
         loc = SourceLoc(filename, int(m.group("line")), int(m.group("col")))
         return AquasError(f"C syntax error: {m.group('msg')}", loc, source=source)
-    return AquasError(f"C syntax error: {e}", filename=filename, source=source)
+    msg = str(e).removeprefix(f"{filename}: ")
+    try:  # some pycparser errors carry no coordinate: use the next unread token
+        tok = parser._peek()
+        coord = parser._tok_coord(tok) if tok is not None else None
+    except Exception:
+        coord = None
+    if coord is not None and coord.file == filename:
+        loc = SourceLoc(filename, coord.line, coord.column or 1)
+        return AquasError(f"C syntax error: {msg}", loc, source=source)
+    return AquasError(f"C syntax error: {msg}", filename=filename, source=source)
 
 
 def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
@@ -1754,7 +1764,7 @@ def parse_c(
     try:
         ast = parser.parse(f'{_PRELUDE}# 1 "{filename}"\n{pp}', filename)
     except Exception as e:  # pycparser raises ParseError, and occasionally others
-        raise _parse_error(e, filename, source) from None
+        raise _parse_error(e, parser, filename, source) from None
     ext = list(ast.ext)
     selected = _selection(ext, functions, filename)
     module_ops: list[Operation] = []
@@ -1828,6 +1838,13 @@ def _lower_function(
         for cs in fn.stmts:
             cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None
         loc = prog.loc(u.node if u.node is not None else decl)
+        if isinstance(u.node, c_ast.Struct | c_ast.Union):
+            # pycparser places a struct type at its declarator; point at the keyword.
+            kw = type(u.node).__name__.lower()
+            at = text.source.rfind(kw, 0, text.offset(loc.line, loc.column))
+            if at >= 0:
+                line = text.source.count("\n", 0, at) + 1
+                loc = SourceLoc(loc.filename, line, at - text.line_starts[line - 1] + 1)
         diag = AquasError(
             f"unsupported C construct: {u.construct}; function '{decl.name}' is left untouched",
             loc,
