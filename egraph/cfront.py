@@ -140,7 +140,7 @@ _STDINT: dict[str, CType] = {
     "intptr_t": INT,
     "ptrdiff_t": INT,
 }
-_PRELUDE = "".join(f"typedef int {n};\n" for n in _STDINT)
+_PRELUDE = "".join(f"typedef int {n};\n" for n in _STDINT) + "typedef _Bool bool;\n"
 
 _BASIC: dict[tuple[str, ...], CType] = {}
 for _words, _ty in [
@@ -440,6 +440,7 @@ _UNSUPPORTED_STMTS: dict[type[c_ast.Node], str] = {
 def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
     """The syntactically unsupported construct that comes first in the source."""
     found: list[tuple[int, int, str, c_ast.Node]] = []
+    statements = _statement_positions(body)
 
     def visit(n: c_ast.Node) -> None:
         what = _UNSUPPORTED_STMTS.get(type(n))
@@ -453,7 +454,7 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
             what = "'volatile' qualifier"
         elif isinstance(n, c_ast.IdentifierType) and {"float", "double"} & set(n.names):
             what = "floating-point type"
-        elif isinstance(n, c_ast.Assignment | c_ast.UnaryOp) and _is_nested_update(n, body):
+        elif _is_update(n) and id(n) not in statements:
             what = "assignment inside an expression"
         if what is not None and n.coord is not None:
             found.append((n.coord.line, n.coord.column or 1, what, n))
@@ -474,33 +475,24 @@ def _is_update(n: c_ast.Node) -> bool:
     return isinstance(n, c_ast.Assignment) or (isinstance(n, c_ast.UnaryOp) and n.op in _UPDATE_OPS)
 
 
-_nested_cache: dict[int, set[int]] = {}
+def _statement_positions(body: c_ast.Node) -> set[int]:
+    """ids of the nodes that stand as statements (where an assignment may appear)."""
+    allowed: set[int] = set()
 
+    def collect(x: c_ast.Node) -> None:
+        if isinstance(x, c_ast.Compound):
+            allowed.update(id(item) for item in x.block_items or [])
+        elif isinstance(x, c_ast.For):
+            allowed.update({id(x.init), id(x.next), id(x.stmt)})
+        elif isinstance(x, c_ast.While | c_ast.DoWhile):
+            allowed.add(id(x.stmt))
+        elif isinstance(x, c_ast.If):
+            allowed.update({id(x.iftrue), id(x.iffalse)})
+        for _, c in x.children():
+            collect(c)
 
-def _is_nested_update(n: c_ast.Node, body: c_ast.Node) -> bool:
-    """True when an assignment/increment is part of a larger expression."""
-    if not _is_update(n):
-        return False
-    allowed = _nested_cache.get(id(body))
-    if allowed is None:
-        allowed = set()
-
-        def collect(x: c_ast.Node) -> None:
-            if isinstance(x, c_ast.Compound):
-                for item in x.block_items or []:
-                    allowed.add(id(item))
-            elif isinstance(x, c_ast.For):
-                allowed.update({id(x.init), id(x.next), id(x.stmt)})
-            elif isinstance(x, c_ast.While | c_ast.DoWhile):
-                allowed.add(id(x.stmt))
-            elif isinstance(x, c_ast.If):
-                allowed.update({id(x.iftrue), id(x.iffalse)})
-            for _, c in x.children():
-                collect(c)
-
-        collect(body)
-        _nested_cache[id(body)] = allowed
-    return id(n) not in allowed
+    collect(body)
+    return allowed
 
 
 def _assigned(n: c_ast.Node | None) -> list[str]:
@@ -593,7 +585,8 @@ class _Program:
     def __init__(self, source: str, filename: str):
         self.source = source
         self.filename = filename
-        self.typedefs: dict[str, CType | str] = dict(_STDINT)  # str: why it is unsupported
+        # A str value says why the type is unsupported.
+        self.typedefs: dict[str, CType | str] = {**_STDINT, "bool": "'bool' type"}
         self.macros: dict[str, c_ast.Node] = {}
         self.globals: dict[str, _Global] = {}
         self.bad_globals: dict[str, str] = {}
@@ -927,7 +920,9 @@ class _Function:
         ftype = decl.type
         if self.fdef.param_decls:
             raise _Unsupported("K&R-style function definition", self.fdef)
-        if not isinstance(ftype, c_ast.FuncDecl) or not isinstance(ftype.type, c_ast.TypeDecl):
+        if not isinstance(ftype, c_ast.FuncDecl):
+            raise _Unsupported("function definition without a parameter list", decl)
+        if not isinstance(ftype.type, c_ast.TypeDecl):
             raise _Unsupported("function returning a pointer", decl)
         ret = self.prog.scalar_type(ftype.type)
         params: list[CVar] = []
@@ -1770,7 +1765,7 @@ def parse_c(
     module_ops: list[Operation] = []
     functions_out: list[CFunction] = []
     diagnostics: list[AquasError] = []
-    for n in ext[len(_STDINT) :]:
+    for n in ext[len(_STDINT) + 1 :]:
         if isinstance(n, c_ast.Typedef):
             try:
                 ty, _ = prog.var_type(n.type)
@@ -1853,7 +1848,7 @@ def _lower_function(
         fn.params, fn.ret = _signature(prog, fdef)
         fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
         return fn, diag
-    except (RecursionError, ValueError, AssertionError, AttributeError, TypeError) as e:
+    except Exception as e:  # a frontend bug: still a located error, never a traceback
         raise AquasError(f"internal error while lowering '{decl.name}': {e}",
                          prog.loc(decl), source=prog.source) from e  # fmt: skip
     fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
@@ -1865,6 +1860,8 @@ def _signature(prog: _Program, fdef: c_ast.FuncDef) -> tuple[list[CVar], CType |
     params: list[CVar] = []
     ftype = fdef.decl.type
     ret: CType | None = None
+    if not isinstance(ftype, c_ast.FuncDecl):
+        return params, ret
     try:
         ret = prog.scalar_type(ftype.type)
     except _Unsupported:

@@ -510,3 +510,43 @@ def test_ir_shape_of_a_canonical_loop() -> None:
     ).replace("%1: ", "%1 : ")
     assert "iter_args(" in text and "-> (i32, i32) : i32" in text
     assert "arith.extui" in text and "arith.index_cast" in text
+
+
+def test_loop_forms_and_bool() -> None:
+    src = (
+        "#include <stdbool.h>\n"
+        "unsigned f(unsigned n) { unsigned s = 0;\n"
+        "  for (unsigned k = 0; k < n; k++) s += k;\n"
+        "  for (unsigned k = 0; k < 9; k++) s ^= k;\n"
+        "  for (int i = 0; i < n; i++) s += 1;\n"
+        "  return s; }\n"
+        "int b(bool x) { return x; }\n"
+    )
+    prog = parse_c(src, "l.c")
+    f, b = prog.functions
+    assert [st.op.name for st in f.stmts if st.kind == "for" and st.op] == [
+        "scf.while",  # unsigned IV, bound unknown: scf.for would compare signed
+        "scf.for",
+        "scf.while",  # `i < n` compares unsigned
+    ]
+    assert Evaluator(prog.module).call("f", [10]) == (45 ^ 0 ^ 1 ^ 2 ^ 3 ^ 4 ^ 5 ^ 6 ^ 7 ^ 8) + 10
+    assert b.func is None
+    assert prog.diagnostics[0].message.startswith("unsupported C construct: 'bool' type")
+
+
+def test_mutated_sources_never_crash() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        src = rng.choice([KERNELS, UNSUPPORTED, SPANS])
+        a = rng.randrange(len(src))
+        text = (
+            src[:a]
+            + rng.choice(["", "(", "}", ";", "*", "++", ",", "x"])
+            + src[a + rng.randrange(4) :]
+        )
+        try:
+            prog = parse_c(text, "m.c")
+        except AquasError as e:
+            assert "internal error" not in e.message
+            continue
+        assert len(prog.diagnostics) == sum(f.func is None for f in prog.functions)
