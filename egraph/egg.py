@@ -50,7 +50,6 @@ from egglog import (
     rule,
     ruleset,
     union,
-    var,
     vars_,
 )
 
@@ -99,6 +98,7 @@ _a, _b, _c, _x, _y, _s, _t, _c1, _c2 = vars_("a b c x y s t c1 c2", E)
 _xs, _ys = vars_("xs ys", MultiSet[E])
 _n, _m = vars_("n m", BigInt)
 
+
 def _register_rules() -> None:
     add = lambda w, a, b: E.op("add", w, a, b)  # noqa: E731
     mul = lambda w, a, b: E.op("mul", w, a, b)  # noqa: E731
@@ -116,7 +116,9 @@ def _register_rules() -> None:
             union(_s).with_(Prod(_w, _xs.remove(_t) + _ys))
         ),
         # a single-element multiset is its element; identities
-        rule(eq(_s).to(Sum(_w, _xs)), eq(_xs.length()).to(i64(1))).then(union(_s).with_(_xs.pick())),
+        rule(eq(_s).to(Sum(_w, _xs)), eq(_xs.length()).to(i64(1))).then(
+            union(_s).with_(_xs.pick())
+        ),
         rule(eq(_s).to(Prod(_w, _xs)), eq(_xs.length()).to(i64(1))).then(
             union(_s).with_(_xs.pick())
         ),
@@ -202,9 +204,9 @@ def _register_rules() -> None:
         rewrite(E.cast("zext", _w, _w2, E.cast("zext", _w2, _w3, _a))).to(
             E.cast("zext", _w, _w3, _a)
         ),
-        rule(
-            eq(_s).to(E.cast("sext", _w, _w2, E.cast("zext", _w2, _w3, _a))), _w3 < _w2
-        ).then(union(_s).with_(E.cast("zext", _w, _w3, _a))),
+        rule(eq(_s).to(E.cast("sext", _w, _w2, E.cast("zext", _w2, _w3, _a))), _w3 < _w2).then(
+            union(_s).with_(E.cast("zext", _w, _w3, _a))
+        ),
         # masks are truncations: x & (2^k - 1) = zext(trunc_k(x))
         *[
             rewrite(E.op("and", _w, _a, E.c(_w, BigInt((1 << k) - 1)))).to(
@@ -371,4 +373,4 @@ class Prover:
                 return not pending
 
 
-__all__ = ["RULESETS", "E", "Limits", "ProofStats", "Prod", "Prover", "Sum", "to_egg", "ne"]
+__all__ = ["RULESETS", "E", "Limits", "Prod", "ProofStats", "Prover", "Sum", "ne", "to_egg"]

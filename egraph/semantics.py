@@ -121,7 +121,12 @@ class SymMemory:
 
     def fork(self) -> SymMemory:
         m = SymMemory(self.private)
-        m.log, m.reads, m.hazards, m.seq = list(self.log), list(self.reads), list(self.hazards), self.seq
+        m.log, m.reads, m.hazards, m.seq = (
+            list(self.log),
+            list(self.reads),
+            list(self.hazards),
+            self.seq,
+        )
         return m
 
     def _access(self, addr: Term, w: int, value: Term | None = None) -> Access:
@@ -271,8 +276,8 @@ class Executor:
             self.while_op(op)
         elif isinstance(op, memref.LoadOp):
             self.fx.loads += 1
-            w = width_of(op.result.type)
-            self.env[op.result] = self.mem.peek(self.elem_addr(op.memref, op.indices, w), w)
+            w = width_of(op.res.type)
+            self.env[op.res] = self.mem.peek(self.elem_addr(op.memref, op.indices, w), w)
         elif isinstance(op, memref.StoreOp):
             self.fx.stores += 1
             v = self.get(op.value)

@@ -128,7 +128,10 @@ def isax_report(
     }
 
 
-def build_unit(module: ModuleOp, clock_ns: float, lib: OperatorLibrary) -> Unit:
+def schedule_isaxs(
+    module: ModuleOp, clock_ns: float, lib: OperatorLibrary
+) -> tuple[FsmBuilder, list[IsaxFsm]]:
+    """Prepare ``module`` in place and schedule every ISAX of its extension."""
     prepare(module)
     ext = find_extension(module)
     builder = FsmBuilder(
@@ -144,6 +147,27 @@ def build_unit(module: ModuleOp, clock_ns: float, lib: OperatorLibrary) -> Unit:
         if fsm.entry < 0:
             fsm.entry = RESP_STATE
         fsms.append(fsm)
+    return builder, fsms
+
+
+def isax_latencies(
+    module: ModuleOp, clock_ns: float, mem_latency: int, lib: OperatorLibrary | None = None
+) -> dict[str, tuple[int, int]]:
+    """ISAX name -> (min, max) cycles at memory latency ``mem_latency``, as in the reports.
+
+    Schedules a clone of ``module`` (no RTL is generated), so callers keep their IR.
+    """
+    _, fsms = schedule_isaxs(module.clone(), clock_ns, lib or OperatorLibrary.load())
+    out = {}
+    for f in fsms:
+        lo, hi = f.latency.at(mem_latency)
+        out[f.isax.sym_name.data] = (lo + 1, hi + 1)  # + the dispatch cycle
+    return out
+
+
+def build_unit(module: ModuleOp, clock_ns: float, lib: OperatorLibrary) -> Unit:
+    ext = find_extension(module)
+    builder, fsms = schedule_isaxs(module, clock_ns, lib)
     builder.allocate_registers()
     return UnitGenerator(ext, builder, fsms).generate()
 
@@ -227,4 +251,11 @@ def synthesize(
     return SynthResult(ext_name, unit, vpath, reports, seconds)
 
 
-__all__ = ["SynthResult", "build_unit", "export_verilog", "synthesize"]
+__all__ = [
+    "SynthResult",
+    "build_unit",
+    "export_verilog",
+    "isax_latencies",
+    "schedule_isaxs",
+    "synthesize",
+]

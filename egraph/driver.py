@@ -1,0 +1,251 @@
+"""``aquas match``: from an application file and an ISAX spec to decisions and rewritten code.
+
+``match_file(app, spec)`` parses the application (C through :mod:`aquas.egraph.cfront`, or
+MLIR in func/scf/arith/memref form), turns every selected function into the matcher's view
+(statements with the ops they lowered to), derives the ISAX patterns and their scheduled
+latencies, and runs :class:`~aquas.egraph.matcher.Matcher`.  Emission lives in
+:mod:`aquas.egraph.emit`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Block, Operation
+
+from aquas.diagnostics import AquasError
+from aquas.dialects import aquas as aq
+from aquas.egraph import cfront
+from aquas.egraph.matcher import (
+    AppBlock,
+    AppFunction,
+    AppParam,
+    AppStmt,
+    Decision,
+    Matcher,
+    Options,
+    Pattern,
+    function_of,
+    params_of_mlir,
+    patterns_of,
+)
+from aquas.interpreter import find_extension
+from aquas.spec.frontend import lower_spec_file
+
+_LOOPS = (scf.ForOp, scf.WhileOp)
+
+
+@dataclass
+class MatchResult:
+    app: Path
+    kind: str  # "c" | "mlir"
+    extension: aq.ExtensionOp
+    patterns: list[Pattern]
+    decisions: list[Decision]
+    functions: list[str]
+    skipped: list[AquasError] = field(default_factory=list)  # unsupported functions
+    program: cfront.CProgram | None = None
+    module: ModuleOp | None = None
+    seconds: float = 0.0
+
+    @property
+    def matched(self) -> list[Decision]:
+        return [d for d in self.decisions if d.status == "matched"]
+
+
+def load_patterns(
+    spec: Path | str, clock_ns: float = 10.0, mem_latency: int = 12
+) -> tuple[aq.ExtensionOp, list[Pattern]]:
+    from aquas.synth.flow import isax_latencies
+
+    module = lower_spec_file(str(spec))
+    ext = find_extension(module)
+    return ext, patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))
+
+
+def match_file(
+    app: Path | str,
+    spec: Path | str,
+    *,
+    functions: Collection[str] | None = None,
+    options: Options | None = None,
+    clock_ns: float = 10.0,
+    mem_latency: int = 12,
+    patterns: tuple[aq.ExtensionOp, list[Pattern]] | None = None,
+) -> MatchResult:
+    t0 = time.perf_counter()
+    app = Path(app)
+    ext, pats = patterns or load_patterns(spec, clock_ns, mem_latency)
+    matcher = Matcher(pats, options)
+    try:
+        text = app.read_text()
+    except OSError as e:
+        raise AquasError(f"cannot read {app}: {e.strerror}") from None
+    decisions: list[Decision] = []
+    if app.suffix == ".mlir":
+        module = cfront.parse_mlir(text, str(app))
+        fns = [op for op in module.walk() if isinstance(op, func.FuncOp) and op.body.blocks]
+        if functions is not None:
+            unknown = set(functions) - {f.sym_name.data for f in fns}
+            if unknown:
+                raise AquasError(f"no function named {', '.join(sorted(unknown))} in {app}")
+            fns = [f for f in fns if f.sym_name.data in functions]
+        for fop in fns:
+            af = function_of(fop, params_of_mlir(fop))
+            _name_block_args(af)
+            decisions += matcher.match_function(af)
+        return MatchResult(
+            app,
+            "mlir",
+            ext,
+            pats,
+            decisions,
+            [f.sym_name.data for f in fns],
+            module=module,
+            seconds=time.perf_counter() - t0,
+        )
+    prog = cfront.parse_c(text, str(app), functions)
+    names = []
+    for cf in prog.functions:
+        if not cf.selected or cf.func is None:
+            continue
+        names.append(cf.name)
+        decisions += matcher.match_function(app_function(cf, text))
+    return MatchResult(
+        app,
+        "c",
+        ext,
+        pats,
+        decisions,
+        names,
+        list(prog.diagnostics),
+        program=prog,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# C functions as the matcher sees them
+# ---------------------------------------------------------------------------------------
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
+    """Group the ops of every block by the C statement they came from (via locations)."""
+    assert cf.func is not None
+    line_start = _offsets(text)
+    stmts = [s for s in cf.stmts if s.kind != "block"]
+    by_op: dict[Operation, cfront.CStmt] = {s.op: s for s in stmts if s.op is not None}
+
+    def offset(op: Operation) -> int | None:
+        loc = op.location
+        if not isinstance(loc, FileLineColLoc):
+            return None
+        line, col = loc.line.data, loc.column.data
+        if not 1 <= line <= len(line_start):
+            return None
+        return line_start[line - 1] + col - 1
+
+    params = [
+        AppParam(
+            p.name,
+            p.ctype.pointer,
+            p.ctype.restrict,
+            p.ctype.width,
+            p.ctype.c_name(),
+        )
+        for p in cf.params
+    ]
+    blocks: list[AppBlock] = []
+
+    def visit(block: Block, container: cfront.Span) -> None:
+        inner = [
+            s
+            for s in stmts
+            if container.start <= s.span.start
+            and s.span.end <= container.end
+            and (s.span.start, s.span.end) != (container.start, container.end)
+        ]
+        groups: list[AppStmt] = []
+        owner_of: dict[int, cfront.CStmt | None] = {}
+        for op in block.ops:
+            st = by_op.get(op)
+            if st is None:
+                off = offset(op)
+                cands = [s for s in inner if off is not None and s.span.start <= off < s.span.end]
+                st = max(cands, key=lambda s: s.span.end - s.span.start) if cands else None
+            owner_of[id(op)] = st
+            if groups and groups[-1].src is st and st is not None:
+                groups[-1].ops.append(op)
+            else:
+                if st is None:
+                    kind = "return" if isinstance(op, func.ReturnOp) else "implicit"
+                    value = op.operands[0] if kind == "return" and op.operands else None
+                    groups.append(AppStmt(kind, 0, 0, [op], value=value))
+                else:
+                    groups.append(
+                        AppStmt(
+                            st.kind,
+                            st.line,
+                            st.col,
+                            [op],
+                            span=(st.span.start, st.span.end),
+                            target=st.target,
+                            value=st.value,
+                            iv=st.iv,
+                            src=st,
+                        )
+                    )
+            for region in op.regions:
+                st_span = st.span if st is not None else container
+                for blk in region.blocks:
+                    visit(blk, st_span)
+        blocks.append(AppBlock(block, groups))
+
+    visit(cf.func.body.block, cfront.Span(cf.span.start, cf.span.end))
+    blocks.reverse()  # outer blocks first
+    af = AppFunction(cf.name, cf.func, params, blocks, line=cf.line)
+    for s in stmts:
+        for name, v in s.writes.items():
+            af.names.setdefault(v, name)
+    _name_block_args(af)
+    for k, p in enumerate(cf.params):
+        af.names[cf.func.body.block.args[k]] = p.name
+    for s in stmts:
+        if s.iv and isinstance(s.op, scf.ForOp):
+            af.names[s.op.body.block.args[0]] = s.iv
+    return af
+
+
+def _name_block_args(af: AppFunction) -> None:
+    """Loop-carried block arguments take the C name of the loop result they become."""
+    for op in af.func.walk():
+        if isinstance(op, scf.ForOp):
+            for j, r in enumerate(op.results):
+                if r in af.names:
+                    af.names.setdefault(op.body.block.args[j + 1], af.names[r])
+        elif isinstance(op, scf.WhileOp):
+            for j, r in enumerate(op.results):
+                if r in af.names:
+                    af.names.setdefault(op.before_region.block.args[j], af.names[r])
+                    if j < len(op.after_region.block.args):
+                        af.names.setdefault(op.after_region.block.args[j], af.names[r])
+
+
+def loop_op(st: AppStmt) -> Operation | None:
+    return next((op for op in st.ops if isinstance(op, _LOOPS)), None)
+
+
+__all__ = ["MatchResult", "app_function", "load_patterns", "loop_op", "match_file"]

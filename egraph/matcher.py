@@ -1,0 +1,1021 @@
+"""Skeleton-components matching of ISAX semantics in application code, with soundness checks.
+
+Data flow (docs/matcher.md has the full story)::
+
+    ISAX (aquas dialect) --symbolic execution--> Effects over rs1/rs2   (pattern)
+    app function (MLIR) --candidate regions-----> Effects over params    (per region)
+        --> skeleton: footprints per base, trip-count alignment (strip-mining + remainder)
+        --> binding: rs1/rs2 := app base + offset (memory ISAXs) or leaf values (register ISAXs),
+            one binding shared by every component
+        --> components: every written address and the result, proven equal in the e-graph
+        --> soundness: write set exact, reads covered, live-outs produced, aliasing hazards
+        --> cost: ISAX latency (scheduler) + invocation vs software estimate for the core
+        --> Decision (matched / rejected + reason)
+
+A *region* is a contiguous run of statements of one block (a loop with the statements that
+prepare its inputs and consume its results) or, for register-only ISAXs, one statement whose
+value is an expression.  Loops with constant bounds are executed symbolically (the
+"unroll" external rewrite); a loop longer than the ISAX is strip-mined into ISAX-sized chunks
+with the remainder left in software.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import FileLineColLoc, MemRefType
+from xdsl.ir import Block, Operation, OpResult, SSAValue
+
+from aquas.dialects import aquas as aq
+from aquas.egraph.egg import Limits, Prover
+from aquas.egraph.semantics import (
+    ADDR_W,
+    Access,
+    Effects,
+    Executor,
+    Unsupported,
+    isax_effects,
+    width_of,
+)
+from aquas.egraph.terms import (
+    Linear,
+    RandomMemory,
+    Term,
+    binop,
+    cast,
+    const,
+    evaluate,
+    linear,
+    mask,
+    show,
+    substitute,
+    var,
+    variables,
+    walk,
+)
+
+# Reasons (the categories ``--explain`` reports)
+BOUND = "bound mismatch"
+SHAPE = "footprint mismatch"
+VALUE = "value mismatch"
+RULE = "missing rule"
+TYPE = "type mismatch"
+DEPENDENCE = "dependence"
+LIVEOUT = "live-out"
+PROFIT = "not profitable"
+UNSUPPORTED = "unsupported"
+
+
+# ---------------------------------------------------------------------------------------
+# Patterns
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Pattern:
+    extension: str
+    name: str
+    kind: str  # "memory" | "register" | "unsupported"
+    why: str = ""
+    fx: Effects | None = None
+    latency: int = 0  # cycles of one invocation at the platform's memory latency
+    has_rd: bool = False
+    uses: tuple[str, ...] = ()
+    funct7: int = 0
+
+    @property
+    def rd(self) -> Term | None:
+        return self.fx.results[0] if self.fx and self.fx.results else None
+
+    def bases(self) -> dict[str, list[Access]]:
+        """Register name -> the accesses addressed off it (memory ISAXs)."""
+        out: dict[str, list[Access]] = {}
+        assert self.fx is not None
+        for a in self.fx.reads + self.fx.writes:
+            if len(a.lin.terms) == 1 and a.lin.terms[0][1] == 1:
+                out.setdefault(str(a.lin.terms[0][0].val), []).append(a)
+        return out
+
+
+def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> list[Pattern]:
+    """Every ISAX of ``ext`` as a pattern (or with the reason it cannot be one)."""
+    out = []
+    ename = ext.sym_name.data
+    for isax in ext.isaxs():
+        name = isax.sym_name.data
+        p = Pattern(ename, name, "unsupported", uses=tuple(isax.used), funct7=isax.funct7_value)
+        p.has_rd = "rd" in isax.used
+        p.latency = latencies.get(name, (0, 0))[1]
+        try:
+            fx = isax_effects(isax, ext)
+        except Unsupported as e:
+            p.why = str(e)
+            out.append(p)
+            continue
+        p.fx = fx
+        regs = {"rs1", "rs2"}
+        addr_vars = {
+            str(v.val) for a in fx.reads + fx.writes for v in variables(a.addr) if v.val in regs
+        }
+        data_vars = set()
+        for t in [*fx.results, *(w.value for w in fx.writes if w.value is not None)]:
+            data_vars |= {str(v.val) for v in _data_variables(t)}
+        if not fx.reads and not fx.writes:
+            p.kind = "register"
+        elif data_vars & addr_vars or data_vars & regs:
+            p.why = "uses a register operand both as data and as an address"
+        else:
+            p.kind = "memory"
+        out.append(p)
+    return out
+
+
+def _data_variables(t: Term) -> set[Term]:
+    """Variables reachable without going through a load's address."""
+    out: set[Term] = set()
+    stack, seen = [t], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op == "var":
+            out.add(n)
+        elif n.op != "load":
+            stack.extend(n.args)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Application side: functions, statements, regions
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class AppParam:
+    name: str
+    pointer: bool
+    restrict: bool
+    width: int  # element width for pointers
+    ctype: str = ""
+
+
+@dataclass
+class AppStmt:
+    """One statement of application code with the ops it lowered to (same block)."""
+
+    kind: str
+    line: int
+    col: int
+    ops: list[Operation]
+    span: tuple[int, int] | None = None  # C source offsets
+    target: str | None = None
+    value: SSAValue | None = None
+    iv: str | None = None
+    src: object = None  # the frontend's statement object (C input)
+
+
+@dataclass
+class AppBlock:
+    block: Block
+    stmts: list[AppStmt]
+
+
+@dataclass
+class AppFunction:
+    name: str
+    func: func.FuncOp
+    params: list[AppParam]
+    blocks: list[AppBlock]
+    names: dict[SSAValue, str] = field(default_factory=dict)  # SSA value -> C variable name
+    line: int = 0
+
+
+@dataclass
+class Binding:
+    regs: dict[str, Term]  # rs1/rs2 -> app term
+    chunk: int | None = None  # strip-mine: loop iterations per ISAX call
+    accumulate: bool = False  # live-out = live-in + rd
+    proof: str = ""
+
+
+@dataclass
+class Decision:
+    function: str
+    isax: str
+    line: int
+    status: str  # "matched" | "rejected"
+    reason: str = ""
+    detail: str = ""
+    binding: Binding | None = None
+    sw_cycles: int = 0
+    hw_cycles: int = 0
+    region: list[AppStmt] = field(default_factory=list)
+    liveout: str | None = None  # C variable receiving rd ("return" for a return value)
+    liveout_type: str | None = None
+    pattern: Pattern | None = None
+    anchor: AppStmt | None = None
+    calls: int = 1  # ISAX invocations per execution of the region
+    proof: str = ""
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------------------------------
+# Cost model
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CoreCosts:
+    """Cycles per dynamic operation of compiled code on a core (estimates, see docs)."""
+
+    alu: float
+    mul: float
+    div: float
+    load: float
+    store: float
+    branch: float
+    call_overhead: int  # moving operands into registers, the instruction, cache upkeep
+
+
+CORES = {
+    # VexRiscv_FullCfu: 5-stage, 1-cycle multiplier pass, iterative divider, 4 KiB D$.
+    "vexriscv": CoreCosts(alu=1, mul=1, div=34, load=2, store=1, branch=3, call_overhead=4),
+    # PicoRV32 (non-pipelined, ~3-5 cycles per instruction, PCPI multiplier/divider).
+    "picorv32": CoreCosts(alu=3, mul=40, div=40, load=5, store=5, branch=5, call_overhead=12),
+}
+
+
+def software_cycles(fx: Effects, core: CoreCosts) -> int:
+    alu = max(0, fx.ops - fx.loads - fx.stores - fx.muls - fx.divs - fx.branches)
+    # address arithmetic the compiler folds into loads/stores is counted as ALU work too:
+    # a conservative (low) estimate of the software cost makes offloading decisions safe.
+    c = (
+        alu * core.alu * 0.5
+        + fx.muls * core.mul
+        + fx.divs * core.div
+        + fx.loads * core.load
+        + fx.stores * core.store
+        + fx.branches * core.branch
+    )
+    return int(c)
+
+
+# ---------------------------------------------------------------------------------------
+# The matcher
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Options:
+    core: str = "vexriscv"
+    limits: Limits = field(default_factory=Limits)
+    random_trials: int = 24
+    max_context: int = 8  # statements considered before/after an anchor loop
+    budget: int = 100_000  # symbolic operations per region
+
+
+class Matcher:
+    def __init__(self, patterns: Sequence[Pattern], options: Options | None = None):
+        self.patterns = list(patterns)
+        self.opt = options or Options()
+        self.core = CORES[self.opt.core]
+
+    # -- entry -------------------------------------------------------------------------
+    def match_function(self, fn: AppFunction) -> list[Decision]:
+        decisions: list[Decision] = []
+        mem = [p for p in self.patterns if p.kind == "memory"]
+        reg = [p for p in self.patterns if p.kind == "register"]
+        claimed: set[int] = set()  # ids of statements already replaced
+        for blk in fn.blocks:
+            for i, st in enumerate(blk.stmts):
+                if st.kind not in ("for", "while") or id(st) in claimed:
+                    continue
+                best: Decision | None = None
+                tried: list[Decision] = []
+                for p in mem:
+                    d = self.match_loop(fn, blk, i, p)
+                    tried.append(d)
+                    if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
+                        best = d
+                if best is not None:
+                    claimed.update(id(s) for s in best.region)
+                    decisions.append(best)
+                    decisions.extend(d for d in tried if d is not best and d.status != "matched")
+                else:
+                    decisions.extend(tried)
+        if reg:
+            decisions.extend(self.match_expressions(fn, reg, claimed))
+        return decisions
+
+    # -- memory ISAXs over loops ----------------------------------------------------------
+    def match_loop(self, fn: AppFunction, blk: AppBlock, i: int, p: Pattern) -> Decision:
+        t0 = time.perf_counter()
+        anchor = blk.stmts[i]
+        best = Decision(fn.name, p.name, anchor.line, "rejected", UNSUPPORTED, "no region tried")
+        best.anchor = anchor
+        rank = {
+            UNSUPPORTED: 0,
+            SHAPE: 1,
+            BOUND: 2,
+            TYPE: 3,
+            VALUE: 4,
+            LIVEOUT: 5,
+            DEPENDENCE: 6,
+            RULE: 7,
+            PROFIT: 8,
+        }
+        for lo, hi in self.region_ranges(blk, i):
+            region = blk.stmts[lo : hi + 1]
+            for chunk in self.chunk_options(fn, blk, anchor, p):
+                d = self.try_region(fn, blk, region, anchor, p, chunk)
+                if d.status == "matched":
+                    d.seconds = time.perf_counter() - t0
+                    return d
+                if rank.get(d.reason, 0) >= rank.get(best.reason, 0):
+                    best = d
+        best.seconds = time.perf_counter() - t0
+        return best
+
+    def region_ranges(self, blk: AppBlock, i: int) -> list[tuple[int, int]]:
+        """Statement ranges around loop ``i``: the loop, plus straight-line context."""
+        simple = ("decl", "assign", "expr", "return", "for", "while", "if", "do")
+        lo = i
+        while lo > 0 and i - lo < self.opt.max_context and blk.stmts[lo - 1].kind in simple:
+            lo -= 1
+        hi = i
+        while (
+            hi + 1 < len(blk.stmts)
+            and hi - i < self.opt.max_context
+            and blk.stmts[hi + 1].kind in simple
+        ):
+            hi += 1
+        out = []
+        for a in range(i, lo - 1, -1):
+            for b in range(i, hi + 1):
+                out.append((a, b))
+        out.sort(key=lambda r: (r[1] - r[0], -r[0]))
+        return out
+
+    def chunk_options(
+        self, fn: AppFunction, blk: AppBlock, anchor: AppStmt, p: Pattern
+    ) -> list[int | None]:
+        """None = the whole loop; k = strip-mine the loop into chunks of k iterations."""
+        loop = _loop(anchor)
+        if not isinstance(loop, scf.ForOp) or p.fx is None:
+            return [None]
+        try:
+            ex = Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget)
+            lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
+        except Unsupported:
+            return [None]
+        if not all(t.op == "const" for t in (lb, ub, step)):
+            return [None]
+        trips = max(0, (int(ub.val) - int(lb.val) + int(step.val) - 1) // int(step.val))
+        # bytes the ISAX reads per base vs bytes one loop iteration reads
+        isax_bytes = sum(a.width // 8 for a in p.fx.reads)
+        try:
+            one = self.loop_effects(fn, loop, 1)
+        except Unsupported:
+            return [None]
+        per_iter = sum(a.width // 8 for a in one.reads)
+        if per_iter == 0 or isax_bytes % per_iter:
+            return [None]
+        k = isax_bytes // per_iter
+        if 0 < k < trips:
+            return [None, k]
+        return [None]
+
+    def loop_effects(self, fn: AppFunction, loop: scf.ForOp, k: int) -> Effects:
+        """Effects of ``k`` iterations of ``loop`` from a symbolic start index."""
+        ex = Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget)
+        w = width_of(loop.lb.type)
+        iv0 = var(f"{self.iv_name(fn, loop)}", w)
+        step = ex.get(loop.step)
+        carried = [self.init_var(fn, loop, j) for j in range(len(loop.iter_args))]
+        for j in range(k):
+            ivj = binop("add", iv0, binop("mul", const(w, j), step))
+            carried = ex.run_block(loop.body.block, [ivj, *carried])
+        ex.set(loop.results, carried)
+        return ex.effects()
+
+    def iv_name(self, fn: AppFunction, loop: scf.ForOp) -> str:
+        return fn.names.get(loop.body.block.args[0], "%iv")
+
+    def init_var(self, fn: AppFunction, loop: scf.ForOp, j: int) -> Term:
+        r = loop.results[j]
+        name = fn.names.get(r, f"%carried{j}")
+        return var(f"{name}@in", width_of(r.type))
+
+    def resolver(self, fn: AppFunction, inside: set[Operation]) -> Callable[[SSAValue], Term]:
+        """Values defined outside a region: constants and pure computations (arithmetic,
+        branches without memory access) are recomputed, parameters and other values become
+        variables named after their C variable."""
+        params = {a: fn.params[k] for k, a in enumerate(fn.func.body.block.args)}
+
+        def resolve(v: SSAValue) -> Term:
+            if v in params:
+                return var(params[v].name, ADDR_W if params[v].pointer else width_of(v.type))
+            if isinstance(v, OpResult) and v.op not in inside:
+                op = v.op
+                if _pure(op):
+                    ex = Executor(resolve=resolve, budget=10_000)
+                    ex.op(op)
+                    return ex.env[v]
+                if isinstance(op, memref.GetGlobalOp):
+                    return var(op.name_.root_reference.data, ADDR_W)
+            name = fn.names.get(v) or f"%{v.name_hint or 'v'}{id(v) % 10007}"
+            return var(name, width_of(v.type))
+
+        return resolve
+
+    def region_effects(
+        self,
+        fn: AppFunction,
+        region: Sequence[AppStmt],
+        anchor: AppStmt,
+        chunk: int | None,
+    ) -> tuple[Effects, dict[SSAValue, Term], list[Term]]:
+        """Execute a region; returns effects, the terms of its live-out values, and the
+        symbolic initial values of the anchor loop's carried variables."""
+        ops = [op for st in region for op in st.ops]
+        inside = {o for op in ops for o in op.walk()}
+        ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget)
+        inits: list[Term] = []
+        loop = _loop(anchor)
+        for op in ops:
+            if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
+                w = width_of(loop.lb.type)
+                iv0 = var(self.iv_name(fn, loop), w)
+                step = ex.get(loop.step)
+                inits = [self.init_var(fn, loop, j) for j in range(len(loop.iter_args))]
+                carried = list(inits)
+                for j in range(chunk):
+                    ivj = binop("add", iv0, binop("mul", const(w, j), step))
+                    carried = ex.run_block(loop.body.block, [ivj, *carried])
+                ex.set(loop.results, carried)
+            elif op is loop and isinstance(loop, scf.ForOp):
+                inits = [ex.get(v) for v in loop.iter_args]
+                ex.op(op)
+            else:
+                ex.op(op)
+        liveouts = {}
+        for op in ops:
+            for r in op.results:
+                if any(u.operation not in inside for u in r.uses):
+                    liveouts[r] = ex.env[r]
+        return ex.effects(), liveouts, inits
+
+    def try_region(
+        self,
+        fn: AppFunction,
+        blk: AppBlock,
+        region: Sequence[AppStmt],
+        anchor: AppStmt,
+        p: Pattern,
+        chunk: int | None,
+    ) -> Decision:
+        d = Decision(fn.name, p.name, anchor.line, "rejected", pattern=p, anchor=anchor)
+        d.region = list(region)
+        assert p.fx is not None
+        try:
+            fx, liveouts, inits = self.region_effects(fn, region, anchor, chunk)
+        except Unsupported as e:
+            d.reason, d.detail = UNSUPPORTED, str(e)
+            return d
+        # return statements: their value is a live-out too
+        ret_value: Term | None = None
+        if region[-1].kind == "return" and region[-1].value is not None:
+            ret = region[-1].value
+            ret_value = liveouts.pop(ret, None)
+        # -- skeleton: footprints per base ------------------------------------------------
+        groups = _groups(fx.reads + fx.writes)
+        isax_bases = p.bases()
+        if not fx.writes and p.fx.writes:
+            d.reason, d.detail = SHAPE, f"the loop stores nothing; {p.name} writes memory"
+            return d
+        if len(fx.writes) != len(p.fx.writes) and not _split_compatible(fx, p.fx):
+            d.reason = SHAPE
+            d.detail = (
+                f"{len(fx.writes)} stored locations vs {len(p.fx.writes)} written by {p.name}"
+            )
+            return d
+        app_read_bytes = sum(a.width // 8 for a in _dedup(fx.reads))
+        isax_read_bytes = sum(a.width // 8 for a in _dedup(p.fx.reads))
+        if app_read_bytes < isax_read_bytes // 2 or app_read_bytes > isax_read_bytes * 2:
+            d.reason = BOUND
+            d.detail = (
+                f"the region reads {app_read_bytes} bytes, {p.name} reads {isax_read_bytes}"
+                + (f" (chunks of {chunk} iterations)" if chunk else "")
+            )
+            return d
+        # -- binding: rs -> app base + offset -------------------------------------------
+        results = []
+        if p.has_rd:
+            outs = list(liveouts.items())
+            if ret_value is not None:
+                outs.append((None, ret_value))  # type: ignore[arg-type]
+            if len(outs) != 1:
+                d.reason = LIVEOUT
+                names = [fn.names.get(v, "?") if v is not None else "return" for v, _ in outs]
+                d.detail = (
+                    f"{p.name} returns one value; the region has {len(outs)} live-out "
+                    f"values ({', '.join(names) or 'none'})"
+                )
+                return d
+            results = outs
+        elif liveouts or ret_value is not None:
+            d.reason = LIVEOUT
+            names = [fn.names.get(v, "?") for v in liveouts] + (["return"] if ret_value else [])
+            d.detail = f"{p.name} has no result but the region defines {', '.join(names)}"
+            return d
+        last_reason = (VALUE, "no binding of rs1/rs2 to the region's pointers fits")
+        for regs in self.bindings(isax_bases, groups):
+            b = Binding(regs, chunk)
+            r = self.check_binding(fn, fx, p, b, results, inits, anchor)
+            if r is None:
+                d.binding = b
+                if results:
+                    v = results[0][0]
+                    d.liveout = "return" if v is None else fn.names.get(v)
+                    d.liveout_type = _ctype(v.type) if v is not None else None
+                return self.finish(d, fx, p, chunk, anchor)
+            last_reason = max(last_reason, r, key=lambda x: _REASON_RANK.get(x[0], 0))
+        d.reason, d.detail = last_reason
+        return d
+
+    def bindings(
+        self, isax_bases: dict[str, list[Access]], groups: dict[tuple, list[Access]]
+    ) -> Iterable[dict[str, Term]]:
+        regs = sorted(isax_bases)
+        keys = [k for k in groups if k]
+        for choice in itertools.product(keys, repeat=len(regs)):
+            out = {}
+            for r, key in zip(regs, choice, strict=True):
+                app_min = min(a.lin.offset for a in groups[key])
+                isax_min = min(a.lin.offset for a in isax_bases[r])
+                base = _lin_term(Linear(key, (app_min - isax_min) & mask(32)))
+                out[r] = base
+            yield out
+
+    def check_binding(
+        self,
+        fn: AppFunction,
+        fx: Effects,
+        p: Pattern,
+        b: Binding,
+        results: list[tuple[SSAValue | None, Term]],
+        inits: list[Term],
+        anchor: AppStmt,
+    ) -> tuple[str, str] | None:
+        assert p.fx is not None
+        env = {var(r, 32): t for r, t in b.regs.items()}
+        sub = {}
+
+        def s(t: Term) -> Term:
+            if id(t) not in sub:
+                sub[id(t)] = substitute(t, env)
+            return sub[id(t)]
+
+        iw = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(p.fx.writes, s)}
+        aw = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(fx.writes)}
+        if set(iw) != set(aw):
+            missing = sorted(set(iw) - set(aw), key=lambda x: x[1])
+            extra = sorted(set(aw) - set(iw), key=lambda x: x[1])
+            what = []
+            if missing:
+                what.append(f"{p.name} writes {_where(missing[0])} which the region does not")
+            if extra:
+                what.append(f"the region stores to {_where(extra[0])} which {p.name} does not")
+            return (SHAPE, "; ".join(what))
+        # reads: every read of the region must be one the ISAX performs
+        iread = {(a.lin, a.width) for a in (_access(s(a.addr), a.width) for a in p.fx.reads)}
+        for a in _dedup(fx.reads):
+            if (a.lin, a.width) not in iread and not _covered(a, iread):
+                return (SHAPE, f"the region reads {show(a.addr)} which {p.name} does not read")
+        hull = _hulls(fx.reads + fx.writes)
+        for a in p.fx.reads:
+            sa = _access(s(a.addr), a.width)
+            if sa.lin.terms in hull:
+                lo, hi = hull[sa.lin.terms]
+                if sa.lin.offset < lo or sa.lin.offset + sa.width // 8 > hi:
+                    if not _indirect_on(fx, sa.lin.terms):
+                        return (
+                            SHAPE,
+                            f"{p.name} reads {show(sa.addr)}, outside what the region touches",
+                        )
+        # components: values of every written location and the result
+        pairs: list[tuple[Term, Term]] = []
+        for key, v in iw.items():
+            assert v is not None
+            av = aw[key]
+            assert av is not None
+            if av.w != v.w:
+                return (TYPE, f"store width {av.w} vs {v.w} at {_where(key)}")
+            pairs.append((av, s(v)))
+        accumulate = False
+        if results:
+            rd = s(p.rd) if p.rd is not None else None
+            assert rd is not None
+            val, out = results[0]
+            cand = cast("trunc", out.w, rd) if out.w < 32 else rd
+            if out.w > 32:
+                return (TYPE, f"the live-out value is {out.w} bits, rd is 32")
+            loop = _loop(anchor)
+            acc_init = None
+            if isinstance(loop, scf.ForOp) and val in loop.results:
+                acc_init = inits[list(loop.results).index(val)]  # type: ignore[arg-type]
+            if b.chunk is not None:
+                if acc_init is None:
+                    return (LIVEOUT, "a strip-mined loop's result must be an accumulator")
+                cand = binop("add", acc_init, cand)
+                accumulate = True
+            elif (
+                acc_init is not None
+                and acc_init.op == "var"
+                and self.random_equal([(out, binop("add", acc_init, cand))])
+            ):
+                cand = binop("add", acc_init, cand)
+                accumulate = True
+            pairs.append((out, cand))
+        b.accumulate = accumulate
+        if not self.random_equal(pairs):
+            bad = next(x for x in pairs if not self.random_equal([x]))
+            return (VALUE, f"computes {show(bad[0], 3)}, {p.name} computes {show(bad[1], 3)}")
+        # dependences: hazards between different bases need restrict
+        hz = self.hazard(fn, fx.hazards) or self.hazard(
+            fn,
+            [(_access(s(x.addr), x.width), _access(s(y.addr), y.width)) for x, y in p.fx.hazards],
+        )
+        if hz:
+            return (DEPENDENCE, hz)
+        prover = Prover(self.opt.limits)
+        if not prover.equal_all(pairs):
+            st = prover.stats
+            return (
+                RULE,
+                f"equal on {self.opt.random_trials} random inputs but not proven by the rule sets "
+                f"({st.stopped} after {st.iterations} iterations, {st.nodes} e-nodes)",
+            )
+        b.proof = (
+            f"{len(pairs)} component(s) proven equal in {prover.stats.iterations} e-graph "
+            f"iteration(s), {prover.stats.nodes} e-nodes"
+        )
+        return None
+
+    def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:
+        restrict = {p.name for p in fn.params if p.pointer and p.restrict}
+        for x, y in pairs:
+            bx, by = _base_name(x), _base_name(y)
+            if bx is None or by is None or bx == by:
+                if bx == by and bx is not None:
+                    continue
+            if bx in restrict or by in restrict:
+                continue
+            if bx is not None and by is not None and bx.startswith("@") and by.startswith("@"):
+                continue  # two distinct globals never overlap
+            kind = "read" if y.value is None else "written"
+            return (
+                f"{show(x.addr, 3)} is written and then {show(y.addr, 3)} is {kind}; "
+                f"'{bx}' and '{by}' may alias (declare the pointers restrict)"
+            )
+        return None
+
+    def random_equal(self, pairs: Sequence[tuple[Term, Term]]) -> bool:
+        """A fast filter: equal values on random inputs (required before any proof)."""
+        vs: set[str] = set()
+        for a, b in pairs:
+            vs |= {str(v.val) for v in variables(a) | variables(b)}
+        rng = random.Random(1234)
+        for trial in range(self.opt.random_trials):
+            env = {v: _rand_value(rng, trial) for v in sorted(vs)}
+            memory = RandomMemory(trial)
+            for a, b in pairs:
+                if evaluate(a, env, memory) != evaluate(b, env, memory):
+                    return False
+        return True
+
+    def finish(
+        self, d: Decision, fx: Effects, p: Pattern, chunk: int | None, anchor: AppStmt
+    ) -> Decision:
+        per_call_sw = software_cycles(fx, self.core)
+        d.sw_cycles = per_call_sw
+        d.hw_cycles = p.latency + self.core.call_overhead
+        if d.hw_cycles >= d.sw_cycles:
+            d.status, d.reason = "rejected", PROFIT
+            d.detail = f"{p.name} takes ~{d.hw_cycles} cycles, software ~{d.sw_cycles}"
+            return d
+        d.status, d.reason = "matched", ""
+        d.detail = (
+            f"rs1/rs2 = {', '.join(f'{k}={show(v, 4)}' for k, v in sorted(d.binding.regs.items()))}"
+            if d.binding
+            else ""
+        )
+        return d
+
+    # -- register-only ISAXs over expressions -------------------------------------------
+    def match_expressions(
+        self, fn: AppFunction, pats: Sequence[Pattern], claimed: set[int]
+    ) -> list[Decision]:
+        out = []
+        for blk in fn.blocks:
+            for st in blk.stmts:
+                if (
+                    st.value is None
+                    or id(st) in claimed
+                    or st.kind
+                    not in (
+                        "return",
+                        "assign",
+                        "decl",
+                    )
+                ):
+                    continue
+                try:
+                    term = self.expression(fn, st)
+                except Unsupported:
+                    continue
+                if term.size < 4:
+                    continue
+                for p in pats:
+                    d = self.match_expression(fn, st, term, p)
+                    if d is not None:
+                        out.append(d)
+                        if d.status == "matched":
+                            claimed.add(id(st))
+                            break
+        return out
+
+    def expression(self, fn: AppFunction, st: AppStmt) -> Term:
+        assert st.value is not None
+        return Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget).get(st.value)
+
+    def match_expression(
+        self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern
+    ) -> Decision | None:
+        t0 = time.perf_counter()
+        assert p.rd is not None
+        d = Decision(fn.name, p.name, st.line, "rejected", pattern=p, anchor=st, region=[st])
+        if term.w > 32:
+            return None
+        leaves = _leaves(term)
+        regs = [r for r in ("rs1", "rs2") if r in p.uses]
+        if not leaves or len(leaves) > 6:
+            return None
+        found = None
+        for choice in itertools.product(leaves, repeat=len(regs)):
+            env = {var(r, 32): _to32(t) for r, t in zip(regs, choice, strict=True)}
+            rd = substitute(p.rd, env)
+            cand = cast("trunc", term.w, rd) if term.w < 32 else rd
+            if self.random_equal([(term, cand)]):
+                found = (env, cand)
+                break
+        if found is None:
+            return None  # not this ISAX (say nothing: most expressions compute other things)
+        env, cand = found
+        prover = Prover(self.opt.limits)
+        if not prover.equal_all([(term, cand)]):
+            d.reason = RULE
+            d.detail = (
+                f"equal on random inputs but not proven ({prover.stats.stopped} after "
+                f"{prover.stats.iterations} iterations)"
+            )
+            d.seconds = time.perf_counter() - t0
+            return d
+        d.binding = Binding({str(k.val): v for k, v in env.items()})
+        d.liveout = "return" if st.kind == "return" else st.target
+        fx = Effects(ops=sum(1 for _ in walk(term)))
+        fx.muls = sum(1 for n in walk(term) if n.op == "mul")
+        fx.divs = sum(1 for n in walk(term) if n.op in ("divu", "divs", "remu", "rems"))
+        d = self.finish(d, fx, p, None, st)
+        d.seconds = time.perf_counter() - t0
+        return d
+
+
+_REASON_RANK = {
+    UNSUPPORTED: 0,
+    SHAPE: 1,
+    BOUND: 2,
+    TYPE: 3,
+    VALUE: 4,
+    LIVEOUT: 5,
+    DEPENDENCE: 6,
+    RULE: 7,
+    PROFIT: 8,
+}
+
+
+def _loop(st: AppStmt) -> Operation | None:
+    return next((op for op in st.ops if isinstance(op, scf.ForOp | scf.WhileOp)), None)
+
+
+def _gain(d: Decision) -> int:
+    return d.sw_cycles - d.hw_cycles
+
+
+def _pure(op: Operation) -> bool:
+    """Arithmetic, or a branch whose regions only do arithmetic."""
+    if op.dialect_name() == "arith":
+        return True
+    if isinstance(op, scf.IfOp):
+        return all(
+            o.dialect_name() == "arith" or isinstance(o, scf.YieldOp)
+            for r in op.regions
+            for o in r.walk()
+        )
+    return False
+
+
+def _rand_value(rng: random.Random, trial: int) -> int:
+    if trial % 4 == 0:
+        return rng.choice([0, 1, 2, 0xFFFF_FFFF, 0x8000_0000, 0x7FFF_FFFF, 3329])
+    return rng.getrandbits(64)
+
+
+def _access(addr: Term, w: int) -> Access:
+    return Access(addr, linear(addr), w, 0)
+
+
+def _dedup(xs: Iterable[Access]) -> list[Access]:
+    seen, out = set(), []
+    for a in xs:
+        k = (a.lin, a.width)
+        if k not in seen:
+            seen.add(k)
+            out.append(a)
+    return out
+
+
+def _groups(xs: Iterable[Access]) -> dict[tuple, list[Access]]:
+    out: dict[tuple, list[Access]] = {}
+    for a in xs:
+        if all(t.op == "var" for t, _ in a.lin.terms):
+            out.setdefault(a.lin.terms, []).append(a)
+    return out
+
+
+def _hulls(xs: Iterable[Access]) -> dict[tuple, tuple[int, int]]:
+    out: dict[tuple, tuple[int, int]] = {}
+    for a in xs:
+        lo, hi = out.get(a.lin.terms, (a.lin.offset, a.lin.offset + a.width // 8))
+        out[a.lin.terms] = (min(lo, a.lin.offset), max(hi, a.lin.offset + a.width // 8))
+    return out
+
+
+def _indirect_on(fx: Effects, key: tuple) -> bool:
+    """True when the region also reads at data-dependent offsets from the same pointer."""
+    names = {t for t, _ in key if t.op == "var"}
+    for a in fx.reads:
+        atoms = {t for t, _ in a.lin.terms}
+        if names <= atoms and any(t.op != "var" for t in atoms):
+            return True
+    return False
+
+
+def _covered(a: Access, reads: set[tuple[Linear, int]]) -> bool:
+    """A narrower read inside a wider read of the ISAX (e.g. a byte of a word)."""
+    for lin, w in reads:
+        if lin.terms == a.lin.terms and lin.offset <= a.lin.offset:
+            if a.lin.offset + a.width // 8 <= lin.offset + w // 8:
+                return True
+    return False
+
+
+def _pieces(writes: Iterable[Access], s: Callable[[Term], Term] | None = None) -> list[Access]:
+    """Writes split into at most 32-bit little-endian pieces (the granularity of RV32 code)."""
+    out = []
+    for w in writes:
+        addr = s(w.addr) if s else w.addr
+        val = s(w.value) if (s and w.value is not None) else w.value
+        assert val is not None
+        if w.width <= 32:
+            out.append(Access(addr, linear(addr), w.width, w.seq, val))
+            continue
+        for k in range(w.width // 32):
+            a = binop("add", addr, const(ADDR_W, 4 * k))
+            v = cast("trunc", 32, binop("shru", val, const(val.w, 32 * k)))
+            out.append(Access(a, linear(a), 32, w.seq, v))
+    return out
+
+
+def _split_compatible(a: Effects, b: Effects) -> bool:
+    return len(_pieces(a.writes)) == len(_pieces(b.writes))
+
+
+def _lin_term(lin: Linear) -> Term:
+    t: Term | None = None
+    for atom, c in lin.terms:
+        x = atom if c == 1 else binop("mul", _to32(atom), const(32, c))
+        x = _to32(x)
+        t = x if t is None else binop("add", t, x)
+    if t is None:
+        return const(32, lin.offset)
+    return binop("add", t, const(32, lin.offset)) if lin.offset else t
+
+
+def _to32(t: Term) -> Term:
+    if t.w == 32:
+        return t
+    return cast("sext" if t.w < 32 else "trunc", 32, t)
+
+
+def _leaves(t: Term) -> list[Term]:
+    out = []
+    for n in walk(t):
+        if n.op in ("var", "load") and n not in out:
+            out.append(n)
+    return out
+
+
+def _base_name(a: Access) -> str | None:
+    names = [str(t.val) for t, _ in a.lin.terms if t.op == "var" and t.w == ADDR_W]
+    return names[0] if len(names) >= 1 else None
+
+
+def _where(key: tuple) -> str:
+    terms, off, w = key
+    base = " + ".join(f"{show(t)}" if c == 1 else f"{c}*{show(t)}" for t, c in terms) or "0"
+    return f"[{base} + {off}] ({w}-bit)"
+
+
+def _ctype(ty: object) -> str:
+    w = width_of(ty)
+    return f"uint{w}_t" if w in (8, 16, 32, 64) else "uint32_t"
+
+
+def function_of(
+    fop: func.FuncOp,
+    params: list[AppParam],
+    stmts: list[AppStmt] | None = None,
+    names: dict[SSAValue, str] | None = None,
+) -> AppFunction:
+    """An :class:`AppFunction` for MLIR input: one statement per top-level op of each block."""
+    blocks = []
+    if stmts is None:
+        for op in fop.walk():
+            for region in op.regions:
+                for blk in region.blocks:
+                    sts = []
+                    for o in blk.ops:
+                        loc = o.location
+                        line, col = (
+                            (loc.line.data, loc.column.data)
+                            if isinstance(loc, FileLineColLoc)
+                            else (0, 0)
+                        )
+                        kind = {scf.ForOp: "for", scf.WhileOp: "while", scf.IfOp: "if"}.get(
+                            type(o), "expr"
+                        )
+                        if isinstance(o, func.ReturnOp):
+                            kind = "return"
+                        value = o.operands[0] if kind == "return" and o.operands else None
+                        sts.append(AppStmt(kind, line, col, [o], value=value))
+                    blocks.append(AppBlock(blk, sts))
+    return AppFunction(fop.sym_name.data, fop, params, blocks, names or {})
+
+
+def params_of_mlir(fop: func.FuncOp) -> list[AppParam]:
+    out = []
+    for k, a in enumerate(fop.body.block.args):
+        ptr = isinstance(a.type, MemRefType)
+        out.append(
+            AppParam(
+                a.name_hint or f"arg{k}",
+                ptr,
+                restrict=ptr,  # MLIR memrefs passed as distinct arguments: see docs/matcher.md
+                width=width_of(a.type.element_type) if ptr else width_of(a.type),
+            )
+        )
+    return out
+
+
+__all__ = [
+    "BOUND",
+    "DEPENDENCE",
+    "LIVEOUT",
+    "PROFIT",
+    "RULE",
+    "SHAPE",
+    "TYPE",
+    "UNSUPPORTED",
+    "VALUE",
+    "AppBlock",
+    "AppFunction",
+    "AppParam",
+    "AppStmt",
+    "Binding",
+    "CoreCosts",
+    "Decision",
+    "Matcher",
+    "Options",
+    "Pattern",
+    "function_of",
+    "params_of_mlir",
+    "patterns_of",
+    "software_cycles",
+]
