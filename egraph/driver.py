@@ -178,40 +178,44 @@ def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
             and s.span.end <= container.end
             and (s.span.start, s.span.end) != (container.start, container.end)
         ]
-        groups: list[AppStmt] = []
-        owner_of: dict[int, cfront.CStmt | None] = {}
-        for op in block.ops:
+        ops = list(block.ops)
+        owners: list[cfront.CStmt | None] = []
+        for op in ops:
             st = by_op.get(op)
             if st is None:
                 off = offset(op)
                 cands = [s for s in inner if off is not None and s.span.start <= off < s.span.end]
                 st = max(cands, key=lambda s: s.span.end - s.span.start) if cands else None
-            owner_of[id(op)] = st
-            if groups and groups[-1].src is st and st is not None:
+            owners.append(st)
+        # ops without a location of their own (constants) belong to the next statement
+        for k in range(len(ops) - 2, -1, -1):
+            if owners[k] is None and not _terminator(ops[k]):
+                owners[k] = owners[k + 1]
+        groups: list[AppStmt] = []
+        for op, st in zip(ops, owners, strict=True):
+            if groups and st is not None and groups[-1].src is st:
                 groups[-1].ops.append(op)
+            elif st is None:
+                kind = "return" if isinstance(op, func.ReturnOp) else "implicit"
+                value = op.operands[0] if kind == "return" and op.operands else None
+                groups.append(AppStmt(kind, 0, 0, [op], value=value))
             else:
-                if st is None:
-                    kind = "return" if isinstance(op, func.ReturnOp) else "implicit"
-                    value = op.operands[0] if kind == "return" and op.operands else None
-                    groups.append(AppStmt(kind, 0, 0, [op], value=value))
-                else:
-                    groups.append(
-                        AppStmt(
-                            st.kind,
-                            st.line,
-                            st.col,
-                            [op],
-                            span=(st.span.start, st.span.end),
-                            target=st.target,
-                            value=st.value,
-                            iv=st.iv,
-                            src=st,
-                        )
+                groups.append(
+                    AppStmt(
+                        st.kind,
+                        st.line,
+                        st.col,
+                        [op],
+                        span=(st.span.start, st.span.end),
+                        target=st.target,
+                        value=st.value,
+                        iv=st.iv,
+                        src=st,
                     )
+                )
             for region in op.regions:
-                st_span = st.span if st is not None else container
                 for blk in region.blocks:
-                    visit(blk, st_span)
+                    visit(blk, st.span if st is not None else container)
         blocks.append(AppBlock(block, groups))
 
     visit(cf.func.body.block, cfront.Span(cf.span.start, cf.span.end))
@@ -242,6 +246,10 @@ def _name_block_args(af: AppFunction) -> None:
                     af.names.setdefault(op.before_region.block.args[j], af.names[r])
                     if j < len(op.after_region.block.args):
                         af.names.setdefault(op.after_region.block.args[j], af.names[r])
+
+
+def _terminator(op: Operation) -> bool:
+    return isinstance(op, func.ReturnOp | scf.YieldOp | scf.ConditionOp)
 
 
 def loop_op(st: AppStmt) -> Operation | None:

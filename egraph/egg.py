@@ -41,6 +41,7 @@ from egglog import (
     MultiSet,
     StringLike,
     Vec,
+    back_off,
     eq,
     function,
     i64,
@@ -49,11 +50,12 @@ from egglog import (
     rewrite,
     rule,
     ruleset,
+    run,
     union,
     vars_,
 )
 
-from aquas.egraph.terms import Term, walk
+from aquas.egraph.terms import Term, show
 
 
 class E(Expr):
@@ -103,50 +105,13 @@ def _register_rules() -> None:
     add = lambda w, a, b: E.op("add", w, a, b)  # noqa: E731
     mul = lambda w, a, b: E.op("mul", w, a, b)  # noqa: E731
     ALGEBRA.register(
-        # sums and products as flat multisets
-        rewrite(add(_w, _a, _b)).to(Sum(_w, MultiSet(_a, _b))),
-        rewrite(mul(_w, _a, _b)).to(Prod(_w, MultiSet(_a, _b))),
-        rewrite(E.op("sub", _w, _a, _b)).to(
-            Sum(_w, MultiSet(_a, Prod(_w, MultiSet(_b, E.c(_w, Mask(_w))))))
-        ),
+        # sums and products stay flat when rules merge a summand with a sum
         rule(eq(_s).to(Sum(_w, _xs)), eq(_t).to(Sum(_w, _ys)), _xs.contains(_t)).then(
             union(_s).with_(Sum(_w, _xs.remove(_t) + _ys))
         ),
         rule(eq(_s).to(Prod(_w, _xs)), eq(_t).to(Prod(_w, _ys)), _xs.contains(_t)).then(
             union(_s).with_(Prod(_w, _xs.remove(_t) + _ys))
         ),
-        # a single-element multiset is its element; identities
-        rule(eq(_s).to(Sum(_w, _xs)), eq(_xs.length()).to(i64(1))).then(
-            union(_s).with_(_xs.pick())
-        ),
-        rule(eq(_s).to(Prod(_w, _xs)), eq(_xs.length()).to(i64(1))).then(
-            union(_s).with_(_xs.pick())
-        ),
-        rule(eq(_s).to(Sum(_w, _xs)), _xs.contains(E.c(_w, BigInt(0)))).then(
-            union(_s).with_(Sum(_w, _xs.remove(E.c(_w, BigInt(0)))))
-        ),
-        rule(eq(_s).to(Prod(_w, _xs)), _xs.contains(E.c(_w, BigInt(1)))).then(
-            union(_s).with_(Prod(_w, _xs.remove(E.c(_w, BigInt(1)))))
-        ),
-        rule(eq(_s).to(Prod(_w, _xs)), _xs.contains(E.c(_w, BigInt(0)))).then(
-            union(_s).with_(E.c(_w, BigInt(0)))
-        ),
-        # distributivity, both ways (on binary nodes, which stay in their e-classes)
-        rewrite(mul(_w, _a, add(_w, _b, _c))).to(add(_w, mul(_w, _a, _b), mul(_w, _a, _c))),
-        rewrite(add(_w, mul(_w, _a, _b), mul(_w, _a, _c))).to(mul(_w, _a, add(_w, _b, _c))),
-        rewrite(E.op("sub", _w, mul(_w, _a, _b), mul(_w, _a, _c))).to(
-            mul(_w, _a, E.op("sub", _w, _b, _c))
-        ),
-        rewrite(mul(_w, _a, E.op("sub", _w, _b, _c))).to(
-            E.op("sub", _w, mul(_w, _a, _b), mul(_w, _a, _c))
-        ),
-        # shifts by constants are multiplications
-        *[
-            rewrite(E.op("shl", _w, _a, E.c(_w, BigInt(k)))).to(
-                mul(_w, _a, E.c(_w, BigInt.from_string(str(1 << k)) & Mask(_w))), _w > i64(k)
-            )
-            for k in range(1, 64)
-        ],
         # comparisons and selects
         rewrite(E.cmp("sgt", _a, _b)).to(E.cmp("slt", _b, _a)),
         rewrite(E.cmp("sge", _a, _b)).to(E.cmp("sle", _b, _a)),
@@ -173,8 +138,7 @@ def _register_rules() -> None:
         rewrite(E.op("xor", _w, _a, _b)).to(E.op("xor", _w, _b, _a)),
     )
     trunc = lambda w, s, a: E.cast("trunc", w, s, a)  # noqa: E731
-    homomorphic = ("add", "sub", "mul", "and", "or", "xor")
-    for op in homomorphic:
+    for op in ("and", "or", "xor"):  # ring operations are truncated on insertion
         CASTS.register(
             rewrite(trunc(_w, _w2, E.op(op, _w2, _a, _b))).to(
                 E.op(op, _w, trunc(_w, _w2, _a), trunc(_w, _w2, _b))
@@ -234,43 +198,16 @@ def _register_rules() -> None:
             for k in (8, 16, 24, 32)
         ],
     )
-    fold2 = {
-        "add": lambda a, b, w: (a + b) & Mask(w),
-        "mul": lambda a, b, w: (a * b) & Mask(w),
-        "sub": lambda a, b, w: (a + (Mask(w) - b) + BigInt(1)) & Mask(w),
-        "and": lambda a, b, w: a & b,
-        "or": lambda a, b, w: a | b,
-        "xor": lambda a, b, w: a ^ b,
-    }
-    for op, fn in fold2.items():
-        FOLD.register(
-            rewrite(E.op(op, _w, E.c(_w, _n), E.c(_w, _m))).to(E.c(_w, fn(_n, _m, _w))),
-        )
+    for op, fn in {
+        "and": lambda a, b: a & b,
+        "or": lambda a, b: a | b,
+        "xor": lambda a, b: a ^ b,
+    }.items():
+        FOLD.register(rewrite(E.op(op, _w, E.c(_w, _n), E.c(_w, _m))).to(E.c(_w, fn(_n, _m))))
     FOLD.register(
         rewrite(trunc(_w, _w2, E.c(_w2, _n))).to(E.c(_w, _n & Mask(_w))),
         rewrite(E.cast("zext", _w, _w2, E.c(_w2, _n))).to(E.c(_w, _n)),
-        rule(
-            eq(_s).to(Sum(_w, _xs)),
-            eq(_c1).to(E.c(_w, _n)),
-            eq(_c2).to(E.c(_w, _m)),
-            _xs.contains(_c1),
-            _xs.remove(_c1).contains(_c2),
-        ).then(
-            union(_s).with_(
-                Sum(_w, _xs.remove(_c1).remove(_c2).insert(E.c(_w, (_n + _m) & Mask(_w))))
-            )
-        ),
-        rule(
-            eq(_s).to(Prod(_w, _xs)),
-            eq(_c1).to(E.c(_w, _n)),
-            eq(_c2).to(E.c(_w, _m)),
-            _xs.contains(_c1),
-            _xs.remove(_c1).contains(_c2),
-        ).then(
-            union(_s).with_(
-                Prod(_w, _xs.remove(_c1).remove(_c2).insert(E.c(_w, (_n * _m) & Mask(_w))))
-            )
-        ),
+        *[rewrite(E.op(op, _w, _a, E.c(_w, BigInt(0)))).to(_a) for op in ("shru", "shrs", "shl")],
     )
 
 
@@ -282,29 +219,154 @@ _register_rules()
 # ---------------------------------------------------------------------------------------
 
 
-def to_egg(t: Term, memo: dict[int, E]) -> E:
-    """The egglog expression of a term (memoised per e-graph, so shared nodes stay shared)."""
-    for n in walk(t):
-        if id(n) in memo:
-            continue
-        a = [memo[id(x)] for x in n.args]
-        match n.op:
-            case "const":
-                e = E.c(n.w, BigInt.from_string(str(n.val)))
+class _Normalizer:
+    """Ring normal form on insertion: maximal ``add``/``sub``/``mul`` chains become flat
+    :func:`Sum`/:func:`Prod` multisets (constants folded, ``x << k`` as ``x * 2^k``), and
+    truncations are pushed through ring operations and casts (arithmetic modulo 2^w is a
+    homomorphism).  Associativity and commutativity then hold by construction -- egglog
+    keeps the multisets canonical as e-classes merge -- instead of being searched for by
+    rewrite rules, whose cost grows exponentially with the length of a sum."""
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[int, int], E] = {}  # (term id, truncation width) -> expr
+
+    def expr(self, t: Term, w: int | None = None) -> E:
+        """``t`` truncated to ``w`` bits (``None``: its own width)."""
+        w = t.w if w is None or w >= t.w else w
+        key = (id(t), w)
+        e = self.memo.get(key)
+        if e is None:
+            e = self._expr(t, w)
+            self.memo[key] = e
+        return e
+
+    def _expr(self, t: Term, w: int) -> E:
+        op = t.op
+        if op == "const":
+            return E.c(w, BigInt.from_string(str(int(t.val) & ((1 << w) - 1))))
+        if op in ("add", "sub", "mul", "shl") and (op != "shl" or t.args[1].op == "const"):
+            return self._chain(t, w)
+        if w < t.w:
+            if op in ("and", "or", "xor"):
+                return E.op(op, w, self.expr(t.args[0], w), self.expr(t.args[1], w))
+            if op in ("sext", "zext"):
+                src = int(t.val)
+                if w <= src:
+                    return self.expr(t.args[0], w)
+                return E.cast(op, w, src, self.expr(t.args[0]))
+            if op == "trunc":
+                return self.expr(t.args[0], w)
+            return E.cast("trunc", w, t.w, self.expr(t))
+        a = t.args
+        match op:
             case "var":
-                e = E.v(str(n.val), n.w)
+                return E.v(str(t.val), t.w)
             case "cmp":
-                e = E.cmp(str(n.val), a[0], a[1])
+                return E.cmp(str(t.val), self.expr(a[0]), self.expr(a[1]))
             case "select":
-                e = E.sel(a[0], a[1], a[2])
-            case "sext" | "zext" | "trunc":
-                e = E.cast(n.op, n.w, int(n.val), a[0])
+                return E.sel(self.expr(a[0]), self.expr(a[1]), self.expr(a[2]))
+            case "sext" | "zext":
+                return E.cast(op, t.w, int(t.val), self.expr(a[0]))
+            case "trunc":
+                return self.expr(a[0], t.w)
             case "load":
-                e = E.ld(n.w, a[0])
-            case _:
-                e = E.op(n.op, n.w, a[0], a[1])
-        memo[id(n)] = e
-    return memo[id(t)]
+                return E.ld(t.w, self.expr(a[0]))
+        return E.op(op, t.w, self.expr(a[0]), self.expr(a[1]))
+
+    def _chain(self, t: Term, w: int) -> E:
+        m = (1 << w) - 1
+        if t.op == "mul" or t.op == "shl":
+            factors: list[Term] = []
+            k = 1
+            stack = [t]
+            while stack:
+                n = stack.pop()
+                if n.op == "mul" and n.w >= w:
+                    stack.extend(n.args)
+                elif n.op == "shl" and n.w >= w and n.args[1].op == "const":
+                    sh = int(n.args[1].val)
+                    k = (k << sh) & m if sh < n.w else 0
+                    stack.append(n.args[0])
+                elif n.op == "const":
+                    k = (k * int(n.val)) & m
+                elif _narrowable(n, w):
+                    stack.append(n.args[0])
+                else:
+                    factors.append(n)
+            if k == 0:
+                return E.c(w, BigInt(0))
+            return self._prod(factors, k, w)
+        terms, k0 = self._linear(t, w)
+        return self._sum(terms, k0, w)
+
+    def _linear(self, t: Term, w: int) -> tuple[dict[int, tuple[Term, int]], int]:
+        """Leaves of an add/sub chain with their coefficients, and the constant."""
+        m = (1 << w) - 1
+        terms: dict[int, tuple[Term, int]] = {}
+        k0 = 0
+        stack: list[tuple[Term, int]] = [(t, 1)]
+        while stack:
+            n, c = stack.pop()
+            if n.op == "add" and n.w >= w:
+                stack.extend((x, c) for x in n.args)
+            elif n.op == "sub" and n.w >= w:
+                stack.append((n.args[0], c))
+                stack.append((n.args[1], -c))
+            elif n.op == "const":
+                k0 += c * int(n.val)
+            elif _narrowable(n, w):
+                stack.append((n.args[0], c))
+            else:
+                prev = terms.get(id(n))
+                terms[id(n)] = (n, (prev[1] if prev else 0) + c)
+        return {i: (n, c & m) for i, (n, c) in terms.items() if c & m}, k0 & m
+
+    def _sum(self, terms: dict[int, tuple[Term, int]], k0: int, w: int) -> E:
+        elems = []
+        for n, c in terms.values():
+            if n.op in ("mul", "shl"):
+                elems.append(self._scaled(n, c, w))
+            else:
+                elems.append(self.expr(n, w) if c == 1 else self._prod([n], c, w))
+        if k0 or not elems:
+            elems.append(E.c(w, BigInt.from_string(str(k0))))
+        return elems[0] if len(elems) == 1 else Sum(w, MultiSet(*elems))
+
+    def _scaled(self, n: Term, c: int, w: int) -> E:
+        inner = self._chain(n, w)
+        return inner if c == 1 else Prod(w, MultiSet(inner, E.c(w, BigInt.from_string(str(c)))))
+
+    def _prod(self, factors: list[Term], k: int, w: int) -> E:
+        """A product; a sum factor is oriented canonically (``(a-b)`` or ``(b-a)``), its
+        sign moving into the constant, so ``(a-b)*(a-b)`` and ``(b-a)*(b-a)`` coincide."""
+        m = (1 << w) - 1
+        elems = []
+        for f in factors:
+            if f.op in ("add", "sub") and f.w >= w:
+                terms, k0 = self._linear(f, w)
+                neg = {i: (n, -c & m) for i, (n, c) in terms.items()}
+                if _orient_key(neg, -k0 & m) < _orient_key(terms, k0):
+                    terms, k0, k = neg, -k0 & m, -k & m
+                elems.append(self._sum(terms, k0, w))
+            else:
+                elems.append(self.expr(f, w))
+        if k != 1 or not elems:
+            elems.append(E.c(w, BigInt.from_string(str(k))))
+        return elems[0] if len(elems) == 1 else Prod(w, MultiSet(*elems))
+
+
+def _narrowable(n: Term, w: int) -> bool:
+    """Casts that do not matter modulo 2^w: extensions from at least w bits, truncations."""
+    return (n.op in ("sext", "zext") and int(n.val) >= w) or (n.op == "trunc" and n.w >= w)
+
+
+def _orient_key(terms: dict[int, tuple[Term, int]], k0: int) -> tuple[object, ...]:
+    return (sorted((show(n, 3), c) for n, c in terms.values()), k0)
+
+
+def to_egg(t: Term, memo: _Normalizer) -> E:
+    """The egglog expression of a term, in ring normal form (shared nodes stay shared)."""
+    return memo.expr(t)
 
 
 @dataclass
@@ -312,6 +374,7 @@ class Limits:
     iterations: int = 12
     nodes: int = 60_000
     seconds: float = 2.0
+    match_limit: int = 4000
 
 
 @dataclass
@@ -328,12 +391,19 @@ class Prover:
     def __init__(self, limits: Limits | None = None, rulesets: Sequence[str] = tuple(RULESETS)):
         self.limits = limits or Limits()
         self.egraph = EGraph()
-        self.memo: dict[int, E] = {}
+        self.memo = _Normalizer()
         self.schedule = None
         for name in rulesets:
             rs = RULESETS[name]
             self.schedule = rs if self.schedule is None else self.schedule | rs
         self.stats = ProofStats()
+        # one iteration; the back-off scheduler bans rules that match explosively (AC and
+        # distributivity on large sums) for a few iterations instead of letting one
+        # iteration blow up
+        self.step = run(
+            self.schedule,
+            scheduler=back_off(match_limit=self.limits.match_limit, ban_length=2),
+        )
 
     def add(self, t: Term) -> E:
         e = to_egg(t, self.memo)
@@ -365,7 +435,7 @@ class Prover:
             if st.nodes > self.limits.nodes:
                 st.stopped = "nodes"
                 return False
-            report = self.egraph.run(1, ruleset=self.schedule)
+            report = self.egraph.run(self.step)
             st.iterations += 1
             if not report.updated:
                 st.stopped = "saturated"

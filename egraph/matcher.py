@@ -51,6 +51,7 @@ from aquas.egraph.terms import (
     const,
     evaluate,
     linear,
+    linear_term,
     mask,
     show,
     substitute,
@@ -276,7 +277,7 @@ class Options:
     core: str = "vexriscv"
     limits: Limits = field(default_factory=Limits)
     random_trials: int = 24
-    max_context: int = 8  # statements considered before/after an anchor loop
+    max_context: int = 24  # statements considered before/after an anchor loop
     budget: int = 100_000  # symbolic operations per region
 
 
@@ -285,16 +286,18 @@ class Matcher:
         self.patterns = list(patterns)
         self.opt = options or Options()
         self.core = CORES[self.opt.core]
+        self.proven: set[tuple[int, int]] = set()
+        self.refuted: set[tuple[int, int]] = set()
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
         decisions: list[Decision] = []
         mem = [p for p in self.patterns if p.kind == "memory"]
         reg = [p for p in self.patterns if p.kind == "register"]
-        claimed: set[int] = set()  # ids of statements already replaced
+        claimed: set[int] = set()  # ids of ops inside regions already replaced
         for blk in fn.blocks:
             for i, st in enumerate(blk.stmts):
-                if st.kind not in ("for", "while") or id(st) in claimed:
+                if st.kind not in ("for", "while") or id(st.ops[-1]) in claimed:
                     continue
                 best: Decision | None = None
                 tried: list[Decision] = []
@@ -304,7 +307,7 @@ class Matcher:
                     if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
                         best = d
                 if best is not None:
-                    claimed.update(id(s) for s in best.region)
+                    claimed.update(id(o) for s in best.region for op in s.ops for o in op.walk())
                     decisions.append(best)
                     decisions.extend(d for d in tried if d is not best and d.status != "matched")
                 else:
@@ -319,17 +322,7 @@ class Matcher:
         anchor = blk.stmts[i]
         best = Decision(fn.name, p.name, anchor.line, "rejected", UNSUPPORTED, "no region tried")
         best.anchor = anchor
-        rank = {
-            UNSUPPORTED: 0,
-            SHAPE: 1,
-            BOUND: 2,
-            TYPE: 3,
-            VALUE: 4,
-            LIVEOUT: 5,
-            DEPENDENCE: 6,
-            RULE: 7,
-            PROFIT: 8,
-        }
+        rank = _REASON_RANK
         for lo, hi in self.region_ranges(blk, i):
             region = blk.stmts[lo : hi + 1]
             for chunk in self.chunk_options(fn, blk, anchor, p):
@@ -343,24 +336,30 @@ class Matcher:
         return best
 
     def region_ranges(self, blk: AppBlock, i: int) -> list[tuple[int, int]]:
-        """Statement ranges around loop ``i``: the loop, plus straight-line context."""
-        simple = ("decl", "assign", "expr", "return", "for", "while", "if", "do")
-        lo = i
-        while lo > 0 and i - lo < self.opt.max_context and blk.stmts[lo - 1].kind in simple:
-            lo -= 1
-        hi = i
-        while (
-            hi + 1 < len(blk.stmts)
-            and hi - i < self.opt.max_context
-            and blk.stmts[hi + 1].kind in simple
-        ):
-            hi += 1
-        out = []
-        for a in range(i, lo - 1, -1):
-            for b in range(i, hi + 1):
-                out.append((a, b))
-        out.sort(key=lambda r: (r[1] - r[0], -r[0]))
-        return out
+        """Statement ranges around loop ``i``: the loop alone, and the loop with the
+        statements that produce its inputs (backward closure over def-use) and consume its
+        results (forward closure), each at most ``max_context`` statements away."""
+        n = len(blk.stmts)
+        defs = [_defs(st) for st in blk.stmts]
+        uses = [_uses(st) for st in blk.stmts]
+        lo, hi = i, i
+        for _ in range(n):
+            inner = set().union(*defs[lo : hi + 1])
+            later = [j for j in range(hi + 1, n) if uses[j] & inner]
+            new_hi = max(later, default=hi)
+            needed = set().union(*uses[lo : new_hi + 1])
+            earlier = [j for j in range(lo) if defs[j] & needed and blk.stmts[j].span]
+            new_lo = min(earlier, default=lo)
+            new_lo = max(new_lo, i - self.opt.max_context)
+            new_hi = min(new_hi, i + self.opt.max_context)
+            if (new_lo, new_hi) == (lo, hi):
+                break
+            lo, hi = new_lo, new_hi
+        # memory dependences are not def-use edges: also try the next few statements
+        ends = [i, hi, *range(i + 1, min(n, i + 4))]
+        ends += [e + 1 for e in ends if e + 1 < n and blk.stmts[e + 1].kind == "return"]
+        out = [(a, b) for b in sorted(set(ends)) for a in (i, lo) if a <= b]
+        return list(dict.fromkeys(out))
 
     def chunk_options(
         self, fn: AppFunction, blk: AppBlock, anchor: AppStmt, p: Pattern
@@ -440,13 +439,15 @@ class Matcher:
         region: Sequence[AppStmt],
         anchor: AppStmt,
         chunk: int | None,
-    ) -> tuple[Effects, dict[SSAValue, Term], list[Term]]:
-        """Execute a region; returns effects, the terms of its live-out values, and the
-        symbolic initial values of the anchor loop's carried variables."""
+    ) -> tuple[Effects, dict[SSAValue | None, Term], list[Term]]:
+        """Execute a region; returns effects, the terms of its live-out values (key None:
+        the returned value), and the symbolic initial values of the anchor loop's carried
+        variables."""
         ops = [op for st in region for op in st.ops]
         inside = {o for op in ops for o in op.walk()}
         ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget)
         inits: list[Term] = []
+        ret: Term | None = None
         loop = _loop(anchor)
         for op in ops:
             if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
@@ -462,13 +463,17 @@ class Matcher:
             elif op is loop and isinstance(loop, scf.ForOp):
                 inits = [ex.get(v) for v in loop.iter_args]
                 ex.op(op)
+            elif isinstance(op, func.ReturnOp):
+                ret = ex.get(op.operands[0]) if op.operands else None
             else:
                 ex.op(op)
-        liveouts = {}
+        liveouts: dict[SSAValue | None, Term] = {}
         for op in ops:
             for r in op.results:
                 if any(u.operation not in inside for u in r.uses):
                     liveouts[r] = ex.env[r]
+        if ret is not None:
+            liveouts[None] = ret
         return ex.effects(), liveouts, inits
 
     def try_region(
@@ -488,11 +493,7 @@ class Matcher:
         except Unsupported as e:
             d.reason, d.detail = UNSUPPORTED, str(e)
             return d
-        # return statements: their value is a live-out too
-        ret_value: Term | None = None
-        if region[-1].kind == "return" and region[-1].value is not None:
-            ret = region[-1].value
-            ret_value = liveouts.pop(ret, None)
+        ret_value = liveouts.pop(None, None)
         # -- skeleton: footprints per base ------------------------------------------------
         groups = _groups(fx.reads + fx.writes)
         isax_bases = p.bases()
@@ -517,9 +518,9 @@ class Matcher:
         # -- binding: rs -> app base + offset -------------------------------------------
         results = []
         if p.has_rd:
-            outs = list(liveouts.items())
+            outs: list[tuple[SSAValue | None, Term]] = list(liveouts.items())
             if ret_value is not None:
-                outs.append((None, ret_value))  # type: ignore[arg-type]
+                outs.append((None, ret_value))
             if len(outs) != 1:
                 d.reason = LIVEOUT
                 names = [fn.names.get(v, "?") if v is not None else "return" for v, _ in outs]
@@ -559,7 +560,7 @@ class Matcher:
             for r, key in zip(regs, choice, strict=True):
                 app_min = min(a.lin.offset for a in groups[key])
                 isax_min = min(a.lin.offset for a in isax_bases[r])
-                base = _lin_term(Linear(key, (app_min - isax_min) & mask(32)))
+                base = linear_term(Linear(key, (app_min - isax_min) & mask(32)))
                 out[r] = base
             yield out
 
@@ -654,8 +655,8 @@ class Matcher:
         )
         if hz:
             return (DEPENDENCE, hz)
-        prover = Prover(self.opt.limits)
-        if not prover.equal_all(pairs):
+        ok, prover = self.prove(pairs)
+        if not ok:
             st = prover.stats
             return (
                 RULE,
@@ -667,6 +668,21 @@ class Matcher:
             f"iteration(s), {prover.stats.nodes} e-nodes"
         )
         return None
+
+    def prove(self, pairs: Sequence[tuple[Term, Term]]) -> tuple[bool, Prover]:
+        """Prove every pair equal in one e-graph; results are cached per pair (terms are
+        hash-consed, so the same question from a neighbouring region is not asked twice)."""
+        prover = Prover(self.opt.limits)
+        todo = [(a, b) for a, b in pairs if a is not b and (id(a), id(b)) not in self.proven]
+        if any((id(a), id(b)) in self.refuted for a, b in todo):
+            prover.stats.stopped = "known unprovable"
+            return False, prover
+        if prover.equal_all(todo):
+            self.proven.update((id(a), id(b)) for a, b in todo)
+            return True, prover
+        if len(todo) == 1:
+            self.refuted.add((id(todo[0][0]), id(todo[0][1])))
+        return False, prover
 
     def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:
         restrict = {p.name for p in fn.params if p.pointer and p.restrict}
@@ -747,7 +763,7 @@ class Matcher:
                     if d is not None:
                         out.append(d)
                         if d.status == "matched":
-                            claimed.add(id(st))
+                            claimed.update(id(o) for op in st.ops for o in op.walk())
                             break
         return out
 
@@ -778,8 +794,8 @@ class Matcher:
         if found is None:
             return None  # not this ISAX (say nothing: most expressions compute other things)
         env, cand = found
-        prover = Prover(self.opt.limits)
-        if not prover.equal_all([(term, cand)]):
+        ok, prover = self.prove([(term, cand)])
+        if not ok:
             d.reason = RULE
             d.detail = (
                 f"equal on random inputs but not proven ({prover.stats.stopped} after "
@@ -797,17 +813,26 @@ class Matcher:
         return d
 
 
-_REASON_RANK = {
+_REASON_RANK = {  # how far a region got through the checks (the furthest is reported)
     UNSUPPORTED: 0,
-    SHAPE: 1,
+    LIVEOUT: 1,
     BOUND: 2,
-    TYPE: 3,
-    VALUE: 4,
-    LIVEOUT: 5,
+    SHAPE: 3,
+    TYPE: 4,
+    VALUE: 5,
     DEPENDENCE: 6,
     RULE: 7,
     PROFIT: 8,
 }
+
+
+def _defs(st: AppStmt) -> set[SSAValue]:
+    return {r for op in st.ops for r in op.results}
+
+
+def _uses(st: AppStmt) -> set[SSAValue]:
+    inner = {o for op in st.ops for o in op.walk()}
+    return {v for o in inner for v in o.operands if not (isinstance(v, OpResult) and v.op in inner)}
 
 
 def _loop(st: AppStmt) -> Operation | None:
@@ -898,24 +923,13 @@ def _pieces(writes: Iterable[Access], s: Callable[[Term], Term] | None = None) -
             continue
         for k in range(w.width // 32):
             a = binop("add", addr, const(ADDR_W, 4 * k))
-            v = cast("trunc", 32, binop("shru", val, const(val.w, 32 * k)))
+            v = cast("trunc", 32, binop("shru", val, const(val.w, 32 * k)) if k else val)
             out.append(Access(a, linear(a), 32, w.seq, v))
     return out
 
 
 def _split_compatible(a: Effects, b: Effects) -> bool:
     return len(_pieces(a.writes)) == len(_pieces(b.writes))
-
-
-def _lin_term(lin: Linear) -> Term:
-    t: Term | None = None
-    for atom, c in lin.terms:
-        x = atom if c == 1 else binop("mul", _to32(atom), const(32, c))
-        x = _to32(x)
-        t = x if t is None else binop("add", t, x)
-    if t is None:
-        return const(32, lin.offset)
-    return binop("add", t, const(32, lin.offset)) if lin.offset else t
 
 
 def _to32(t: Term) -> Term:

@@ -37,6 +37,7 @@ from aquas.egraph.terms import (
     cmp,
     const,
     linear,
+    linear_term,
     load,
     select,
     show,
@@ -131,7 +132,8 @@ class SymMemory:
 
     def _access(self, addr: Term, w: int, value: Term | None = None) -> Access:
         self.seq += 1
-        return Access(addr, linear(addr), w, self.seq, value)
+        lin = linear(addr)
+        return Access(linear_term(lin), lin, w, self.seq, value)
 
     def _private(self, a: Access) -> bool:
         return any(t in self.private for t, _ in a.lin.terms)
@@ -154,7 +156,7 @@ class SymMemory:
         if self._private(a):
             raise Unsupported("read of an uninitialised local array")
         self.reads.append(a)
-        return load(w, addr)
+        return load(w, a.addr)
 
     def store(self, addr: Term, w: int, value: Term) -> None:
         a = self._access(addr, w, value)

@@ -308,6 +308,23 @@ def _linear(t: Term, k: int, acc: dict[Term, int]) -> int:
     return 0
 
 
+def linear_term(lin: Linear) -> Term:
+    """The canonical 32-bit term of a linear form (atoms in a fixed order)."""
+    t: Term | None = None
+    for atom, c in lin.terms:
+        x = atom if atom.w == 32 else cast("sext" if atom.w < 32 else "trunc", 32, atom)
+        if c != 1:
+            x = binop("mul", x, const(32, c))
+        t = x if t is None else binop("add", t, x)
+    if t is None:
+        return const(32, lin.offset)
+    return binop("add", t, const(32, lin.offset)) if lin.offset else t
+
+
+def canonical_address(t: Term) -> Term:
+    return linear_term(linear(t))
+
+
 def show(t: Term, depth: int = 6) -> str:
     """A compact, deterministic rendering (for diagnostics and sorting)."""
     if t.op == "const":
@@ -333,11 +350,13 @@ __all__ = [
     "RandomMemory",
     "Term",
     "binop",
+    "canonical_address",
     "cast",
     "cmp",
     "const",
     "evaluate",
     "linear",
+    "linear_term",
     "load",
     "mask",
     "mk",
