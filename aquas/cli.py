@@ -323,9 +323,11 @@ def exec_(
 
 from aquas.sim.cli import sim as _sim_command  # noqa: E402
 from aquas.synth.cli import synth as _synth_command  # noqa: E402
+from aquas.egraph.cli import match as _match_command  # noqa: E402
 
 main.add_command(_sim_command)
 main.add_command(_synth_command)
+main.add_command(_match_command)
 
 
 if __name__ == "__main__":

@@ -325,7 +325,7 @@ class Matcher:
         rank = _REASON_RANK
         for lo, hi in self.region_ranges(blk, i):
             region = blk.stmts[lo : hi + 1]
-            for chunk in self.chunk_options(fn, blk, anchor, p):
+            for chunk in self.chunk_options(fn, blk, anchor, p) if lo == hi else [None]:
                 d = self.try_region(fn, blk, region, anchor, p, chunk)
                 if d.status == "matched":
                     d.seconds = time.perf_counter() - t0
@@ -939,9 +939,11 @@ def _to32(t: Term) -> Term:
 
 
 def _leaves(t: Term) -> list[Term]:
+    """Candidate register operands: 32-bit values with a C name (the call site can name
+    them)."""
     out = []
     for n in walk(t):
-        if n.op in ("var", "load") and n not in out:
+        if n.op == "var" and n.w == 32 and not str(n.val).startswith("%") and n not in out:
             out.append(n)
     return out
 

@@ -1,0 +1,138 @@
+"""``aquas match APP --ext SPEC``: find ISAX computations in application code and offload them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from aquas.cliutil import err, out, user_errors, write_atomic
+from aquas.diagnostics import AquasError
+
+
+@click.command()
+@click.argument("app", type=click.Path(path_type=Path))
+@click.option(
+    "--ext", "spec", required=True, type=click.Path(path_type=Path), help="The .isax spec."
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the rewritten program here (C or MLIR, like the input); for C, "
+    "aquas_isax.h is written next to it.",
+)
+@click.option("--explain", is_flag=True, help="Say why each ISAX did or did not match each loop.")
+@click.option(
+    "--function",
+    "functions",
+    multiple=True,
+    help="Only these functions (default: those marked `#pragma aquas match`, else all).",
+)
+@click.option(
+    "--soc",
+    type=click.Choice(["vexriscv", "picorv32"]),
+    default="vexriscv",
+    show_default=True,
+    help="Target core: its platform file gives the memory latency and the software cost model.",
+)
+@click.option("--clock-ns", default=10.0, show_default=True, help="Clock the ISAX is scheduled at.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Also write decisions as JSON.")
+@user_errors
+def match(
+    app: Path,
+    spec: Path,
+    output: Path | None,
+    explain: bool,
+    functions: tuple[str, ...],
+    soc: str,
+    clock_ns: float,
+    json_path: Path | None,
+) -> None:
+    """Match ISAX semantics in C or MLIR code (e-graph) and rewrite matched regions."""
+    from aquas.egraph.driver import load_patterns, match_file
+    from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
+    from aquas.egraph.matcher import Options
+    from aquas.runtime.header import write_header
+    from aquas.sim.platform import load_platform
+
+    if clock_ns <= 0:
+        raise AquasError(f"--clock-ns must be positive, got {clock_ns}")
+    if app.suffix not in (".c", ".mlir"):
+        raise AquasError(f"{app}: expected a .c or .mlir file")
+    plat = load_platform(soc=soc)
+    mem_latency = plat.memory.latency + plat.isax_master.setup_latency
+    pats = load_patterns(spec, clock_ns, mem_latency)
+    res = match_file(
+        app,
+        spec,
+        functions=functions or None,
+        options=Options(core=soc),
+        patterns=pats,
+    )
+    for e in res.skipped:
+        err.print(e.render(res.program.source if res.program else None), markup=False)
+
+    table = Table(title=f"{app.name}: {len(res.matched)} match(es) in {res.seconds:.2f} s")
+    for col in ("function", "line", "isax", "operands", "calls", "sw cycles", "isax cycles"):
+        table.add_column(col)
+    for d in res.matched:
+        assert d.binding is not None
+        chunk = f"x chunks of {d.binding.chunk}" if d.binding.chunk else "1"
+        ops = ", ".join(f"{k}={v}" for k, v in sorted(d.binding.regs.items()))
+        table.add_row(d.function, str(d.line), d.isax, ops, chunk, f"~{d.sw_cycles}", str(d.hw_cycles))
+    out.print(table)
+    if explain:
+        _explain(res)
+    if output is not None:
+        if res.kind == "c":
+            text = rewrite_c(res)
+            if res.matched:
+                write_header(res.extension, soc, output.parent / HEADER)
+            write_atomic(output, text)
+        else:
+            write_atomic(output, str(rewrite_mlir(res)) + "\n")
+        out.print(f"wrote {output}")
+    if json_path is not None:
+        write_atomic(json_path, json.dumps(decisions_json(res), indent=2) + "\n")
+
+
+def _explain(res) -> None:  # type: ignore[no-untyped-def]
+    for p in res.patterns:
+        if p.kind == "unsupported":
+            out.print(f"{p.name}: not a matching pattern: {p.why}", markup=False)
+    for d in res.decisions:
+        verdict = "matched" if d.status == "matched" else f"no ({d.reason})"
+        detail = d.detail if d.status != "matched" or not d.binding else d.binding.proof
+        out.print(f"{d.function}:{d.line}: {d.isax}: {verdict}: {detail}", markup=False)
+
+
+def decisions_json(res) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    return {
+        "app": str(res.app),
+        "extension": res.extension.sym_name.data,
+        "seconds": round(res.seconds, 3),
+        "functions": res.functions,
+        "skipped": [e.render() for e in res.skipped],
+        "decisions": [
+            {
+                "function": d.function,
+                "line": d.line,
+                "isax": d.isax,
+                "status": d.status,
+                "reason": d.reason,
+                "detail": d.detail,
+                "operands": {k: str(v) for k, v in d.binding.regs.items()} if d.binding else None,
+                "chunk": d.binding.chunk if d.binding else None,
+                "sw_cycles": d.sw_cycles,
+                "isax_cycles": d.hw_cycles,
+            }
+            for d in res.decisions
+        ],
+    }
+
+
+__all__ = ["decisions_json", "match"]
