@@ -55,7 +55,17 @@ from egglog import (
     vars_,
 )
 
-from aquas.egraph.terms import Term, show
+from aquas.egraph.terms import (
+    Term,
+    binop,
+    canonical_address,
+    cast,
+    cmp,
+    const,
+    load,
+    select,
+    show,
+)
 
 
 class E(Expr):
@@ -131,6 +141,12 @@ def _register_rules() -> None:
         rewrite(E.sel(E.cmp("ult", _a, _b), _b, _a)).to(E.sel(E.cmp("ule", _a, _b), _b, _a)),
         rewrite(E.sel(E.cmp("ule", _a, _b), _b, _a)).to(E.sel(E.cmp("ult", _a, _b), _b, _a)),
         rewrite(E.sel(_c, _a, _a)).to(_a),
+        # booleans as integers
+        rewrite(E.cmp("ne", E.cast("zext", _w, i64(1), _c), E.c(_w, BigInt(0)))).to(_c),
+        rewrite(E.cmp("eq", E.cast("zext", _w, i64(1), _c), E.c(_w, BigInt(1)))).to(_c),
+        rewrite(E.sel(_c, E.c(_w, BigInt(1)), E.c(_w, BigInt(0)))).to(
+            E.cast("zext", _w, i64(1), _c), _w > i64(1)
+        ),
         rewrite(E.sel(E.cast("zext", _w, i64(1), _c), _a, _b)).to(E.sel(_c, _a, _b)),
         # commutativity of the bitwise ops
         rewrite(E.op("and", _w, _a, _b)).to(E.op("and", _w, _b, _a)),
@@ -257,6 +273,12 @@ class _Normalizer:
             if op == "trunc":
                 return self.expr(t.args[0], w)
             return E.cast("trunc", w, t.w, self.expr(t))
+        if op == "zext" and (pushed := _zext_ring(t)) is not None:
+            return self.expr(pushed, w)
+        if op == "or" and (wide := _assembled_load(t)) is not None:
+            return self.expr(wide, w)
+        if op == "remu" and (barrett := _barrett(t)) is not None:
+            return self.expr(barrett, w)
         a = t.args
         match op:
             case "var":
@@ -353,6 +375,85 @@ class _Normalizer:
         if k != 1 or not elems:
             elems.append(E.c(w, BigInt.from_string(str(k))))
         return elems[0] if len(elems) == 1 else Prod(w, MultiSet(*elems))
+
+
+def _assembled_load(t: Term) -> Term | None:
+    """``b0 | b1 << 8 | b2 << 16 | ...`` over consecutive bytes in memory is one wide
+    little-endian load (how C code reads a word from a byte array)."""
+    leaves: list[Term] = []
+    stack = [t]
+    while stack:
+        n = stack.pop()
+        if n.op == "or" and n.w == t.w:
+            stack.extend(n.args)
+        else:
+            leaves.append(n)
+    byte_at: dict[int, Term] = {}
+    for leaf in leaves:
+        shift = 0
+        if leaf.op == "shl" and leaf.args[1].op == "const":
+            shift, leaf = int(leaf.args[1].val), leaf.args[0]
+        if leaf.op == "zext" and int(leaf.val) == 8 and leaf.args[0].op == "load":
+            if shift % 8 or shift // 8 in byte_at:
+                return None
+            byte_at[shift // 8] = leaf.args[0]
+        else:
+            return None
+    n = len(byte_at)
+    if n * 8 != t.w or sorted(byte_at) != list(range(n)):
+        return None
+    base = byte_at[0].args[0]
+    for i in range(1, n):
+        if canonical_address(binop("add", base, const(32, i))) is not byte_at[i].args[0]:
+            return None
+    return load(t.w, base)
+
+
+def _zext_ring(t: Term) -> Term | None:
+    """``zext(a * b)`` (or ``+``) when the narrow operation cannot wrap: the operation on
+    the extended operands (both forms of one product appear in C and in specs)."""
+    a = t.args[0]
+    if a.op not in ("mul", "add") or _bits(a) > a.w:
+        return None
+    if a.op == "mul" and _bits(a.args[0]) + _bits(a.args[1]) > a.w:
+        return None
+    if a.op == "add" and max(_bits(a.args[0]), _bits(a.args[1])) + 1 > a.w:
+        return None
+    return binop(a.op, cast("zext", t.w, a.args[0]), cast("zext", t.w, a.args[1]))
+
+
+def _bits(t: Term) -> int:
+    """An upper bound on the number of significant bits of ``t`` (unsigned)."""
+    if t.op == "const":
+        return int(t.val).bit_length()
+    if t.op == "zext":
+        return min(int(t.val), _bits(t.args[0]))
+    if t.op == "and":
+        return min(t.w, min(_bits(a) for a in t.args))
+    if t.op == "mul":
+        return min(t.w, _bits(t.args[0]) + _bits(t.args[1]))
+    if t.op == "add":
+        return min(t.w, max(_bits(t.args[0]), _bits(t.args[1])) + 1)
+    if t.op == "shru" and t.args[1].op == "const":
+        return max(0, _bits(t.args[0]) - int(t.args[1].val))
+    if t.op == "trunc":
+        return min(t.w, _bits(t.args[0]))
+    return t.w
+
+
+def _barrett(t: Term) -> Term | None:
+    """``x % q`` for a constant q and x < 2^32 as the Barrett reduction
+    ``r = x - ((x * m) >> 32) * q; r >= q ? r - q : r`` with m = floor(2^32 / q), computed
+    in 64 bits.  Exact: x*m/2^32 underestimates x/q by less than 1, so r < 2q."""
+    x, q = t.args
+    if q.op != "const" or not 1 < int(q.val) < 1 << 32 or _bits(x) > 32:
+        return None
+    qv = int(q.val)
+    x64 = cast("zext", 64, x) if x.w < 64 else cast("trunc", 64, x)
+    est = binop("shru", binop("mul", x64, const(64, (1 << 32) // qv)), const(64, 32))
+    r = binop("sub", x64, binop("mul", est, const(64, qv)))
+    red = select(cmp("uge", r, const(64, qv)), binop("sub", r, const(64, qv)), r)
+    return cast("trunc", t.w, red) if t.w < 64 else red
 
 
 def _narrowable(n: Term, w: int) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -107,12 +108,23 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
     """Every ISAX of ``ext`` as a pattern (or with the reason it cannot be one)."""
     out = []
     ename = ext.sym_name.data
+    state = _state_scratchpads(ext)
     for isax in ext.isaxs():
         name = isax.sym_name.data
         p = Pattern(ename, name, "unsupported", uses=tuple(isax.used), funct7=isax.funct7_value)
         p.has_rd = "rd" in isax.used
         p.latency = latencies.get(name, (0, 0))[1]
+        written = sorted(
+            op.scratchpad.root_reference.data
+            for op in isax.walk()
+            if isinstance(op, aq.BurstReadOp | aq.SpmWriteOp)
+            and op.scratchpad.root_reference.data in state
+        )
         try:
+            if written:
+                raise Unsupported(
+                    f"writes scratchpad {written[0]}, which other ISAXs read as unit state"
+                )
             fx = isax_effects(isax, ext)
         except Unsupported as e:
             p.why = str(e)
@@ -133,6 +145,19 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
         else:
             p.kind = "memory"
         out.append(p)
+    return out
+
+
+def _state_scratchpads(ext: aq.ExtensionOp) -> set[str]:
+    """Scratchpads some ISAX reads before writing: they carry state between ISAXs."""
+    out = set()
+    for isax in ext.isaxs():
+        try:
+            isax_effects(isax, ext)
+        except Unsupported as e:
+            m = re.match(r"scratchpad (\w+) is read before it is written", str(e))
+            if m:
+                out.add(m.group(1))
     return out
 
 
@@ -279,6 +304,7 @@ class Options:
     random_trials: int = 24
     max_context: int = 24  # statements considered before/after an anchor loop
     budget: int = 100_000  # symbolic operations per region
+    check_profit: bool = True  # False: offload every proven match (tests, what-if runs)
 
 
 class Matcher:
@@ -535,7 +561,8 @@ class Matcher:
             names = [fn.names.get(v, "?") for v in liveouts] + (["return"] if ret_value else [])
             d.detail = f"{p.name} has no result but the region defines {', '.join(names)}"
             return d
-        last_reason = (VALUE, "no binding of rs1/rs2 to the region's pointers fits")
+        last_reason = (UNSUPPORTED, "no pointer of the region can be bound to rs1/rs2")
+        tried = False
         for regs in self.bindings(isax_bases, groups):
             b = Binding(regs, chunk)
             r = self.check_binding(fn, fx, p, b, results, inits, anchor)
@@ -546,7 +573,9 @@ class Matcher:
                     d.liveout = "return" if v is None else fn.names.get(v)
                     d.liveout_type = _ctype(v.type) if v is not None else None
                 return self.finish(d, fx, p, chunk, anchor)
-            last_reason = max(last_reason, r, key=lambda x: _REASON_RANK.get(x[0], 0))
+            if not tried or _REASON_RANK[r[0]] > _REASON_RANK[last_reason[0]]:
+                last_reason = r
+            tried = True
         d.reason, d.detail = last_reason
         return d
 
@@ -597,6 +626,8 @@ class Matcher:
         # reads: every read of the region must be one the ISAX performs
         iread = {(a.lin, a.width) for a in (_access(s(a.addr), a.width) for a in p.fx.reads)}
         for a in _dedup(fx.reads):
+            if not all(t.op == "var" for t, _ in a.lin.terms):
+                continue  # data-dependent address: compared through the values that use it
             if (a.lin, a.width) not in iread and not _covered(a, iread):
                 return (SHAPE, f"the region reads {show(a.addr)} which {p.name} does not read")
         hull = _hulls(fx.reads + fx.writes)
@@ -722,7 +753,7 @@ class Matcher:
         per_call_sw = software_cycles(fx, self.core)
         d.sw_cycles = per_call_sw
         d.hw_cycles = p.latency + self.core.call_overhead
-        if d.hw_cycles >= d.sw_cycles:
+        if self.opt.check_profit and d.hw_cycles >= d.sw_cycles:
             d.status, d.reason = "rejected", PROFIT
             d.detail = f"{p.name} takes ~{d.hw_cycles} cycles, software ~{d.sw_cycles}"
             return d
