@@ -40,7 +40,9 @@ from aquas.diagnostics import AquasError
     help="Target core: its platform file gives the memory latency and the software cost model.",
 )
 @click.option("--clock-ns", default=10.0, show_default=True, help="Clock the ISAX is scheduled at.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Also write decisions as JSON.")
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="Also write decisions as JSON."
+)
 @user_errors
 def match(
     app: Path,
@@ -83,7 +85,9 @@ def match(
         assert d.binding is not None
         chunk = f"x chunks of {d.binding.chunk}" if d.binding.chunk else "1"
         ops = ", ".join(f"{k}={v}" for k, v in sorted(d.binding.regs.items()))
-        table.add_row(d.function, str(d.line), d.isax, ops, chunk, f"~{d.sw_cycles}", str(d.hw_cycles))
+        table.add_row(
+            d.function, str(d.line), d.isax, ops, chunk, f"~{d.sw_cycles}", str(d.hw_cycles)
+        )
     out.print(table)
     if explain:
         _explain(res)

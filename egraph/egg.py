@@ -30,8 +30,10 @@ Rule sets (each run with iteration, node and time limits by :class:`Prover`):
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from egglog import (
     BigInt,
@@ -41,7 +43,6 @@ from egglog import (
     MultiSet,
     StringLike,
     Vec,
-    back_off,
     eq,
     function,
     i64,
@@ -50,49 +51,49 @@ from egglog import (
     rewrite,
     rule,
     ruleset,
-    run,
     union,
     vars_,
 )
 
 from aquas.egraph.terms import (
+    RandomMemory,
     Term,
     binop,
     canonical_address,
     cast,
     cmp,
     const,
+    evaluate,
     load,
     select,
-    show,
 )
 
 
-class E(Expr):
+class E(Expr):  # constructors: egglog supplies the bodies
     @classmethod
-    def c(cls, w: i64Like, v: BigIntLike) -> E: ...
+    def c(cls, w: i64Like, v: BigIntLike) -> E: ...  # type: ignore[empty-body]
     @classmethod
-    def v(cls, name: StringLike, w: i64Like) -> E: ...
+    def v(cls, name: StringLike, w: i64Like) -> E: ...  # type: ignore[empty-body]
     @classmethod
-    def op(cls, name: StringLike, w: i64Like, a: E, b: E) -> E: ...
+    def op(cls, name: StringLike, w: i64Like, a: E, b: E) -> E: ...  # type: ignore[empty-body]
     @classmethod
-    def cmp(cls, pred: StringLike, a: E, b: E) -> E: ...
+    def cmp(cls, pred: StringLike, a: E, b: E) -> E: ...  # type: ignore[empty-body]
     @classmethod
-    def sel(cls, c: E, a: E, b: E) -> E: ...
+    def sel(cls, c: E, a: E, b: E) -> E: ...  # type: ignore[empty-body]
     @classmethod
-    def cast(cls, kind: StringLike, w: i64Like, src: i64Like, a: E) -> E: ...
+    def cast(cls, kind: StringLike, w: i64Like, src: i64Like, a: E) -> E: ...  # type: ignore[empty-body]
     @classmethod
-    def ld(cls, w: i64Like, addr: E) -> E: ...
+    def ld(cls, w: i64Like, addr: E) -> E: ...  # type: ignore[empty-body]
     @classmethod
-    def isax(cls, name: StringLike, args: Vec[E]) -> E: ...
+    def isax(cls, name: StringLike, args: Vec[E]) -> E: ...  # type: ignore[empty-body]
 
 
 @function
-def Sum(w: i64Like, xs: MultiSet[E]) -> E: ...
+def Sum(w: i64Like, xs: MultiSet[E]) -> E: ...  # type: ignore[empty-body]
 
 
 @function
-def Prod(w: i64Like, xs: MultiSet[E]) -> E: ...
+def Prod(w: i64Like, xs: MultiSet[E]) -> E: ...  # type: ignore[empty-body]
 
 
 def Mask(w: i64) -> BigInt:
@@ -112,8 +113,6 @@ _n, _m = vars_("n m", BigInt)
 
 
 def _register_rules() -> None:
-    add = lambda w, a, b: E.op("add", w, a, b)  # noqa: E731
-    mul = lambda w, a, b: E.op("mul", w, a, b)  # noqa: E731
     ALGEBRA.register(
         # sums and products stay flat when rules merge a summand with a sum
         rule(eq(_s).to(Sum(_w, _xs)), eq(_t).to(Sum(_w, _ys)), _xs.contains(_t)).then(
@@ -141,6 +140,26 @@ def _register_rules() -> None:
         rewrite(E.sel(E.cmp("ult", _a, _b), _b, _a)).to(E.sel(E.cmp("ule", _a, _b), _b, _a)),
         rewrite(E.sel(E.cmp("ule", _a, _b), _b, _a)).to(E.sel(E.cmp("ult", _a, _b), _b, _a)),
         rewrite(E.sel(_c, _a, _a)).to(_a),
+        # a conditional increment is the addition of the condition (counting loops)
+        rule(
+            eq(_s).to(E.sel(_c, Sum(_w, _xs), _a)),
+            eq(_xs).to(MultiSet(_a, E.c(_w, BigInt(1)))),
+        ).then(union(_s).with_(Sum(_w, MultiSet(_a, E.cast("zext", _w, i64(1), _c))))),
+        rule(
+            eq(_s).to(E.sel(_c, Sum(_w, _xs), Sum(_w, _ys))),
+            eq(_xs).to(_ys.insert(E.c(_w, BigInt(1)))),
+        ).then(union(_s).with_(Sum(_w, _ys.insert(E.cast("zext", _w, i64(1), _c))))),
+        # bit tests: (x & 2^k) != 0 is bit k of x
+        *[
+            rewrite(
+                E.cmp(
+                    "ne",
+                    E.op("and", _w, _a, E.c(_w, BigInt.from_string(str(1 << k)))),
+                    E.c(_w, BigInt(0)),
+                )
+            ).to(E.cast("trunc", i64(1), _w, E.op("shru", _w, _a, E.c(_w, BigInt(k)))), _w > i64(k))
+            for k in range(64)
+        ],
         # booleans as integers
         rewrite(E.cmp("ne", E.cast("zext", _w, i64(1), _c), E.c(_w, BigInt(0)))).to(_c),
         rewrite(E.cmp("eq", E.cast("zext", _w, i64(1), _c), E.c(_w, BigInt(1)))).to(_c),
@@ -245,6 +264,8 @@ class _Normalizer:
 
     def __init__(self) -> None:
         self.memo: dict[tuple[int, int], E] = {}  # (term id, truncation width) -> expr
+        self.steps: dict[tuple[int, int], int | None] = {}
+        self.linears: dict[tuple[int, int], tuple[dict[int, tuple[Term, int]], int]] = {}
 
     def expr(self, t: Term, w: int | None = None) -> E:
         """``t`` truncated to ``w`` bits (``None``: its own width)."""
@@ -260,6 +281,10 @@ class _Normalizer:
         op = t.op
         if op == "const":
             return E.c(w, BigInt.from_string(str(int(t.val) & ((1 << w) - 1))))
+        if op in ("or", "add") and (wide := _assembled_load(t)) is not None:
+            return self.expr(wide, w)
+        if op == "zext" and (pushed := _zext_ring(t)) is not None:
+            return self.expr(pushed, w)
         if op in ("add", "sub", "mul", "shl") and (op != "shl" or t.args[1].op == "const"):
             return self._chain(t, w)
         if w < t.w:
@@ -273,12 +298,10 @@ class _Normalizer:
             if op == "trunc":
                 return self.expr(t.args[0], w)
             return E.cast("trunc", w, t.w, self.expr(t))
-        if op == "zext" and (pushed := _zext_ring(t)) is not None:
-            return self.expr(pushed, w)
-        if op == "or" and (wide := _assembled_load(t)) is not None:
-            return self.expr(wide, w)
         if op == "remu" and (barrett := _barrett(t)) is not None:
             return self.expr(barrett, w)
+        if op == "select" and self._step(t, w) is not None:
+            return self._chain(binop("add", t, const(t.w, 0)), w)
         a = t.args
         match op:
             case "var":
@@ -323,6 +346,12 @@ class _Normalizer:
 
     def _linear(self, t: Term, w: int) -> tuple[dict[int, tuple[Term, int]], int]:
         """Leaves of an add/sub chain with their coefficients, and the constant."""
+        key = (id(t), w)
+        if key not in self.linears:
+            self.linears[key] = self._find_linear(t, w)
+        return self.linears[key]
+
+    def _find_linear(self, t: Term, w: int) -> tuple[dict[int, tuple[Term, int]], int]:
         m = (1 << w) - 1
         terms: dict[int, tuple[Term, int]] = {}
         k0 = 0
@@ -338,6 +367,10 @@ class _Normalizer:
                 k0 += c * int(n.val)
             elif _narrowable(n, w):
                 stack.append((n.args[0], c))
+            elif n.op == "select" and (k := self._step(n, w)) is not None:
+                # c ? x + k : x  is  x + zext(c) * k  (counting loops written with if)
+                stack.append((n.args[2], c))
+                stack.append((cast("zext", w, n.args[0]), c * k))
             else:
                 prev = terms.get(id(n))
                 terms[id(n)] = (n, (prev[1] if prev else 0) + c)
@@ -354,6 +387,23 @@ class _Normalizer:
             elems.append(E.c(w, BigInt.from_string(str(k0))))
         return elems[0] if len(elems) == 1 else Sum(w, MultiSet(*elems))
 
+    def _step(self, t: Term, w: int) -> int | None:
+        """k when ``t`` is ``c ? x + k : x`` (modulo 2^w), else None."""
+        key = (id(t), w)
+        if key not in self.steps:
+            self.steps[key] = self._find_step(t, w)
+        return self.steps[key]
+
+    def _find_step(self, t: Term, w: int) -> int | None:
+        _, a, b = t.args
+        if a.op not in ("add", "sub") or a.w < w:
+            return None
+        ta, ka = self._linear(a, w)
+        tb, kb = self._linear(b, w)
+        if ta.keys() != tb.keys() or any(ta[i][1] != tb[i][1] for i in ta):
+            return None
+        return (ka - kb) & ((1 << w) - 1)
+
     def _scaled(self, n: Term, c: int, w: int) -> E:
         inner = self._chain(n, w)
         return inner if c == 1 else Prod(w, MultiSet(inner, E.c(w, BigInt.from_string(str(c)))))
@@ -366,9 +416,10 @@ class _Normalizer:
         for f in factors:
             if f.op in ("add", "sub") and f.w >= w:
                 terms, k0 = self._linear(f, w)
-                neg = {i: (n, -c & m) for i, (n, c) in terms.items()}
-                if _orient_key(neg, -k0 & m) < _orient_key(terms, k0):
-                    terms, k0, k = neg, -k0 & m, -k & m
+                v = fingerprint(f) & m
+                if (-v & m) < v:  # orient by value, so equal sums orient alike
+                    terms = {i: (n, -c & m) for i, (n, c) in terms.items()}
+                    k0, k = -k0 & m, -k & m
                 elems.append(self._sum(terms, k0, w))
             else:
                 elems.append(self.expr(f, w))
@@ -384,7 +435,7 @@ def _assembled_load(t: Term) -> Term | None:
     stack = [t]
     while stack:
         n = stack.pop()
-        if n.op == "or" and n.w == t.w:
+        if n.op == t.op and n.w == t.w:  # lanes do not overlap: "+" is "|"
             stack.extend(n.args)
         else:
             leaves.append(n)
@@ -393,6 +444,11 @@ def _assembled_load(t: Term) -> Term | None:
         shift = 0
         if leaf.op == "shl" and leaf.args[1].op == "const":
             shift, leaf = int(leaf.args[1].val), leaf.args[0]
+        elif leaf.op == "mul" and leaf.args[1].op == "const":
+            k = int(leaf.args[1].val)
+            if k & (k - 1):
+                return None
+            shift, leaf = k.bit_length() - 1, leaf.args[0]
         if leaf.op == "zext" and int(leaf.val) == 8 and leaf.args[0].op == "load":
             if shift % 8 or shift // 8 in byte_at:
                 return None
@@ -461,8 +517,21 @@ def _narrowable(n: Term, w: int) -> bool:
     return (n.op in ("sext", "zext") and int(n.val) >= w) or (n.op == "trunc" and n.w >= w)
 
 
-def _orient_key(terms: dict[int, tuple[Term, int]], k0: int) -> tuple[object, ...]:
-    return (sorted((show(n, 3), c) for n, c in terms.values()), k0)
+class _Names(dict[str, int]):
+    def __missing__(self, key: str) -> int:
+        v = zlib.crc32(key.encode()) * 0x9E3779B97F4A7C15 & ((1 << 64) - 1)
+        self[key] = v
+        return v
+
+
+_FP_ENV = _Names()
+_FP_MEM = RandomMemory(0xA9)
+
+
+def fingerprint(t: Term) -> int:
+    """The value of ``t`` at one fixed pseudo-random point: a semantic key, equal for
+    equal terms however they are written (used to pick canonical orientations)."""
+    return evaluate(t, _FP_ENV, _FP_MEM)
 
 
 def to_egg(t: Term, memo: _Normalizer) -> E:
@@ -472,10 +541,10 @@ def to_egg(t: Term, memo: _Normalizer) -> E:
 
 @dataclass
 class Limits:
-    iterations: int = 12
+    iterations: int = 20
     nodes: int = 60_000
     seconds: float = 2.0
-    match_limit: int = 4000
+    match_limit: int = 50_000
 
 
 @dataclass
@@ -493,18 +562,12 @@ class Prover:
         self.limits = limits or Limits()
         self.egraph = EGraph()
         self.memo = _Normalizer()
-        self.schedule = None
+        schedule: Any = None
         for name in rulesets:
             rs = RULESETS[name]
-            self.schedule = rs if self.schedule is None else self.schedule | rs
+            schedule = rs if schedule is None else schedule | rs
+        self.schedule = schedule
         self.stats = ProofStats()
-        # one iteration; the back-off scheduler bans rules that match explosively (AC and
-        # distributivity on large sums) for a few iterations instead of letting one
-        # iteration blow up
-        self.step = run(
-            self.schedule,
-            scheduler=back_off(match_limit=self.limits.match_limit, ban_length=2),
-        )
 
     def add(self, t: Term) -> E:
         e = to_egg(t, self.memo)
@@ -536,7 +599,7 @@ class Prover:
             if st.nodes > self.limits.nodes:
                 st.stopped = "nodes"
                 return False
-            report = self.egraph.run(self.step)
+            report = self.egraph.run(1, ruleset=self.schedule)
             st.iterations += 1
             if not report.updated:
                 st.stopped = "saturated"

@@ -51,11 +51,11 @@ def c_operand(t: Term, names: dict[str, str]) -> str:
 def _operand_names(cf: cfront.CFunction) -> dict[str, str]:
     out = {}
     for p in cf.params:
-        out[p.name] = (
-            f"(uint32_t)(uintptr_t){p.name}" if p.ctype.pointer else f"(uint32_t){p.name}"
-        )
+        out[p.name] = f"(uint32_t)(uintptr_t){p.name}" if p.ctype.pointer else f"(uint32_t){p.name}"
     for name, v in cf.locals.items():
-        out.setdefault(name, f"(uint32_t)(uintptr_t){name}" if v.ctype.pointer else f"(uint32_t){name}")
+        out.setdefault(
+            name, f"(uint32_t)(uintptr_t){name}" if v.ctype.pointer else f"(uint32_t){name}"
+        )
     for g, v in _globals(cf).items():
         out[g] = f"(uint32_t)(uintptr_t){v}"
     return out
@@ -206,45 +206,18 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
         if d.binding.chunk is not None:
             raise EmitError("strip-mined matches are emitted for C input only")
         ops = [op for s in d.region for op in s.ops if not isinstance(op, func.ReturnOp)]
-        fop = next(o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == d.function)
-        args = {a.name_hint: a for a in fop.body.block.args}
+        fop = next(
+            o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == d.function
+        )
+        args: dict[str | None, SSAValue] = {a.name_hint: a for a in fop.body.block.args}
         i32 = IntegerType(32)
         new: list[Operation] = []
 
-        def value_of(t: Term) -> SSAValue:
-            lin = linear(t)
-            acc: SSAValue | None = None
-            for atom, c in lin.terms:
-                a = args.get(str(atom.val)) if atom.op == "var" else None
-                if a is None:
-                    raise EmitError(f"operand {t} is not a function argument plus an offset")
-                if isinstance(a.type, IntegerType):
-                    x: SSAValue = a
-                else:
-                    p = memref.ExtractAlignedPointerAsIndexOp.get(a)
-                    cast = arith.IndexCastOp(p.aligned_pointer, i32)
-                    new.extend([p, cast])
-                    x = cast.result
-                if c != 1:
-                    k = arith.ConstantOp(IntegerAttr(c, i32))
-                    m = arith.MuliOp(x, k.result)
-                    new.extend([k, m])
-                    x = m.result
-                if acc is None:
-                    acc = x
-                else:
-                    s = arith.AddiOp(acc, x)
-                    new.append(s)
-                    acc = s.result
-            off = arith.ConstantOp(IntegerAttr(lin.offset, i32))
-            new.append(off)
-            if acc is None:
-                return off.result
-            s = arith.AddiOp(acc, off.result)
-            new.append(s)
-            return s.result
-
-        operands = [value_of(d.binding.regs[r]) for r in ("rs1", "rs2") if r in d.pattern.uses]
+        operands = [
+            _mlir_operand(d.binding.regs[r], args, new)
+            for r in ("rs1", "rs2")
+            if r in d.pattern.uses
+        ]
         name = f"aquas_{d.isax}"
         results = [i32] if d.pattern.has_rd else []
         call = func.CallOp(name, operands, results)
@@ -264,9 +237,10 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
         for r in live:
             v: SSAValue = call.results[0]
             if r.type != i32:
+                assert isinstance(r.type, IntegerType)
                 conv = (
                     arith.TruncIOp(v, r.type)
-                    if r.type.width.data < 32  # type: ignore[attr-defined]
+                    if r.type.width.data < 32
                     else arith.ExtUIOp(v, r.type)
                 )
                 Rewriter.insert_op(conv, InsertPoint.after(call))
@@ -278,6 +252,42 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
                 op.erase(safe_erase=False)
     module.verify()
     return module
+
+
+def _mlir_operand(t: Term, args: dict[str | None, SSAValue], new: list[Operation]) -> SSAValue:
+    """Ops computing a linear operand (pointer arguments + offset) as i32; appended to new."""
+    i32 = IntegerType(32)
+    lin = linear(t)
+    acc: SSAValue | None = None
+    for atom, c in lin.terms:
+        a = args.get(str(atom.val)) if atom.op == "var" else None
+        if a is None:
+            raise EmitError(f"operand {t} is not a function argument plus an offset")
+        if isinstance(a.type, IntegerType):
+            x: SSAValue = a
+        else:
+            p = memref.ExtractAlignedPointerAsIndexOp.get(a)
+            cast = arith.IndexCastOp(p.aligned_pointer, i32)
+            new.extend([p, cast])
+            x = cast.result
+        if c != 1:
+            k = arith.ConstantOp(IntegerAttr(c, i32))
+            m = arith.MuliOp(x, k.result)
+            new.extend([k, m])
+            x = m.result
+        if acc is None:
+            acc = x
+        else:
+            s = arith.AddiOp(acc, x)
+            new.append(s)
+            acc = s.result
+    off = arith.ConstantOp(IntegerAttr(lin.offset, i32))
+    new.append(off)
+    if acc is None:
+        return off.result
+    total = arith.AddiOp(acc, off.result)
+    new.append(total)
+    return total.result
 
 
 __all__ = ["HEADER", "EmitError", "c_operand", "replacement", "rewrite_c", "rewrite_mlir"]

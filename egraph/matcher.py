@@ -313,6 +313,7 @@ class Matcher:
         self.opt = options or Options()
         self.core = CORES[self.opt.core]
         self.proven: set[tuple[int, int]] = set()
+        self.anon: dict[SSAValue, str] = {}
         self.refuted: set[tuple[int, int]] = set()
 
     # -- entry -------------------------------------------------------------------------
@@ -441,7 +442,9 @@ class Matcher:
         """Values defined outside a region: constants and pure computations (arithmetic,
         branches without memory access) are recomputed, parameters and other values become
         variables named after their C variable."""
-        params = {a: fn.params[k] for k, a in enumerate(fn.func.body.block.args)}
+        params: dict[SSAValue, AppParam] = {
+            a: fn.params[k] for k, a in enumerate(fn.func.body.block.args)
+        }
 
         def resolve(v: SSAValue) -> Term:
             if v in params:
@@ -454,7 +457,9 @@ class Matcher:
                     return ex.env[v]
                 if isinstance(op, memref.GetGlobalOp):
                     return var(op.name_.root_reference.data, ADDR_W)
-            name = fn.names.get(v) or f"%{v.name_hint or 'v'}{id(v) % 10007}"
+            name = fn.names.get(v)
+            if name is None:  # no C name: a unique placeholder (never emitted)
+                name = self.anon.setdefault(v, f"%{v.name_hint or 'v'}.{len(self.anon)}")
             return var(name, width_of(v.type))
 
         return resolve
@@ -558,7 +563,8 @@ class Matcher:
             results = outs
         elif liveouts or ret_value is not None:
             d.reason = LIVEOUT
-            names = [fn.names.get(v, "?") for v in liveouts] + (["return"] if ret_value else [])
+            names = [fn.names.get(v, "?") for v in liveouts if v is not None]
+            names += ["return"] if ret_value else []
             d.detail = f"{p.name} has no result but the region defines {', '.join(names)}"
             return d
         last_reason = (UNSUPPORTED, "no pointer of the region can be bound to rs1/rs2")
@@ -604,6 +610,19 @@ class Matcher:
         anchor: AppStmt,
     ) -> tuple[str, str] | None:
         assert p.fx is not None
+        callable_names = {q.name for q in fn.params}
+        if b.chunk is not None:
+            loop = _loop(anchor)
+            assert isinstance(loop, scf.ForOp)
+            callable_names.add(self.iv_name(fn, loop))
+        for r, t in b.regs.items():
+            atoms = {str(a.val) for a, _ in linear(t).terms if a.op == "var"}
+            if any(a.op != "var" for a, _ in linear(t).terms) or not atoms <= callable_names:
+                return (
+                    UNSUPPORTED,
+                    f"{r} = {show(t, 4)} depends on values the call site cannot name "
+                    "(only parameters" + (" and the loop index" if b.chunk else "") + ")",
+                )
         env = {var(r, 32): t for r, t in b.regs.items()}
         sub = {}
 
@@ -635,12 +654,12 @@ class Matcher:
             sa = _access(s(a.addr), a.width)
             if sa.lin.terms in hull:
                 lo, hi = hull[sa.lin.terms]
-                if sa.lin.offset < lo or sa.lin.offset + sa.width // 8 > hi:
-                    if not _indirect_on(fx, sa.lin.terms):
-                        return (
-                            SHAPE,
-                            f"{p.name} reads {show(sa.addr)}, outside what the region touches",
-                        )
+                outside = sa.lin.offset < lo or sa.lin.offset + sa.width // 8 > hi
+                if outside and not _indirect_on(fx, sa.lin.terms):
+                    return (
+                        SHAPE,
+                        f"{p.name} reads {show(sa.addr)}, outside what the region touches",
+                    )
         # components: values of every written location and the result
         pairs: list[tuple[Term, Term]] = []
         for key, v in iw.items():
@@ -719,9 +738,8 @@ class Matcher:
         restrict = {p.name for p in fn.params if p.pointer and p.restrict}
         for x, y in pairs:
             bx, by = _base_name(x), _base_name(y)
-            if bx is None or by is None or bx == by:
-                if bx == by and bx is not None:
-                    continue
+            if bx == by and bx is not None:
+                continue
             if bx in restrict or by in restrict:
                 continue
             if bx is not None and by is not None and bx.startswith("@") and by.startswith("@"):
@@ -935,11 +953,11 @@ def _indirect_on(fx: Effects, key: tuple) -> bool:
 
 def _covered(a: Access, reads: set[tuple[Linear, int]]) -> bool:
     """A narrower read inside a wider read of the ISAX (e.g. a byte of a word)."""
-    for lin, w in reads:
-        if lin.terms == a.lin.terms and lin.offset <= a.lin.offset:
-            if a.lin.offset + a.width // 8 <= lin.offset + w // 8:
-                return True
-    return False
+    end = a.lin.offset + a.width // 8
+    return any(
+        lin.terms == a.lin.terms and lin.offset <= a.lin.offset and end <= lin.offset + w // 8
+        for lin, w in reads
+    )
 
 
 def _pieces(writes: Iterable[Access], s: Callable[[Term], Term] | None = None) -> list[Access]:
@@ -1015,8 +1033,14 @@ def function_of(
                             if isinstance(loc, FileLineColLoc)
                             else (0, 0)
                         )
-                        kind = {scf.ForOp: "for", scf.WhileOp: "while", scf.IfOp: "if"}.get(
-                            type(o), "expr"
+                        kind = (
+                            "for"
+                            if isinstance(o, scf.ForOp)
+                            else "while"
+                            if isinstance(o, scf.WhileOp)
+                            else "if"
+                            if isinstance(o, scf.IfOp)
+                            else "expr"
                         )
                         if isinstance(o, func.ReturnOp):
                             kind = "return"
@@ -1035,7 +1059,9 @@ def params_of_mlir(fop: func.FuncOp) -> list[AppParam]:
                 a.name_hint or f"arg{k}",
                 ptr,
                 restrict=ptr,  # MLIR memrefs passed as distinct arguments: see docs/matcher.md
-                width=width_of(a.type.element_type) if ptr else width_of(a.type),
+                width=width_of(a.type.element_type)
+                if isinstance(a.type, MemRefType)
+                else width_of(a.type),
             )
         )
     return out

@@ -20,6 +20,7 @@ source width in ``val`` so the e-graph rules can reason about them.
 from __future__ import annotations
 
 import random
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
@@ -285,8 +286,9 @@ def linear(t: Term) -> Linear:
 
 
 def _key(item: tuple[Term, int]) -> tuple[str, int]:
+    """Variables by name, other atoms by structure: the same atoms always sort alike."""
     a = item[0]
-    return (show(a), item[1])
+    return (str(a.val), 0) if a.op == "var" else ("~", digest(a))
 
 
 def _linear(t: Term, k: int, acc: dict[Term, int]) -> int:
@@ -325,6 +327,19 @@ def canonical_address(t: Term) -> Term:
     return linear_term(linear(t))
 
 
+_DIGESTS: dict[int, int] = {}
+
+
+def digest(t: Term) -> int:
+    """A structural hash of the whole term (deterministic within a run), for canonical
+    choices between terms that must not depend on where a term came from."""
+    for n in walk(t):
+        if id(n) not in _DIGESTS:
+            parts = (n.op, n.w, n.val, *(_DIGESTS[id(a)] for a in n.args))
+            _DIGESTS[id(n)] = zlib.crc32(repr(parts).encode())
+    return _DIGESTS[id(t)]
+
+
 def show(t: Term, depth: int = 6) -> str:
     """A compact, deterministic rendering (for diagnostics and sorting)."""
     if t.op == "const":
@@ -354,6 +369,7 @@ __all__ = [
     "cast",
     "cmp",
     "const",
+    "digest",
     "evaluate",
     "linear",
     "linear_term",

@@ -46,7 +46,7 @@ def driver(like: str, n: int | None = None, trials: int = 6) -> str:
     call_line = f"uint32_t r = (uint32_t){call};" if ret else f"{call}; uint32_t r = 0;"
     lines.append(f"        {call_line}")
     lines.append('        printf("r=%x", (unsigned)r);')
-    for t, name, count in bufs:
+    for _t, name, count in bufs:
         lines.append(
             f"        for (int i = 0; i < {count}; i++) "
             f'printf(" %x", (unsigned)(uint32_t){name}[i]);'
