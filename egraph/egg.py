@@ -248,6 +248,22 @@ def _register_rules() -> None:
 
 _register_rules()
 
+_COMBINED: dict[tuple[str, ...], Any] = {}
+
+
+def _combined(names: tuple[str, ...]) -> Any:
+    """One combined rule set per selection, created once and kept alive: egglog-python
+    names a combined rule set after its Python ``id()``, so a combination that is freed and
+    re-created could alias an earlier, different one."""
+    if names not in _COMBINED:
+        parts = [RULESETS[n] for n in names]
+        schedule: Any = parts[0]
+        for rs in parts[1:]:
+            schedule = schedule | rs
+        _COMBINED[names] = schedule
+        _COMBINED[names + ("#parts",)] = parts  # keep intermediates alive too
+    return _COMBINED[names]
+
 
 # ---------------------------------------------------------------------------------------
 # Terms -> e-graph
@@ -562,11 +578,7 @@ class Prover:
         self.limits = limits or Limits()
         self.egraph = EGraph()
         self.memo = _Normalizer()
-        schedule: Any = None
-        for name in rulesets:
-            rs = RULESETS[name]
-            schedule = rs if schedule is None else schedule | rs
-        self.schedule = schedule
+        self.schedule = _combined(tuple(rulesets))
         self.stats = ProofStats()
 
     def add(self, t: Term) -> E:
@@ -583,6 +595,7 @@ class Prover:
         t0 = time.perf_counter()
         st = self.stats
         pending = [g for g in goals if g[0] is not g[1]]
+        quiet = 0
         while True:
             pending = [g for g in pending if not self.egraph.check_bool(eq(g[0]).to(g[1]))]
             st.seconds = time.perf_counter() - t0
@@ -601,7 +614,8 @@ class Prover:
                 return False
             report = self.egraph.run(1, ruleset=self.schedule)
             st.iterations += 1
-            if not report.updated:
+            quiet = 0 if report.updated else quiet + 1
+            if quiet >= 2:  # two iterations without change: saturated
                 st.stopped = "saturated"
                 pending = [g for g in pending if not self.egraph.check_bool(eq(g[0]).to(g[1]))]
                 return not pending

@@ -301,7 +301,7 @@ def software_cycles(fx: Effects, core: CoreCosts) -> int:
 class Options:
     core: str = "vexriscv"
     limits: Limits = field(default_factory=Limits)
-    random_trials: int = 24
+    random_trials: int = 12  # a fast filter only: every match is proven in the e-graph
     max_context: int = 24  # statements considered before/after an anchor loop
     budget: int = 100_000  # symbolic operations per region
     check_profit: bool = True  # False: offload every proven match (tests, what-if runs)
@@ -314,6 +314,7 @@ class Matcher:
         self.core = CORES[self.opt.core]
         self.proven: set[tuple[int, int]] = set()
         self.anon: dict[SSAValue, str] = {}
+        self.regions: dict[tuple[object, ...], object] = {}
         self.refuted: set[tuple[int, int]] = set()
 
     # -- entry -------------------------------------------------------------------------
@@ -359,6 +360,7 @@ class Matcher:
                     return d
                 if rank.get(d.reason, 0) >= rank.get(best.reason, 0):
                     best = d
+
         best.seconds = time.perf_counter() - t0
         return best
 
@@ -519,11 +521,18 @@ class Matcher:
         d = Decision(fn.name, p.name, anchor.line, "rejected", pattern=p, anchor=anchor)
         d.region = list(region)
         assert p.fx is not None
-        try:
-            fx, liveouts, inits = self.region_effects(fn, region, anchor, chunk)
-        except Unsupported as e:
-            d.reason, d.detail = UNSUPPORTED, str(e)
+        key = (fn.name, tuple(id(s) for s in region), id(anchor), chunk)
+        if key not in self.regions:  # the same region is tried against every pattern
+            try:
+                self.regions[key] = self.region_effects(fn, region, anchor, chunk)
+            except Unsupported as e:
+                self.regions[key] = e
+        cached = self.regions[key]
+        if isinstance(cached, Unsupported):
+            d.reason, d.detail = UNSUPPORTED, str(cached)
             return d
+        fx, liveouts, inits = cached  # type: ignore[misc]
+        liveouts = dict(liveouts)
         ret_value = liveouts.pop(None, None)
         # -- skeleton: footprints per base ------------------------------------------------
         groups = _groups(fx.reads + fx.writes)
