@@ -249,6 +249,7 @@ def _register_rules() -> None:
 _register_rules()
 
 _COMBINED: dict[tuple[str, ...], Any] = {}
+_KEEP: list[Any] = []
 
 
 def _combined(names: tuple[str, ...]) -> Any:
@@ -260,8 +261,8 @@ def _combined(names: tuple[str, ...]) -> Any:
         schedule: Any = parts[0]
         for rs in parts[1:]:
             schedule = schedule | rs
+            _KEEP.append(schedule)  # intermediates too: never freed, never re-used ids
         _COMBINED[names] = schedule
-        _COMBINED[names + ("#parts",)] = parts  # keep intermediates alive too
     return _COMBINED[names]
 
 

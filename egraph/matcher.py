@@ -531,8 +531,10 @@ class Matcher:
         if isinstance(cached, Unsupported):
             d.reason, d.detail = UNSUPPORTED, str(cached)
             return d
-        fx, liveouts, inits = cached  # type: ignore[misc]
-        liveouts = dict(liveouts)
+        assert isinstance(cached, tuple)
+        fx: Effects = cached[0]
+        liveouts: dict[SSAValue | None, Term] = dict(cached[1])
+        inits: list[Term] = cached[2]
         ret_value = liveouts.pop(None, None)
         # -- skeleton: footprints per base ------------------------------------------------
         groups = _groups(fx.reads + fx.writes)
