@@ -24,7 +24,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from aquas.diagnostics import AquasError
 from aquas.egraph import cfront
 from aquas.egraph.driver import MatchResult
-from aquas.egraph.matcher import AppStmt, Decision
+from aquas.egraph.matcher import AppStmt, Decision, params_of_mlir
 from aquas.egraph.terms import Term, linear
 
 HEADER = "aquas_isax.h"
@@ -209,7 +209,9 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
         fop = next(
             o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == d.function
         )
-        args: dict[str | None, SSAValue] = {a.name_hint: a for a in fop.body.block.args}
+        args: dict[str | None, SSAValue] = {
+            p.name: a for p, a in zip(params_of_mlir(fop), fop.body.block.args, strict=True)
+        }
         i32 = IntegerType(32)
         new: list[Operation] = []
 
@@ -245,7 +247,7 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
                 )
                 Rewriter.insert_op(conv, InsertPoint.after(call))
                 v = conv.result
-            r.replace_by(v)
+            r.replace_all_uses_with(v)
         for op in reversed(ops):
             if not any(u.operation not in inside for r in op.results for u in r.uses):
                 op.detach()

@@ -1024,41 +1024,45 @@ def _ctype(ty: object) -> str:
     return f"uint{w}_t" if w in (8, 16, 32, 64) else "uint32_t"
 
 
-def function_of(
-    fop: func.FuncOp,
-    params: list[AppParam],
-    stmts: list[AppStmt] | None = None,
-    names: dict[SSAValue, str] | None = None,
-) -> AppFunction:
-    """An :class:`AppFunction` for MLIR input: one statement per top-level op of each block."""
+def function_of(fop: func.FuncOp, params: list[AppParam]) -> AppFunction:
+    """An :class:`AppFunction` for MLIR input.  A "statement" is one op with an effect
+    (store, loop, branch, return) together with the pure ops computed for it since the
+    previous statement, which is the granularity a C statement would have."""
     blocks = []
-    if stmts is None:
-        for op in fop.walk():
-            for region in op.regions:
-                for blk in region.blocks:
-                    sts = []
-                    for o in blk.ops:
-                        loc = o.location
-                        line, col = (
-                            (loc.line.data, loc.column.data)
-                            if isinstance(loc, FileLineColLoc)
-                            else (0, 0)
-                        )
-                        kind = (
-                            "for"
-                            if isinstance(o, scf.ForOp)
-                            else "while"
-                            if isinstance(o, scf.WhileOp)
-                            else "if"
-                            if isinstance(o, scf.IfOp)
-                            else "expr"
-                        )
-                        if isinstance(o, func.ReturnOp):
-                            kind = "return"
-                        value = o.operands[0] if kind == "return" and o.operands else None
-                        sts.append(AppStmt(kind, line, col, [o], value=value))
-                    blocks.append(AppBlock(blk, sts))
-    return AppFunction(fop.sym_name.data, fop, params, blocks, names or {})
+    for op in fop.walk():
+        for region in op.regions:
+            for blk in region.blocks:
+                sts: list[AppStmt] = []
+                pending: list[Operation] = []
+                for o in blk.ops:
+                    pending.append(o)
+                    if o.dialect_name() == "arith" or isinstance(o, memref.LoadOp):
+                        continue
+                    sts.append(_mlir_stmt(pending))
+                    pending = []
+                if pending:
+                    sts.append(_mlir_stmt(pending))
+                blocks.append(AppBlock(blk, sts))
+    return AppFunction(fop.sym_name.data, fop, params, blocks, {})
+
+
+def _mlir_stmt(ops: list[Operation]) -> AppStmt:
+    o = ops[-1]
+    loc = o.location
+    line, col = (loc.line.data, loc.column.data) if isinstance(loc, FileLineColLoc) else (0, 0)
+    kind = "expr"
+    if isinstance(o, scf.ForOp):
+        kind = "for"
+    elif isinstance(o, scf.WhileOp):
+        kind = "while"
+    elif isinstance(o, scf.IfOp):
+        kind = "if"
+    elif isinstance(o, memref.StoreOp):
+        kind = "assign"
+    elif isinstance(o, func.ReturnOp):
+        kind = "return"
+    value = o.operands[0] if kind == "return" and o.operands else None
+    return AppStmt(kind, line, col, list(ops), value=value)
 
 
 def params_of_mlir(fop: func.FuncOp) -> list[AppParam]:
