@@ -246,8 +246,6 @@ class Decision:
     liveout_type: str | None = None
     pattern: Pattern | None = None
     anchor: AppStmt | None = None
-    calls: int = 1  # ISAX invocations per execution of the region
-    proof: str = ""
     seconds: float = 0.0
 
 
@@ -422,15 +420,22 @@ class Matcher:
     def loop_effects(self, fn: AppFunction, loop: scf.ForOp, k: int) -> Effects:
         """Effects of ``k`` iterations of ``loop`` from a symbolic start index."""
         ex = Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget)
+        self.run_chunk(ex, fn, loop, k)
+        return ex.effects()
+
+    def run_chunk(self, ex: Executor, fn: AppFunction, loop: scf.ForOp, k: int) -> list[Term]:
+        """Execute ``k`` iterations of ``loop`` from the symbolic index named after the C
+        loop variable, with symbolic carried values; returns those initial values."""
         w = width_of(loop.lb.type)
-        iv0 = var(f"{self.iv_name(fn, loop)}", w)
+        iv0 = var(self.iv_name(fn, loop), w)
         step = ex.get(loop.step)
-        carried = [self.init_var(fn, loop, j) for j in range(len(loop.iter_args))]
+        inits = [self.init_var(fn, loop, j) for j in range(len(loop.iter_args))]
+        carried = list(inits)
         for j in range(k):
             ivj = binop("add", iv0, binop("mul", const(w, j), step))
             carried = ex.run_block(loop.body.block, [ivj, *carried])
         ex.set(loop.results, carried)
-        return ex.effects()
+        return inits
 
     def iv_name(self, fn: AppFunction, loop: scf.ForOp) -> str:
         return fn.names.get(loop.body.block.args[0], "%iv")
@@ -484,15 +489,7 @@ class Matcher:
         loop = _loop(anchor)
         for op in ops:
             if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
-                w = width_of(loop.lb.type)
-                iv0 = var(self.iv_name(fn, loop), w)
-                step = ex.get(loop.step)
-                inits = [self.init_var(fn, loop, j) for j in range(len(loop.iter_args))]
-                carried = list(inits)
-                for j in range(chunk):
-                    ivj = binop("add", iv0, binop("mul", const(w, j), step))
-                    carried = ex.run_block(loop.body.block, [ivj, *carried])
-                ex.set(loop.results, carried)
+                inits = self.run_chunk(ex, fn, loop, chunk)
             elif op is loop and isinstance(loop, scf.ForOp):
                 inits = [ex.get(v) for v in loop.iter_args]
                 ex.op(op)
