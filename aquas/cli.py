@@ -321,9 +321,9 @@ def exec_(
         out.print(f"dump {addr}: " + " ".join(f"{v:#x}" for v in vals))
 
 
+from aquas.egraph.cli import match as _match_command  # noqa: E402
 from aquas.sim.cli import sim as _sim_command  # noqa: E402
 from aquas.synth.cli import synth as _synth_command  # noqa: E402
-from aquas.egraph.cli import match as _match_command  # noqa: E402
 
 main.add_command(_sim_command)
 main.add_command(_synth_command)
