@@ -26,12 +26,13 @@ from rich.table import Table
 from xdsl.dialects import scf
 
 from aquas.dialects import aquas as aq
+from aquas.egraph.matcher import CORES
 from aquas.interpreter import ExecError, IsaxState, execute, find_extension
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
-COSTS = {"div": 34, "load": 2, "store": 1, "spm": 2, "iter": 3}
+VEX = CORES["vexriscv"]  # the matcher's cost model of the core (one set of numbers)
 
 
 def sw_estimate(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> int:
@@ -54,13 +55,13 @@ def sw_estimate(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> int:
             lb, ub, st = (o.owner.value.value.data for o in (op.lb, op.ub, op.step))  # type: ignore[union-attr]
             trips += max(0, (ub - lb + st - 1) // st)
     cycles = r.ops  # every executed op at least one cycle
-    cycles += r.loads * (COSTS["load"] - 1) + r.burst_beats * (COSTS["load"] + COSTS["store"] - 1)
+    cycles += int(r.loads * (VEX.load - 1) + r.burst_beats * (VEX.load + VEX.store - 1))
     cycles += sum(
-        COSTS["div"] - 1
+        int(VEX.div) - 1
         for op in isax.body.walk()
         if op.name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi")
     )
-    cycles += trips * COSTS["iter"]
+    cycles += trips * int(VEX.branch)
     return cycles
 
 

@@ -59,15 +59,12 @@ def match(
     from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
     from aquas.egraph.matcher import Options
     from aquas.runtime.header import write_header
-    from aquas.sim.platform import load_platform
 
     if clock_ns <= 0:
         raise AquasError(f"--clock-ns must be positive, got {clock_ns}")
     if app.suffix not in (".c", ".mlir"):
         raise AquasError(f"{app}: expected a .c or .mlir file")
-    plat = load_platform(soc=soc)
-    mem_latency = plat.memory.latency + plat.isax_master.setup_latency
-    pats = load_patterns(spec, clock_ns, mem_latency)
+    pats = load_patterns(spec, clock_ns, soc)
     res = match_file(
         app,
         spec,

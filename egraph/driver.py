@@ -37,8 +37,6 @@ from aquas.egraph.matcher import (
 from aquas.interpreter import find_extension
 from aquas.spec.frontend import lower_spec_file
 
-_LOOPS = (scf.ForOp, scf.WhileOp)
-
 
 @dataclass
 class MatchResult:
@@ -59,10 +57,15 @@ class MatchResult:
 
 
 def load_patterns(
-    spec: Path | str, clock_ns: float = 10.0, mem_latency: int = 12
+    spec: Path | str, clock_ns: float = 10.0, soc: str = "vexriscv"
 ) -> tuple[aq.ExtensionOp, list[Pattern]]:
+    """The patterns of a spec, with latencies scheduled at ``clock_ns`` and evaluated at the
+    memory latency an ISAX sees on ``soc`` (response latency plus DMA setup)."""
+    from aquas.sim.platform import load_platform
     from aquas.synth.flow import isax_latencies
 
+    plat = load_platform(soc=soc)
+    mem_latency = plat.memory.latency + plat.isax_master.setup_latency
     module = lower_spec_file(str(spec))
     ext = find_extension(module)
     return ext, patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))
@@ -75,12 +78,12 @@ def match_file(
     functions: Collection[str] | None = None,
     options: Options | None = None,
     clock_ns: float = 10.0,
-    mem_latency: int = 12,
+    soc: str = "vexriscv",
     patterns: tuple[aq.ExtensionOp, list[Pattern]] | None = None,
 ) -> MatchResult:
     t0 = time.perf_counter()
     app = Path(app)
-    ext, pats = patterns or load_patterns(spec, clock_ns, mem_latency)
+    ext, pats = patterns or load_patterns(spec, clock_ns, soc)
     matcher = Matcher(pats, options)
     try:
         text = app.read_text()
@@ -252,8 +255,4 @@ def _terminator(op: Operation) -> bool:
     return isinstance(op, func.ReturnOp | scf.YieldOp | scf.ConditionOp)
 
 
-def loop_op(st: AppStmt) -> Operation | None:
-    return next((op for op in st.ops if isinstance(op, _LOOPS)), None)
-
-
-__all__ = ["MatchResult", "app_function", "load_patterns", "loop_op", "match_file"]
+__all__ = ["MatchResult", "app_function", "load_patterns", "match_file"]

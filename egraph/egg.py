@@ -47,7 +47,6 @@ from egglog import (
     function,
     i64,
     i64Like,
-    ne,
     rewrite,
     rule,
     ruleset,
@@ -551,17 +550,11 @@ def fingerprint(t: Term) -> int:
     return evaluate(t, _FP_ENV, _FP_MEM)
 
 
-def to_egg(t: Term, memo: _Normalizer) -> E:
-    """The egglog expression of a term, in ring normal form (shared nodes stay shared)."""
-    return memo.expr(t)
-
-
 @dataclass
 class Limits:
     iterations: int = 20
     nodes: int = 60_000
     seconds: float = 2.0
-    match_limit: int = 50_000
 
 
 @dataclass
@@ -583,7 +576,7 @@ class Prover:
         self.stats = ProofStats()
 
     def add(self, t: Term) -> E:
-        e = to_egg(t, self.memo)
+        e = self.memo.expr(t)
         self.egraph.register(e)
         return e
 
@@ -622,4 +615,4 @@ class Prover:
                 return not pending
 
 
-__all__ = ["RULESETS", "E", "Limits", "Prod", "ProofStats", "Prover", "Sum", "ne", "to_egg"]
+__all__ = ["RULESETS", "E", "Limits", "Prod", "ProofStats", "Prover", "Sum"]

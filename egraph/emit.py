@@ -49,20 +49,14 @@ def c_operand(t: Term, names: dict[str, str]) -> str:
 
 
 def _operand_names(cf: cfront.CFunction) -> dict[str, str]:
-    out = {}
-    for p in cf.params:
-        out[p.name] = f"(uint32_t)(uintptr_t){p.name}" if p.ctype.pointer else f"(uint32_t){p.name}"
-    for name, v in cf.locals.items():
-        out.setdefault(
-            name, f"(uint32_t)(uintptr_t){name}" if v.ctype.pointer else f"(uint32_t){name}"
-        )
-    for g, v in _globals(cf).items():
-        out[g] = f"(uint32_t)(uintptr_t){v}"
-    return out
+    """Variable name -> its C text as a 32-bit operand (parameters shadow locals; globals,
+    memory in the IR, are addresses)."""
 
+    def text(name: str, pointer: bool) -> str:
+        return f"(uint32_t)(uintptr_t){name}" if pointer else f"(uint32_t){name}"
 
-def _globals(cf: cfront.CFunction) -> dict[str, str]:
-    return {g: g for g in cf.globals_used}
+    out = {v.name: text(v.name, v.ctype.pointer) for v in [*cf.locals.values(), *cf.params]}
+    return out | {g: text(g, True) for g in cf.globals_used}
 
 
 def _call(d: Decision, names: dict[str, str]) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from aquas.egraph.semantics import (
     Access,
     Effects,
     Executor,
+    StateAccess,
     Unsupported,
     isax_effects,
     width_of,
@@ -56,6 +56,7 @@ from aquas.egraph.terms import (
     mask,
     show,
     substitute,
+    to32,
     var,
     variables,
     walk,
@@ -106,12 +107,24 @@ class Pattern:
 
 def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> list[Pattern]:
     """Every ISAX of ``ext`` as a pattern (or with the reason it cannot be one)."""
+    summaries: dict[str, Effects | Unsupported] = {}
+    for isax in ext.isaxs():
+        try:
+            summaries[isax.sym_name.data] = isax_effects(isax, ext)
+        except Unsupported as e:
+            summaries[isax.sym_name.data] = e
+    # scratchpads some ISAX reads before writing carry state between ISAXs
+    state = {
+        e.scratchpad
+        for e in summaries.values()
+        if isinstance(e, StateAccess) and e.scratchpad is not None
+    }
     out = []
-    ename = ext.sym_name.data
-    state = _state_scratchpads(ext)
     for isax in ext.isaxs():
         name = isax.sym_name.data
-        p = Pattern(ename, name, "unsupported", uses=tuple(isax.used), funct7=isax.funct7_value)
+        p = Pattern(
+            ext.sym_name.data, name, "unsupported", uses=tuple(isax.used), funct7=isax.funct7_value
+        )
         p.has_rd = "rd" in isax.used
         p.latency = latencies.get(name, (0, 0))[1]
         written = sorted(
@@ -120,45 +133,29 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
             if isinstance(op, aq.BurstReadOp | aq.SpmWriteOp)
             and op.scratchpad.root_reference.data in state
         )
-        try:
-            if written:
-                raise Unsupported(
-                    f"writes scratchpad {written[0]}, which other ISAXs read as unit state"
-                )
-            fx = isax_effects(isax, ext)
-        except Unsupported as e:
-            p.why = str(e)
-            out.append(p)
-            continue
-        p.fx = fx
-        regs = {"rs1", "rs2"}
-        addr_vars = {
-            str(v.val) for a in fx.reads + fx.writes for v in variables(a.addr) if v.val in regs
-        }
-        data_vars = set()
-        for t in [*fx.results, *(w.value for w in fx.writes if w.value is not None)]:
-            data_vars |= {str(v.val) for v in _data_variables(t)}
-        if not fx.reads and not fx.writes:
-            p.kind = "register"
-        elif data_vars & addr_vars or data_vars & regs:
-            p.why = "uses a register operand both as data and as an address"
+        fx = summaries[name]
+        if isinstance(fx, Unsupported):
+            p.why = str(fx)
+        elif written:
+            p.why = f"writes scratchpad {written[0]}, which other ISAXs read as unit state"
         else:
-            p.kind = "memory"
+            p.fx = fx
+            p.kind, p.why = _kind(fx)
         out.append(p)
     return out
 
 
-def _state_scratchpads(ext: aq.ExtensionOp) -> set[str]:
-    """Scratchpads some ISAX reads before writing: they carry state between ISAXs."""
-    out = set()
-    for isax in ext.isaxs():
-        try:
-            isax_effects(isax, ext)
-        except Unsupported as e:
-            m = re.match(r"scratchpad (\w+) is read before it is written", str(e))
-            if m:
-                out.add(m.group(1))
-    return out
+def _kind(fx: Effects) -> tuple[str, str]:
+    """ "register" (no memory), "memory" (rs1/rs2 only as addresses) or why neither."""
+    if not fx.reads and not fx.writes:
+        return "register", ""
+    regs = {"rs1", "rs2"}
+    data_vars: set[str] = set()
+    for t in [*fx.results, *(w.value for w in fx.writes if w.value is not None)]:
+        data_vars |= {str(v.val) for v in _data_variables(t)}
+    if data_vars & regs:
+        return "unsupported", "uses a register operand both as data and as an address"
+    return "memory", ""
 
 
 def _data_variables(t: Term) -> set[Term]:
@@ -586,7 +583,7 @@ class Matcher:
                     v = results[0][0]
                     d.liveout = "return" if v is None else fn.names.get(v)
                     d.liveout_type = _ctype(v.type) if v is not None else None
-                return self.finish(d, fx, p, chunk, anchor)
+                return self.finish(d, fx, p)
             if not tried or _REASON_RANK[r[0]] > _REASON_RANK[last_reason[0]]:
                 last_reason = r
             tried = True
@@ -773,9 +770,7 @@ class Matcher:
                     return False
         return True
 
-    def finish(
-        self, d: Decision, fx: Effects, p: Pattern, chunk: int | None, anchor: AppStmt
-    ) -> Decision:
+    def finish(self, d: Decision, fx: Effects, p: Pattern) -> Decision:
         per_call_sw = software_cycles(fx, self.core)
         d.sw_cycles = per_call_sw
         d.hw_cycles = p.latency + self.core.call_overhead
@@ -842,7 +837,7 @@ class Matcher:
             return None
         found = None
         for choice in itertools.product(leaves, repeat=len(regs)):
-            env = {var(r, 32): _to32(t) for r, t in zip(regs, choice, strict=True)}
+            env = {var(r, 32): to32(t) for r, t in zip(regs, choice, strict=True)}
             rd = substitute(p.rd, env)
             cand = cast("trunc", term.w, rd) if term.w < 32 else rd
             if self.random_equal([(term, cand)]):
@@ -865,7 +860,7 @@ class Matcher:
         fx = Effects(ops=sum(1 for _ in walk(term)))
         fx.muls = sum(1 for n in walk(term) if n.op == "mul")
         fx.divs = sum(1 for n in walk(term) if n.op in ("divu", "divs", "remu", "rems"))
-        d = self.finish(d, fx, p, None, st)
+        d = self.finish(d, fx, p)
         d.seconds = time.perf_counter() - t0
         return d
 
@@ -987,12 +982,6 @@ def _pieces(writes: Iterable[Access], s: Callable[[Term], Term] | None = None) -
 
 def _split_compatible(a: Effects, b: Effects) -> bool:
     return len(_pieces(a.writes)) == len(_pieces(b.writes))
-
-
-def _to32(t: Term) -> Term:
-    if t.w == 32:
-        return t
-    return cast("sext" if t.w < 32 else "trunc", 32, t)
 
 
 def _leaves(t: Term) -> list[Term]:

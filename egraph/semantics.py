@@ -41,8 +41,10 @@ from aquas.egraph.terms import (
     load,
     select,
     show,
+    signed,
     var,
 )
+from aquas.synth.oplib import CMPI_PREDICATE_NAMES
 
 ADDR_W = 32  # RV32: addresses and `index` are 32 bits
 
@@ -61,12 +63,19 @@ _BIN = {
     "arith.remui": "remu",
     "arith.remsi": "rems",
 }
-_CMP = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 _CAST = {"arith.extsi": "sext", "arith.extui": "zext", "arith.trunci": "trunc"}
 
 
 class Unsupported(Exception):
     """The region cannot be summarised (the reason is shown by ``--explain``)."""
+
+
+class StateAccess(Unsupported):
+    """The ISAX reads unit state: a state register, or a scratchpad before writing it."""
+
+    def __init__(self, message: str, scratchpad: str | None = None):
+        super().__init__(message)
+        self.scratchpad = scratchpad
 
 
 def width_of(ty: object) -> int:
@@ -266,7 +275,7 @@ class Executor:
             self.env[op.result] = cast("sext" if src.w < ADDR_W else "trunc", ADDR_W, src)
         elif isinstance(op, arith.CmpiOp):
             a, b = self.get(op.lhs), self.get(op.rhs)
-            self.env[op.result] = cmp(_CMP[op.predicate.value.data], a, b)
+            self.env[op.result] = cmp(CMPI_PREDICATE_NAMES[op.predicate.value.data], a, b)
         elif isinstance(op, arith.SelectOp):
             c, a, b = (self.get(o) for o in op.operands)
             self.env[op.result] = select(c, a, b)
@@ -316,7 +325,7 @@ class Executor:
             cells[int(idx.val)] = self.get(op.value)
             self.spm_image[name_] = None
         elif isinstance(op, aq.StateReadOp | aq.StateWriteOp):
-            raise Unsupported(
+            raise StateAccess(
                 f"uses unit state @{op.state.root_reference.data}: an ISAX with internal state "
                 "has no memory-level equivalent in application code"
             )
@@ -338,8 +347,6 @@ class Executor:
         return int(t.val)
 
     def for_op(self, op: scf.ForOp) -> None:
-        from aquas.egraph.terms import signed
-
         w = width_of(op.lb.type)
         lb = signed(self._const(op.lb, "loop lower bound"), w)
         ub = signed(self._const(op.ub, "loop upper bound"), w)
@@ -400,7 +407,7 @@ class Executor:
     # -- scratchpads -------------------------------------------------------------------------
     def spm_cells(self, name: str) -> list[Term | None]:
         if name not in self.spm:
-            raise Unsupported(f"scratchpad {name} is read before it is written (unit state)")
+            raise StateAccess(f"scratchpad {name} is read before it is written (unit state)", name)
         return self.spm[name]
 
     def declare_spms(self, ext: aq.ExtensionOp) -> None:
@@ -463,6 +470,7 @@ __all__ = [
     "Access",
     "Effects",
     "Executor",
+    "StateAccess",
     "SymMemory",
     "Unsupported",
     "isax_effects",

@@ -41,7 +41,6 @@ BINARY = (
     "rems",
 )
 CASTS = ("sext", "zext", "trunc")
-PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 
 
 def mask(w: int) -> int:
@@ -310,11 +309,16 @@ def _linear(t: Term, k: int, acc: dict[Term, int]) -> int:
     return 0
 
 
+def to32(t: Term) -> Term:
+    """``t`` as a 32-bit value (sign-extended or truncated)."""
+    return cast("sext" if t.w < 32 else "trunc", 32, t)
+
+
 def linear_term(lin: Linear) -> Term:
     """The canonical 32-bit term of a linear form (atoms in a fixed order)."""
     t: Term | None = None
     for atom, c in lin.terms:
-        x = atom if atom.w == 32 else cast("sext" if atom.w < 32 else "trunc", 32, atom)
+        x = to32(atom)
         if c != 1:
             x = binop("mul", x, const(32, c))
         t = x if t is None else binop("add", t, x)
@@ -360,7 +364,6 @@ def show(t: Term, depth: int = 6) -> str:
 __all__ = [
     "BINARY",
     "CASTS",
-    "PREDICATES",
     "Linear",
     "RandomMemory",
     "Term",
@@ -380,6 +383,7 @@ __all__ = [
     "show",
     "signed",
     "substitute",
+    "to32",
     "var",
     "variables",
     "walk",
