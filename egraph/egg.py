@@ -95,6 +95,14 @@ def Sum(w: i64Like, xs: MultiSet[E]) -> E: ...  # type: ignore[empty-body]
 def Prod(w: i64Like, xs: MultiSet[E]) -> E: ...  # type: ignore[empty-body]
 
 
+@function
+def Max(kind: StringLike, w: i64Like, xs: MultiSet[E]) -> E: ...  # type: ignore[empty-body]
+
+
+@function
+def ArgFirst(kind: StringLike, values: Vec[E], payloads: Vec[E]) -> E: ...  # type: ignore[empty-body]
+
+
 def Mask(w: i64) -> BigInt:
     """2^w - 1, computed inside a rule."""
     return (BigInt(1) << w) - BigInt(1)
@@ -282,6 +290,7 @@ class _Normalizer:
         self.memo: dict[tuple[int, int], E] = {}  # (term id, truncation width) -> expr
         self.steps: dict[tuple[int, int], int | None] = {}
         self.linears: dict[tuple[int, int], tuple[dict[int, tuple[Term, int]], int]] = {}
+        self.views: dict[int, ArgView | None] = {}
 
     def expr(self, t: Term, w: int | None = None) -> E:
         """``t`` truncated to ``w`` bits (``None``: its own width)."""
@@ -318,6 +327,15 @@ class _Normalizer:
             return self.expr(barrett, w)
         if op == "select" and self._step(t, w) is not None:
             return self._chain(binop("add", t, const(t.w, 0)), w)
+        if (
+            op in ("select", "zext", "sext", "trunc")
+            and (view := self.argview(t)) is not None
+            and len(view.values) > 2
+        ):
+            vals = [self.expr(v) for v in view.values]
+            if view.payloads == view.values:
+                return Max(view.kind, t.w, MultiSet(*vals))
+            return ArgFirst(view.kind, Vec(*vals), Vec(*[self.expr(p) for p in view.payloads]))
         a = t.args
         match op:
             case "var":
@@ -333,6 +351,57 @@ class _Normalizer:
             case "load":
                 return E.ld(t.w, self.expr(a[0]))
         return E.op(op, t.w, self.expr(a[0]), self.expr(a[1]))
+
+    def argview(self, t: Term) -> ArgView | None:
+        """``t`` as "the payload of the first maximum" of an ordered list, when it is a
+        select chain comparing maxima (see :class:`ArgView`)."""
+        key = id(t)
+        if key not in self.views:
+            self.views[key] = self._find_argview(t)
+        return self.views[key]
+
+    def _find_argview(self, t: Term) -> ArgView | None:
+        if t.op in ("zext", "sext", "trunc"):  # casts of the payloads (index widths)
+            inner = self.argview(t.args[0])
+            if inner is None:
+                return None
+            return ArgView(
+                inner.kind, inner.values, tuple(cast(t.op, t.w, p) for p in inner.payloads)
+            )
+        if t.op != "select":
+            return None
+        cond = _condition(t.args[0])
+        if cond is None:
+            return None
+        pred, a, b, negated = cond
+        x, y = (t.args[2], t.args[1]) if negated else (t.args[1], t.args[2])
+        if pred[1:] in ("lt", "le"):  # a < b is b > a, a <= b is b >= a
+            a, b, pred = b, a, pred[0] + {"lt": "gt", "le": "ge"}[pred[1:]]
+        if pred[1:] not in ("gt", "ge"):
+            return None
+        kind = pred[0]
+        va, vb = self._maxima(a, kind), self._maxima(b, kind)
+        pa, pb = self._payloads(x, va, kind), self._payloads(y, vb, kind)
+        if pa is None or pb is None:
+            return None
+        # strict a > b: ties keep b's side, so b's elements come first
+        if pred[1:] == "gt":
+            vals, pays = vb + va, pb + pa
+        else:
+            vals, pays = va + vb, pa + pb
+        return _simplify(kind, vals, pays)
+
+    def _maxima(self, a: Term, kind: str) -> tuple[Term, ...]:
+        v = self.argview(a)
+        if v is not None and v.kind == kind and v.payloads == v.values:
+            return v.values
+        return (a,)
+
+    def _payloads(self, x: Term, vals: tuple[Term, ...], kind: str) -> tuple[Term, ...] | None:
+        v = self.argview(x)
+        if v is not None and v.kind == kind and v.values == vals:
+            return v.payloads
+        return (x,) if len(vals) == 1 else None
 
     def _chain(self, t: Term, w: int) -> E:
         m = (1 << w) - 1
@@ -442,6 +511,68 @@ class _Normalizer:
         if k != 1 or not elems:
             elems.append(E.c(w, BigInt.from_string(str(k))))
         return elems[0] if len(elems) == 1 else Prod(w, MultiSet(*elems))
+
+
+@dataclass(frozen=True)
+class ArgView:
+    """``payloads[j]`` for the first ``j`` at which ``values[j]`` is the maximum (signed
+    for kind ``s``, unsigned for ``u``); a plain maximum has ``payloads == values``.
+
+    A running maximum with a strict ``>`` update, a scan with ``>=`` from the end and a
+    tournament tree whose left operand wins ties all compute the same "first index of the
+    maximum" -- the same list here, whatever the order of comparisons.  Combining two
+    views ``A`` (maximum ``a``) and ``B`` (maximum ``b``) by ``a > b ? A : B`` gives
+    ``B ++ A`` (ties keep ``B``, and when ``a > b`` no element of ``B`` reaches ``a``);
+    ``a >= b ? A : B`` gives ``A ++ B``.  A maximum is associative and commutative, so it
+    is inserted as a multiset."""
+
+    kind: str
+    values: tuple[Term, ...]
+    payloads: tuple[Term, ...]
+
+
+def _condition(c: Term) -> tuple[str, Term, Term, bool] | None:
+    """``(pred, a, b, negated)`` for a comparison, seen through ``!``, ``x ^ 1`` and
+    ``(int)cmp != 0``."""
+    neg = False
+    while True:
+        if c.op == "cmp" and c.val in ("eq", "ne") and c.args[1].op == "const":
+            inner = c.args[0]
+            if inner.op == "zext" and int(inner.val) == 1 and int(c.args[1].val) in (0, 1):
+                neg ^= (c.val == "eq") == (int(c.args[1].val) == 0)
+                c = inner.args[0]
+                continue
+        if c.op == "xor" and c.w == 1 and c.args[1].op == "const" and int(c.args[1].val) == 1:
+            neg, c = not neg, c.args[0]
+            continue
+        break
+    if c.op != "cmp" or c.val in ("eq", "ne"):
+        return None
+    return str(c.val), c.args[0], c.args[1], neg
+
+
+def _simplify(kind: str, vals: tuple[Term, ...], pays: tuple[Term, ...]) -> ArgView:
+    """Drop elements that can never be the first maximum: a value seen earlier, and the
+    bottom of the order (INT_MIN or 0) unless it is first with a payload differing from
+    the next one's (when every value is the bottom, the first payload is the result)."""
+    plain = vals == pays
+    seen: set[int] = set()
+    vs: list[Term] = []
+    ps: list[Term] = []
+    for v, p in zip(vals, pays, strict=True):
+        if id(v) not in seen:
+            seen.add(id(v))
+            vs.append(v)
+            ps.append(p)
+    i = 0
+    while i < len(vs) and len(vs) > 1:
+        v = vs[i]
+        bottom = v.op == "const" and int(v.val) == (1 << (v.w - 1) if kind == "s" else 0)
+        if bottom and (i > 0 or plain or ps[0] is ps[1]):
+            del vs[i], ps[i]
+            continue
+        i += 1
+    return ArgView(kind, tuple(vs), tuple(ps))
 
 
 def _assembled_load(t: Term) -> Term | None:
