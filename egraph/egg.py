@@ -54,17 +54,16 @@ from egglog import (
     vars_,
 )
 
+from aquas.egraph.ranges import condition, simplify
 from aquas.egraph.terms import (
     RandomMemory,
     Term,
     binop,
     canonical_address,
     cast,
-    cmp,
     const,
     evaluate,
     load,
-    select,
 )
 
 
@@ -308,11 +307,17 @@ class _Normalizer:
             return E.c(w, BigInt.from_string(str(int(t.val) & ((1 << w) - 1))))
         if op in ("or", "add") and (wide := _assembled_load(t)) is not None:
             return self.expr(wide, w)
+        if (simple := simplify(t)) is not None:
+            return self.expr(simple, w)
         if op == "zext" and (pushed := _zext_ring(t)) is not None:
             return self.expr(pushed, w)
         if op in ("add", "sub", "mul", "shl") and (op != "shl" or t.args[1].op == "const"):
             return self._chain(t, w)
         if w < t.w:
+            if op == "and":  # a mask that keeps every bit of the truncation
+                for x, m in (t.args, t.args[::-1]):
+                    if m.op == "const" and int(m.val) & ((1 << w) - 1) == (1 << w) - 1:
+                        return self.expr(x, w)
             if op in ("and", "or", "xor"):
                 return E.op(op, w, self.expr(t.args[0], w), self.expr(t.args[1], w))
             if op in ("sext", "zext"):
@@ -323,8 +328,6 @@ class _Normalizer:
             if op == "trunc":
                 return self.expr(t.args[0], w)
             return E.cast("trunc", w, t.w, self.expr(t))
-        if op == "remu" and (barrett := _barrett(t)) is not None:
-            return self.expr(barrett, w)
         if op == "select" and self._step(t, w) is not None:
             return self._chain(binop("add", t, const(t.w, 0)), w)
         if (
@@ -370,7 +373,7 @@ class _Normalizer:
             )
         if t.op != "select":
             return None
-        cond = _condition(t.args[0])
+        cond = condition(t.args[0])
         if cond is None:
             return None
         pred, a, b, negated = cond
@@ -452,6 +455,8 @@ class _Normalizer:
                 k0 += c * int(n.val)
             elif _narrowable(n, w):
                 stack.append((n.args[0], c))
+            elif (simple := simplify(n)) is not None:
+                stack.append((simple, c))
             elif n.op == "select" and (k := self._step(n, w)) is not None:
                 # c ? x + k : x  is  x + zext(c) * k  (counting loops written with if)
                 stack.append((n.args[2], c))
@@ -529,26 +534,6 @@ class ArgView:
     kind: str
     values: tuple[Term, ...]
     payloads: tuple[Term, ...]
-
-
-def _condition(c: Term) -> tuple[str, Term, Term, bool] | None:
-    """``(pred, a, b, negated)`` for a comparison, seen through ``!``, ``x ^ 1`` and
-    ``(int)cmp != 0``."""
-    neg = False
-    while True:
-        if c.op == "cmp" and c.val in ("eq", "ne") and c.args[1].op == "const":
-            inner = c.args[0]
-            if inner.op == "zext" and int(inner.val) == 1 and int(c.args[1].val) in (0, 1):
-                neg ^= (c.val == "eq") == (int(c.args[1].val) == 0)
-                c = inner.args[0]
-                continue
-        if c.op == "xor" and c.w == 1 and c.args[1].op == "const" and int(c.args[1].val) == 1:
-            neg, c = not neg, c.args[0]
-            continue
-        break
-    if c.op != "cmp" or c.val in ("eq", "ne"):
-        return None
-    return str(c.val), c.args[0], c.args[1], neg
 
 
 def _simplify(kind: str, vals: tuple[Term, ...], pays: tuple[Term, ...]) -> ArgView:
@@ -642,21 +627,6 @@ def _bits(t: Term) -> int:
     if t.op == "trunc":
         return min(t.w, _bits(t.args[0]))
     return t.w
-
-
-def _barrett(t: Term) -> Term | None:
-    """``x % q`` for a constant q and x < 2^32 as the Barrett reduction
-    ``r = x - ((x * m) >> 32) * q; r >= q ? r - q : r`` with m = floor(2^32 / q), computed
-    in 64 bits.  Exact: x*m/2^32 underestimates x/q by less than 1, so r < 2q."""
-    x, q = t.args
-    if q.op != "const" or not 1 < int(q.val) < 1 << 32 or _bits(x) > 32:
-        return None
-    qv = int(q.val)
-    x64 = cast("zext", 64, x) if x.w < 64 else cast("trunc", 64, x)
-    est = binop("shru", binop("mul", x64, const(64, (1 << 32) // qv)), const(64, 32))
-    r = binop("sub", x64, binop("mul", est, const(64, qv)))
-    red = select(cmp("uge", r, const(64, qv)), binop("sub", r, const(64, qv)), r)
-    return cast("trunc", t.w, red) if t.w < 64 else red
 
 
 def _narrowable(n: Term, w: int) -> bool:

@@ -1,0 +1,332 @@
+"""Value ranges and the rewrites they justify: modular reductions, redundant masks and casts.
+
+Integer kernels written by hand reduce modulo a constant in many ways: ``x % q``; one
+conditional subtraction ``s >= q ? s - q : s`` when ``s < 2q``; ``d < 0 ? d + q : d`` when
+``-q <= d < q``; a Barrett step ``r = x - ((x * m) >> 32) * q`` followed by a conditional
+subtraction.  Which of them is exact depends on the *range* of the operand, which no local
+rewrite rule can see.  This module computes intervals bottom-up over hash-consed terms and
+turns each exact idiom into one canonical ``remu`` at the narrowest width that holds the
+operand, so that the e-graph compares reductions by their operands only.
+
+The same ranges make casts and masks that cannot change a value disappear
+(``zext(trunc16(s))`` for ``s < 2^16``, ``s & 0xffff``), and turn ``a | b`` into ``a + b``
+when the set bits of ``a`` and ``b`` cannot overlap (``hi << 16 | lo`` with ``lo < 2^16``).
+
+Intervals are on the mathematical value ``v`` whose bit pattern (modulo ``2^w``) is the
+term's: ``lo <= v <= hi`` with either ``0 <= lo`` (an unsigned reading) or
+``-2^(w-1) <= lo`` and ``hi < 2^(w-1)`` (a signed reading).  Anything wider is unknown:
+the full unsigned range.
+
+Every rewrite here is a theorem about fixed-width integers (stated at each function); they
+are checked exhaustively at small widths by ``tests/test_ranges.py``.
+"""
+
+from __future__ import annotations
+
+from aquas.egraph.terms import Term, binop, cast, const, mask, signed
+
+_IV: dict[Term, tuple[int, int]] = {}
+_SIMPLE: dict[Term, Term | None] = {}
+
+
+def _fit(lo: int, hi: int, w: int) -> tuple[int, int]:
+    """The interval of ``v mod 2^w`` for ``lo <= v <= hi``: read unsigned when it lies in
+    one period, signed when it straddles a multiple of 2^w by less than half of one, else
+    the full unsigned range."""
+    if hi - lo > mask(w):
+        return 0, mask(w)
+    k = lo >> w
+    lo, hi = lo - (k << w), hi - (k << w)
+    if hi <= mask(w):
+        return lo, hi
+    lo, hi = lo - (1 << w), hi - (1 << w)
+    if lo >= -(1 << (w - 1)) and hi < 1 << (w - 1):
+        return lo, hi
+    return 0, mask(w)
+
+
+def interval(t: Term) -> tuple[int, int]:
+    """Bounds on the value of ``t`` (see the module docstring)."""
+    iv = _IV.get(t)
+    if iv is None:
+        iv = _interval(t)
+        _IV[t] = iv
+    return iv
+
+
+def unsigned(t: Term) -> tuple[int, int]:
+    lo, hi = interval(t)
+    return (lo, hi) if lo >= 0 else (0, mask(t.w))
+
+
+def signed_iv(t: Term) -> tuple[int, int] | None:
+    lo, hi = interval(t)
+    if hi < 1 << (t.w - 1):
+        return lo, hi
+    if lo >= 1 << (t.w - 1):  # entirely negative when read as signed
+        return lo - (1 << t.w), hi - (1 << t.w)
+    return None
+
+
+def _interval(t: Term) -> tuple[int, int]:
+    w, op, a = t.w, t.op, t.args
+    full = (0, mask(w))
+    simple = simplify(t)
+    if simple is not None:
+        return interval(simple)
+    if op == "const":
+        return int(t.val), int(t.val)
+    if op == "cmp":
+        return 0, 1
+    if op == "zext":
+        return unsigned(a[0])
+    if op == "sext":
+        s = signed_iv(a[0])
+        return s if s is not None else full
+    if op == "trunc":
+        return _fit(*interval(a[0]), w)
+    if op == "select":
+        (l1, h1), (l2, h2) = interval(a[1]), interval(a[2])
+        return _fit(min(l1, l2), max(h1, h2), w)
+    if op in ("add", "sub"):
+        (l1, h1), (l2, h2) = interval(a[0]), interval(a[1])
+        if op == "add":
+            return _fit(l1 + l2, h1 + h2, w)
+        return _fit(l1 - h2, h1 - l2, w)
+    if op == "mul":
+        (l1, h1), (l2, h2) = unsigned(a[0]), unsigned(a[1])
+        return _fit(l1 * l2, h1 * h2, w)
+    if op == "and":
+        return 0, min(unsigned(a[0])[1], unsigned(a[1])[1])
+    if op in ("or", "xor"):
+        bits = max(unsigned(a[0])[1].bit_length(), unsigned(a[1])[1].bit_length())
+        return 0, mask(bits)
+    if op in ("shru", "shl") and a[1].op == "const":
+        k = int(a[1].val)
+        lo, hi = unsigned(a[0])
+        if op == "shru":
+            return lo >> k, hi >> k
+        return _fit(lo << k, hi << k, w)
+    if op == "divu" and a[1].op == "const" and int(a[1].val):
+        lo, hi = unsigned(a[0])
+        return lo // int(a[1].val), hi // int(a[1].val)
+    if op == "remu" and a[1].op == "const" and int(a[1].val):
+        return 0, min(unsigned(a[0])[1], int(a[1].val) - 1)
+    return full
+
+
+def trailing_zeros(t: Term) -> int:
+    """A lower bound on the number of low zero bits of ``t``."""
+    if t.op == "const":
+        v = int(t.val)
+        return t.w if v == 0 else (v & -v).bit_length() - 1
+    if t.op == "shl" and t.args[1].op == "const":
+        return min(t.w, int(t.args[1].val) + trailing_zeros(t.args[0]))
+    if t.op == "mul":
+        return min(t.w, trailing_zeros(t.args[0]) + trailing_zeros(t.args[1]))
+    if t.op in ("zext", "sext", "trunc"):
+        return min(t.w, trailing_zeros(t.args[0]))
+    if t.op == "and":
+        return max(trailing_zeros(t.args[0]), trailing_zeros(t.args[1]))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# Rewrites
+# ---------------------------------------------------------------------------------------
+
+
+def simplify(t: Term) -> Term | None:
+    """A canonical replacement for ``t`` justified by ranges, or None."""
+    if t in _SIMPLE:
+        return _SIMPLE[t]
+    _SIMPLE[t] = None  # cycles through interval() see "no rewrite"
+    r = _simplify(t)
+    _SIMPLE[t] = r if r is not t else None
+    return _SIMPLE[t]
+
+
+def _simplify(t: Term) -> Term | None:
+    op, a = t.op, t.args
+    if op in ("remu", "rems") and a[1].op == "const" and int(a[1].val) > 0:
+        q = int(a[1].val)
+        if op == "rems":  # C's % equals the unsigned one for x >= 0 and 0 < q < 2^(w-1)
+            s = signed_iv(a[0])
+            if s is None or s[0] < 0 or q >= 1 << (t.w - 1):
+                return None
+        return modulo(a[0], q)
+    if op == "select":
+        return _reduction(t)
+    if op == "zext" and a[0].op == "trunc":
+        # zext(trunc_k(y)) = y when y < 2^k
+        y = a[0].args[0]
+        if unsigned(y)[1] <= mask(a[0].w):
+            return _resize(y, t.w)
+    if op == "shru" and a[0].op == "shl" and a[1].op == "const" and a[0].args[1] is a[1]:
+        k = int(a[1].val)  # (x << k) >> k keeps the low w - k bits
+        if 0 < k < t.w:
+            return cast("zext", t.w, cast("trunc", t.w - k, a[0].args[0]))
+    if op == "and" and a[1].op == "const":
+        m = int(a[1].val)
+        if m & (m + 1) == 0 and unsigned(a[0])[1] <= m:  # a low mask that keeps every bit
+            return a[0]
+    if op == "or":
+        x, y = a
+        if trailing_zeros(x) >= unsigned(y)[1].bit_length():
+            return binop("add", x, y)  # no bit is set in both: | is +
+        if trailing_zeros(y) >= unsigned(x)[1].bit_length():
+            return binop("add", x, y)
+    return None
+
+
+def _resize(y: Term, w: int) -> Term:
+    if y.w == w:
+        return y
+    return cast("zext" if y.w < w else "trunc", w, y)
+
+
+_WIDTHS = (8, 16, 32, 64)
+
+
+def modulo(x: Term, q: int) -> Term:
+    """``x mod q`` (unsigned ``x``) in canonical form, at the width of ``x``: ``x`` itself when
+    ``x < q``; otherwise a ``remu`` at the narrowest of 8/16/32/64 bits that holds both ``x``
+    and ``q`` (the remainder is below q, so zero-extending it back is exact)."""
+    hi = unsigned(x)[1]
+    if hi < q:
+        return x
+    need = max(hi.bit_length(), q.bit_length())
+    n = next((k for k in _WIDTHS if k >= need and k < x.w), x.w)
+    if n < x.w:
+        return cast("zext", x.w, binop("remu", cast("trunc", n, x), const(n, q)))
+    return binop("remu", x, const(x.w, q))
+
+
+def condition(c: Term) -> tuple[str, Term, Term, bool] | None:
+    """``(pred, a, b, negated)`` for a comparison, seen through ``!``, ``x ^ 1`` and
+    ``(int)cmp != 0``."""
+    neg = False
+    while True:
+        if c.op == "cmp" and c.val in ("eq", "ne") and c.args[1].op == "const":
+            inner = c.args[0]
+            if inner.op == "zext" and int(inner.val) == 1 and int(c.args[1].val) in (0, 1):
+                neg ^= (c.val == "eq") == (int(c.args[1].val) == 0)
+                c = inner.args[0]
+                continue
+        if c.op == "xor" and c.w == 1 and c.args[1].op == "const" and int(c.args[1].val) == 1:
+            neg, c = not neg, c.args[0]
+            continue
+        break
+    if c.op != "cmp" or c.val in ("eq", "ne"):
+        return None
+    return str(c.val), c.args[0], c.args[1], neg
+
+
+def _reduction(t: Term) -> Term | None:
+    """A select that is an exact reduction modulo q:
+
+    * ``s >= q ? s - q : s`` with ``0 <= s < 2q`` is ``s mod q``; so is the same select
+      when ``s = x - floor(x * m / 2^32) * q`` is a Barrett estimate with
+      ``m = floor(2^32 / q)`` and ``x < 2^32`` (the estimate undershoots ``x / q`` by less
+      than one, so ``0 <= s < 2q``), which is ``x mod q``;
+    * ``d < 0 ? d + q : d`` with ``-q <= d < q`` (signed) is ``(d + q) mod q``.
+    """
+    w = t.w
+    cond = condition(t.args[0])
+    if cond is None:
+        return None
+    pred, a, b, negated = cond
+    x, y = (t.args[2], t.args[1]) if negated else (t.args[1], t.args[2])
+    kind, rel = pred[0], pred[1:]
+    if a.op == "const" and b.op != "const":  # k < a is a > k
+        a, b, rel = b, a, {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}[rel]
+    if b.op != "const" or a.w != w or kind not in "su":
+        return None
+    k = int(b.val) if kind == "u" else signed(int(b.val), w)
+    # as "a >= k picks x, else y"
+    if rel in ("lt", "le"):
+        x, y = y, x
+    if rel in ("le", "gt"):
+        k += 1
+    if kind == "s" and k == 0:
+        # d >= 0 ? d : d + q  with -q <= d < q  is  (d + q) mod q
+        q = _offset(y, a)
+        d = signed_iv(a)
+        ok = x is a and q is not None and 0 < q < 1 << (w - 1) and d is not None
+        if ok and q is not None and d is not None and -q <= d[0] and d[1] < q:
+            return modulo(binop("add", a, const(w, q)), q)
+        return None
+    # s >= q ? s - q : s  (signed compares need s >= 0, where they agree with unsigned)
+    if y is not a or k <= 0 or _offset(x, a) != (-k) & mask(w):
+        return None
+    if kind == "s" and ((d := signed_iv(a)) is None or d[0] < 0):
+        return None
+    q = k
+    if unsigned(a)[1] < 2 * q:
+        return modulo(a, q)
+    src = _barrett_input(a, q)
+    if src is not None:
+        return _resize(modulo(src, q), w)
+    return None
+
+
+def _offset(x: Term, y: Term) -> int | None:
+    """``c`` when ``x = y + c`` (modulo 2^w) for a constant ``c``, else None."""
+    lx, kx = _linear(x)
+    ly, ky = _linear(y)
+    if lx != ly:
+        return None
+    return (kx - ky) & mask(x.w)
+
+
+def _linear(t: Term) -> tuple[dict[Term, int], int]:
+    """Leaves and coefficients of an add/sub/mul-by-constant chain (modulo 2^w)."""
+    w = t.w
+    terms: dict[Term, int] = {}
+    k0 = 0
+    stack = [(t, 1)]
+    while stack:
+        n, c = stack.pop()
+        if n.op == "add" and n.w == w:
+            stack.extend((x, c) for x in n.args)
+        elif n.op == "sub" and n.w == w:
+            stack += [(n.args[0], c), (n.args[1], -c)]
+        elif n.op == "mul" and n.w == w and n.args[1].op == "const":
+            stack.append((n.args[0], c * int(n.args[1].val)))
+        elif n.op == "mul" and n.w == w and n.args[0].op == "const":
+            stack.append((n.args[1], c * int(n.args[0].val)))
+        elif n.op == "const":
+            k0 += c * int(n.val)
+        else:
+            terms[n] = terms.get(n, 0) + c
+    return {n: c & mask(w) for n, c in terms.items() if c & mask(w)}, k0 & mask(w)
+
+
+def _strip(t: Term) -> Term:
+    while t.op in ("zext", "trunc") and (t.op == "zext" or unsigned(t.args[0])[1] <= mask(t.w)):
+        t = t.args[0]
+    return t
+
+
+def _barrett_input(r: Term, q: int) -> Term | None:
+    """``x`` when ``r = x - floor(x * floor(2^32/q) / 2^32) * q`` with ``x < 2^32``, the
+    product formed in 64 bits."""
+    terms, k0 = _linear(r)
+    if k0 or len(terms) != 2:
+        return None
+    (u, cu), (v, cv) = terms.items()
+    if cu != 1:
+        (u, cu), (v, cv) = (v, cv), (u, cu)
+    if cu != 1 or cv != (-q) & mask(r.w):
+        return None
+    x, est = _strip(u), _strip(v)
+    if unsigned(x)[1] > mask(32) or est.op != "shru" or est.args[1].op != "const":
+        return None
+    prod = est.args[0]
+    if int(est.args[1].val) != 32 or prod.op != "mul" or prod.w < 64:
+        return None
+    m = (1 << 32) // q
+    for f, g in (prod.args, prod.args[::-1]):
+        if g.op == "const" and int(g.val) == m and _strip(f) is x:
+            return x
+    return None
