@@ -320,6 +320,9 @@ class _Normalizer:
                         return self.expr(x, w)
             if op in ("and", "or", "xor"):
                 return E.op(op, w, self.expr(t.args[0], w), self.expr(t.args[1], w))
+            if op == "select":  # truncation commutes with a choice
+                c, x, y = t.args
+                return E.sel(self.expr(c), self.expr(x, w), self.expr(y, w))
             if op in ("sext", "zext"):
                 src = int(t.val)
                 if w <= src:
@@ -563,28 +566,25 @@ def _simplify(kind: str, vals: tuple[Term, ...], pays: tuple[Term, ...]) -> ArgV
 def _assembled_load(t: Term) -> Term | None:
     """``b0 | b1 << 8 | b2 << 16 | ...`` over consecutive bytes in memory is one wide
     little-endian load (how C code reads a word from a byte array)."""
-    leaves: list[Term] = []
-    stack = [t]
-    while stack:
-        n = stack.pop()
-        if n.op == t.op and n.w == t.w:  # lanes do not overlap: "+" is "|"
-            stack.extend(n.args)
-        else:
-            leaves.append(n)
     byte_at: dict[int, Term] = {}
-    for leaf in leaves:
-        shift = 0
-        if leaf.op == "shl" and leaf.args[1].op == "const":
-            shift, leaf = int(leaf.args[1].val), leaf.args[0]
-        elif leaf.op == "mul" and leaf.args[1].op == "const":
-            k = int(leaf.args[1].val)
-            if k & (k - 1):
+    stack = [(t, 0)]
+    while stack:  # bytes at distinct offsets do not overlap: "+" and "|" agree
+        n, shift = stack.pop()
+        if n.op in ("or", "add") and n.w == t.w:
+            stack.extend((x, shift) for x in n.args)
+        elif n.op == "shl" and n.w == t.w and n.args[1].op == "const":
+            stack.append((n.args[0], shift + int(n.args[1].val)))
+        elif n.op == "mul" and n.w == t.w and n.args[1].op == "const":
+            k = int(n.args[1].val)
+            if k & (k - 1) or not k:
                 return None
-            shift, leaf = k.bit_length() - 1, leaf.args[0]
-        if leaf.op == "zext" and int(leaf.val) == 8 and leaf.args[0].op == "load":
+            stack.append((n.args[0], shift + k.bit_length() - 1))
+        elif n.op == "const" and int(n.val) == 0:
+            continue  # mask = 0; mask |= ...
+        elif n.op == "zext" and int(n.val) == 8 and n.args[0].op == "load":
             if shift % 8 or shift // 8 in byte_at:
                 return None
-            byte_at[shift // 8] = leaf.args[0]
+            byte_at[shift // 8] = n.args[0]
         else:
             return None
     n = len(byte_at)

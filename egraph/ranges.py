@@ -156,12 +156,36 @@ def _simplify(t: Term) -> Term | None:
                 return None
         return modulo(a[0], q)
     if op == "select":
+        one, zero = a[1], a[2]
+        if one.op == zero.op == "const" and (int(one.val) - int(zero.val)) & mask(t.w) == 1:
+            # c ? k + 1 : k is k + the condition as an integer (counting)
+            bit = cast("zext", t.w, a[0])
+            return bit if int(zero.val) == 0 else binop("add", bit, zero)
         return _reduction(t)
-    if op == "zext" and a[0].op == "trunc":
+    inner = simplify(a[0]) or a[0] if op == "zext" else None
+    if inner is not None and inner.op == "trunc":
         # zext(trunc_k(y)) = y when y < 2^k
-        y = a[0].args[0]
-        if unsigned(y)[1] <= mask(a[0].w):
+        y = inner.args[0]
+        if unsigned(y)[1] <= mask(inner.w):
             return _resize(y, t.w)
+    if op in ("shl", "shru", "shrs") and a[1].op == "const" and int(a[1].val) == 0:
+        return a[0]
+    if op == "cmp" and t.val in ("ne", "eq") and a[1].op == "const" and int(a[1].val) == 0:
+        x = simplify(a[0]) or a[0]
+        if t.val == "ne" and x.op == "zext" and int(x.val) == 1:
+            return x.args[0]  # (int)c != 0 is c
+        if t.val == "ne" and x.op == "and" and x.args[1].op == "const":
+            m = int(x.args[1].val)
+            if m and m & (m - 1) == 0:  # (x & 2^k) != 0 is bit k of x
+                return cast("trunc", 1, simplify_shift(x.args[0], m.bit_length() - 1))
+        return None
+    if op == "and" and a[1].op == "const" and int(a[1].val) == 1 and t.w > 1:
+        return cast("zext", t.w, cast("trunc", 1, a[0]))  # x & 1 is bit 0 of x
+    if op in ("shru", "shl") and a[0].op == op and a[1].op == "const":
+        inner = a[0].args[1]
+        if inner.op == "const":  # (x >> a) >> b is x >> (a + b)
+            k = int(a[1].val) + int(inner.val)
+            return const(t.w, 0) if k >= t.w else binop(op, a[0].args[0], const(t.w, k))
     if op == "shru" and a[0].op == "shl" and a[1].op == "const" and a[0].args[1] is a[1]:
         k = int(a[1].val)  # (x << k) >> k keeps the low w - k bits
         if 0 < k < t.w:
@@ -177,6 +201,10 @@ def _simplify(t: Term) -> Term | None:
         if trailing_zeros(y) >= unsigned(x)[1].bit_length():
             return binop("add", x, y)
     return None
+
+
+def simplify_shift(x: Term, k: int) -> Term:
+    return x if k == 0 else binop("shru", x, const(x.w, k))
 
 
 def _resize(y: Term, w: int) -> Term:

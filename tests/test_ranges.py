@@ -179,3 +179,22 @@ def test_barrett_step_is_a_remainder_and_a_wrong_constant_is_not() -> None:
             == ((v & 0xFFFF) * (v >> 16)) % q
         )
     assert simplify(barrett((1 << 32) // q + 1)) is None
+
+
+def test_bit_tests_counting_selects_and_shift_chains() -> None:
+    bit3 = cmp("ne", binop("and", X8, const(8, 8)), const(8, 0))
+    r = simplify(bit3)
+    assert r is not None and r.op == "trunc" and r.w == 1 and same_everywhere(bit3, r)
+    low = cmp("ne", binop("and", binop("shru", X8, const(8, 5)), const(8, 1)), const(8, 0))
+    r = simplify(low)
+    assert r is not None and same_everywhere(low, r)
+    for k in (0, 1, 7, 254):
+        c = cmp("ult", X8, Y8)
+        t = select(c, const(8, k + 1), const(8, k))
+        r = simplify(t)
+        assert r is not None and same_everywhere(t, r)
+    assert simplify(select(cmp("ult", X8, Y8), const(8, 5), const(8, 3))) is None
+    for op, a, b in (("shru", 3, 2), ("shl", 3, 2), ("shru", 5, 4)):
+        t = binop(op, binop(op, X8, const(8, a)), const(8, b))
+        r = simplify(t)
+        assert r is not None and same_everywhere(t, r)
