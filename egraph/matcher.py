@@ -47,18 +47,19 @@ from aquas.egraph.terms import (
     Linear,
     RandomMemory,
     Term,
+    _compare,
+    _fold,
     binop,
     cast,
     const,
-    evaluate,
     linear,
     linear_term,
     mask,
     show,
+    signed,
     substitute,
     to32,
     var,
-    variables,
     walk,
 )
 
@@ -302,18 +303,43 @@ class Options:
     check_profit: bool = True  # False: offload every proven match (tests, what-if runs)
 
 
+RegionFx = tuple[Effects, dict[SSAValue | None, Term], list[Term]]
+
+
+@dataclass
+class _Run:
+    """One symbolic execution of a block's statements from a start index, advanced on
+    demand; ``inside`` holds the ops executed so far (the region for the resolver)."""
+
+    ex: Executor
+    inside: set[Operation]
+    next: int  # index of the next statement to execute
+    inits: list[Term] = field(default_factory=list)
+    ret: Term | None = None
+    error: Unsupported | None = None
+
+
 class Matcher:
     def __init__(self, patterns: Sequence[Pattern], options: Options | None = None):
         self.patterns = list(patterns)
         self.opt = options or Options()
         self.core = CORES[self.opt.core]
+        # proof results by term identity (terms are hash-consed and never freed)
         self.proven: set[tuple[int, int]] = set()
+        self.refuted: set[frozenset[tuple[int, int]]] = set()
+        self.normalizer: object | None = None  # shared by every proof (see prove)
         self.anon: dict[SSAValue, str] = {}
-        self.regions: dict[tuple[object, ...], object] = {}
-        self.refuted: set[tuple[int, int]] = set()
+        # per function (reset by match_function): region effects by statement range, the
+        # executions they are prefixes of, candidate ranges, loop shapes for strip-mining
+        self.regions: dict[tuple[object, ...], RegionFx | Unsupported] = {}
+        self.runs: dict[tuple[object, ...], _Run] = {}
+        self.ranges: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self.shapes: dict[int, tuple[int, int] | None] = {}
+        self.trials = [_Trial(k) for k in range(self.opt.random_trials)]
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
+        self.regions, self.runs, self.ranges, self.shapes = {}, {}, {}, {}
         decisions: list[Decision] = []
         mem = [p for p in self.patterns if p.kind == "memory"]
         reg = [p for p in self.patterns if p.kind == "register"]
@@ -347,9 +373,8 @@ class Matcher:
         best.anchor = anchor
         rank = _REASON_RANK
         for lo, hi in self.region_ranges(blk, i):
-            region = blk.stmts[lo : hi + 1]
             for chunk in self.chunk_options(fn, blk, anchor, p) if lo == hi else [None]:
-                d = self.try_region(fn, blk, region, anchor, p, chunk)
+                d = self.try_region(fn, blk, lo, hi, anchor, p, chunk)
                 if d.status == "matched":
                     d.seconds = time.perf_counter() - t0
                     return d
@@ -402,11 +427,16 @@ class Matcher:
         trips = max(0, (int(ub.val) - int(lb.val) + int(step.val) - 1) // int(step.val))
         # bytes the ISAX reads per base vs bytes one loop iteration reads
         isax_bytes = sum(a.width // 8 for a in p.fx.reads)
-        try:
-            one = self.loop_effects(fn, loop, 1)
-        except Unsupported:
+        if id(loop) not in self.shapes:
+            try:
+                one = self.loop_effects(fn, loop, 1)
+                self.shapes[id(loop)] = (trips, sum(a.width // 8 for a in one.reads))
+            except Unsupported:
+                self.shapes[id(loop)] = None
+        shape = self.shapes[id(loop)]
+        if shape is None:
             return [None]
-        per_iter = sum(a.width // 8 for a in one.reads)
+        per_iter = shape[1]
         if per_iter == 0 or isax_bytes % per_iter:
             return [None]
         k = isax_bytes // per_iter
@@ -471,61 +501,81 @@ class Matcher:
     def region_effects(
         self,
         fn: AppFunction,
-        region: Sequence[AppStmt],
+        blk: AppBlock,
+        lo: int,
+        hi: int,
         anchor: AppStmt,
         chunk: int | None,
-    ) -> tuple[Effects, dict[SSAValue | None, Term], list[Term]]:
-        """Execute a region; returns effects, the terms of its live-out values (key None:
-        the returned value), and the symbolic initial values of the anchor loop's carried
-        variables."""
-        ops = [op for st in region for op in st.ops]
-        inside = {o for op in ops for o in op.walk()}
-        ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget)
-        inits: list[Term] = []
-        ret: Term | None = None
+    ) -> RegionFx:
+        """Execute statements ``lo..hi`` of ``blk``; returns effects, the terms of its
+        live-out values (key None: the returned value), and the symbolic initial values of
+        the anchor loop's carried variables.
+
+        Ranges with the same start share one execution, advanced statement by statement:
+        executing ``lo..hi`` then ``hi+1..hi2`` is executing ``lo..hi2`` (values of later
+        statements are never used by earlier ones, so the values the resolver sees as
+        defined inside the region are the same)."""
+        key = (id(blk), lo, id(anchor), chunk)
+        run = self.runs.get(key)
+        if run is None or run.next > hi + 1:
+            inside: set[Operation] = set()
+            ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget)
+            run = self.runs[key] = _Run(ex, inside, lo)
+        ex = run.ex
         loop = _loop(anchor)
-        for op in ops:
-            if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
-                inits = self.run_chunk(ex, fn, loop, chunk)
-            elif op is loop and isinstance(loop, scf.ForOp):
-                inits = [ex.get(v) for v in loop.iter_args]
-                ex.op(op)
-            elif isinstance(op, func.ReturnOp):
-                ret = ex.get(op.operands[0]) if op.operands else None
-            else:
-                ex.op(op)
+        while run.next <= hi:
+            if run.error is not None:
+                raise run.error
+            st = blk.stmts[run.next]
+            run.inside.update(o for op in st.ops for o in op.walk())
+            try:
+                for op in st.ops:
+                    if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
+                        run.inits = self.run_chunk(ex, fn, loop, chunk)
+                    elif op is loop and isinstance(loop, scf.ForOp):
+                        run.inits = [ex.get(v) for v in loop.iter_args]
+                        ex.op(op)
+                    elif isinstance(op, func.ReturnOp):
+                        run.ret = ex.get(op.operands[0]) if op.operands else None
+                    else:
+                        ex.op(op)
+            except Unsupported as e:
+                run.error = e
+                raise
+            run.next += 1
         liveouts: dict[SSAValue | None, Term] = {}
-        for op in ops:
-            for r in op.results:
-                if any(u.operation not in inside for u in r.uses):
-                    liveouts[r] = ex.env[r]
-        if ret is not None:
-            liveouts[None] = ret
-        return ex.effects(), liveouts, inits
+        for st in blk.stmts[lo : hi + 1]:
+            for op in st.ops:
+                for r in op.results:
+                    if any(u.operation not in run.inside for u in r.uses):
+                        liveouts[r] = ex.env[r]
+        if run.ret is not None:
+            liveouts[None] = run.ret
+        return ex.snapshot(), liveouts, list(run.inits)
 
     def try_region(
         self,
         fn: AppFunction,
         blk: AppBlock,
-        region: Sequence[AppStmt],
+        lo: int,
+        hi: int,
         anchor: AppStmt,
         p: Pattern,
         chunk: int | None,
     ) -> Decision:
         d = Decision(fn.name, p.name, anchor.line, "rejected", pattern=p, anchor=anchor)
-        d.region = list(region)
+        d.region = blk.stmts[lo : hi + 1]
         assert p.fx is not None
-        key = (fn.name, tuple(id(s) for s in region), id(anchor), chunk)
+        key = (id(blk), lo, hi, id(anchor), chunk)
         if key not in self.regions:  # the same region is tried against every pattern
             try:
-                self.regions[key] = self.region_effects(fn, region, anchor, chunk)
+                self.regions[key] = self.region_effects(fn, blk, lo, hi, anchor, chunk)
             except Unsupported as e:
                 self.regions[key] = e
         cached = self.regions[key]
         if isinstance(cached, Unsupported):
             d.reason, d.detail = UNSUPPORTED, str(cached)
             return d
-        assert isinstance(cached, tuple)
         fx: Effects = cached[0]
         liveouts: dict[SSAValue | None, Term] = dict(cached[1])
         inits: list[Term] = cached[2]
@@ -726,17 +776,24 @@ class Matcher:
 
     def prove(self, pairs: Sequence[tuple[Term, Term]]) -> tuple[bool, Prover]:
         """Prove every pair equal in one e-graph; results are cached per pair (terms are
-        hash-consed, so the same question from a neighbouring region is not asked twice)."""
+        hash-consed, so the same question from a neighbouring region is not asked twice),
+        and a set of pairs that failed is not tried again.  Every proof of a matcher shares
+        the prover's term normaliser (a pure function of the hash-consed terms), so the
+        normal form of a term shared by several questions is built once."""
         prover = Prover(self.opt.limits)
+        if self.normalizer is None:
+            self.normalizer = prover.memo
+        elif type(prover.memo) is type(self.normalizer):
+            prover.memo = self.normalizer
         todo = [(a, b) for a, b in pairs if a is not b and (id(a), id(b)) not in self.proven]
-        if any((id(a), id(b)) in self.refuted for a, b in todo):
+        key = frozenset((id(a), id(b)) for a, b in todo)
+        if any(frozenset([k]) in self.refuted for k in key) or key in self.refuted:
             prover.stats.stopped = "known unprovable"
             return False, prover
         if prover.equal_all(todo):
-            self.proven.update((id(a), id(b)) for a, b in todo)
+            self.proven.update(key)
             return True, prover
-        if len(todo) == 1:
-            self.refuted.add((id(todo[0][0]), id(todo[0][1])))
+        self.refuted.add(key)
         return False, prover
 
     def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:
@@ -757,16 +814,12 @@ class Matcher:
         return None
 
     def random_equal(self, pairs: Sequence[tuple[Term, Term]]) -> bool:
-        """A fast filter: equal values on random inputs (required before any proof)."""
-        vs: set[str] = set()
-        for a, b in pairs:
-            vs |= {str(v.val) for v in variables(a) | variables(b)}
-        rng = random.Random(1234)
-        for trial in range(self.opt.random_trials):
-            env = {v: _rand_value(rng, trial) for v in sorted(vs)}
-            memory = RandomMemory(trial)
+        """A fast filter: equal values on random inputs (required before any proof).  A
+        variable's value depends only on its name and the trial, so the value of every
+        (hash-consed) term is computed once per trial for the whole run."""
+        for trial in self.trials:
             for a, b in pairs:
-                if evaluate(a, env, memory) != evaluate(b, env, memory):
+                if trial.value(a) != trial.value(b):
                     return False
         return True
 
@@ -912,6 +965,63 @@ def _rand_value(rng: random.Random, trial: int) -> int:
     if trial % 4 == 0:
         return rng.choice([0, 1, 2, 0xFFFF_FFFF, 0x8000_0000, 0x7FFF_FFFF, 3329])
     return rng.getrandbits(64)
+
+
+class _Trial:
+    """One random input of the equality filter: variable values (a function of the name),
+    a pseudo-random memory, and the value of every term evaluated so far (the same
+    semantics as :func:`aquas.egraph.terms.evaluate`, memoised across calls)."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self.memory = RandomMemory(k)
+        self.env: dict[str, int] = {}
+        self.memo: dict[int, int] = {}
+
+    def var(self, name: str) -> int:
+        v = self.env.get(name)
+        if v is None:
+            v = self.env[name] = _rand_value(random.Random(f"{self.k}/{name}"), self.k)
+        return v
+
+    def value(self, t: Term) -> int:
+        memo = self.memo
+        v = memo.get(id(t))
+        if v is not None:
+            return v
+        stack = [t]
+        while stack:
+            n = stack[-1]
+            if id(n) in memo:
+                stack.pop()
+                continue
+            todo = [x for x in n.args if id(x) not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            a = [memo[id(x)] for x in n.args]
+            match n.op:
+                case "const":
+                    v = int(n.val)
+                case "var":
+                    v = self.var(str(n.val)) & mask(n.w)
+                case "cmp":
+                    v = int(_compare(str(n.val), n.args[0].w, a[0], a[1]))
+                case "select":
+                    v = a[1] if a[0] else a[2]
+                case "sext":
+                    v = signed(a[0], int(n.val)) & mask(n.w)
+                case "zext":
+                    v = a[0]
+                case "trunc":
+                    v = a[0] & mask(n.w)
+                case "load":
+                    v = self.memory(a[0], n.w)
+                case _:
+                    v = _fold(n.op, n.w, a[0], a[1])
+            memo[id(n)] = v
+        return memo[id(t)]
 
 
 def _access(addr: Term, w: int) -> Access:

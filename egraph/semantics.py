@@ -22,7 +22,7 @@ hazards seen on the way -- the input of the matcher's soundness checks.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
@@ -250,6 +250,16 @@ class Executor:
         fx.writes = self.mem.final_writes()
         fx.hazards = self.mem.hazards
         return fx
+
+    def snapshot(self) -> Effects:
+        """The effects so far, unaffected by executing further ops."""
+        return replace(
+            self.fx,
+            reads=list(self.mem.reads),
+            writes=self.mem.final_writes(),
+            results=list(self.fx.results),
+            hazards=list(self.mem.hazards),
+        )
 
     # -- operations ----------------------------------------------------------------------
     def op(self, op: Operation) -> None:
