@@ -322,12 +322,14 @@ def exec_(
 
 
 from aquas.egraph.cli import match as _match_command  # noqa: E402
+from aquas.run_cli import run as _run_command  # noqa: E402
 from aquas.sim.cli import sim as _sim_command  # noqa: E402
 from aquas.synth.cli import synth as _synth_command  # noqa: E402
 
 main.add_command(_sim_command)
 main.add_command(_synth_command)
 main.add_command(_match_command)
+main.add_command(_run_command)
 
 
 if __name__ == "__main__":

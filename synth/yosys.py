@@ -69,10 +69,17 @@ def parse_ltp(text: str) -> int:
 
 
 def measure(
-    verilog: Path | list[Path], top: str, cache_dir: Path = Path("build/yosys"), timeout: int = 1800
+    verilog: Path | list[Path],
+    top: str,
+    cache_dir: Path = Path("build/yosys"),
+    timeout: int = 1800,
+    params: dict[str, int] | None = None,
 ) -> YosysFigures:
+    """Figures of module ``top`` (with its ``params`` overridden, e.g. a core as the SoC
+    configures it), cached by the content of every input."""
     files = [verilog] if isinstance(verilog, Path) else list(verilog)
-    h = hashlib.sha256(SCRIPT.encode() + top.encode())
+    chparams = "".join(f"chparam -set {k} {v} {top}; " for k, v in sorted((params or {}).items()))
+    h = hashlib.sha256(SCRIPT.encode() + top.encode() + chparams.encode())
     for f in files:
         h.update(f.read_bytes())
     key = h.hexdigest()[:20]
@@ -83,7 +90,7 @@ def measure(
     with tempfile.TemporaryDirectory() as tmp:
         stat_f, ltp_f = Path(tmp) / "stat.txt", Path(tmp) / "ltp.txt"
         reads = "; ".join(f"read_verilog -sv {f.resolve()}" for f in files)
-        script = reads + "; " + SCRIPT.format(top=top, stat=stat_f, ltp=ltp_f)
+        script = reads + "; " + chparams + SCRIPT.format(top=top, stat=stat_f, ltp=ltp_f)
         try:
             proc = subprocess.run(
                 [exe, "-q", "-p", script], capture_output=True, text=True, timeout=timeout

@@ -1,0 +1,517 @@
+"""``aquas run``: one project from spec to measured speedup, stage by stage, with caching.
+
+Data flow (each stage writes into its own directory under the output directory)::
+
+    spec ──synth──> unit Verilog, per-ISAX latency reports, lint, Yosys area/depth of the unit
+              └─cosim──> the unit against the golden interpreter on random cases
+    sources + spec ──match──> rewritten sources (only matched regions replaced), aquas_isax.h,
+                              the match table
+    sources / rewritten sources ──build──> baseline ELF, ISAX ELF (the project's RISC-V runtime)
+    unit + ELFs ──sim──> cycles, regions and output of both programs on the reference SoC
+                         (Verilator; one SoC binary with the unit attached -- the baseline
+                         never issues a custom instruction, so the idle unit cannot change
+                         its timing); outputs must be identical or the run fails
+    core ──area──> Yosys area and logic depth of the core, the same method as the unit
+    everything ──report──> report.json, report.md, report.html (plots)
+
+Caching: every stage has a key -- a hash of its inputs' contents, its options and the
+sources of aquas itself -- stored in ``<stage>/stage.json``.  A stage whose key is
+unchanged and whose outputs exist is skipped.  A stage runs in a temporary directory that
+replaces the old one only when it succeeded, so an interrupted or failed run never leaves
+a half-written stage behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from aquas.cliutil import write_atomic
+from aquas.diagnostics import AquasError
+from aquas.project import Project
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+#: The core's top module for Yosys, per SoC.
+CORE_TOP = {"vexriscv": "VexRiscv", "picorv32": "picorv32"}
+STAGES = ("synth", "cosim", "match", "build", "sim", "area")
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return _sha(path.read_bytes())
+
+
+_TOOL_DIGEST: str | None = None
+
+
+def tool_digest() -> str:
+    """A hash of aquas' own sources and templates: a new version invalidates every stage."""
+    global _TOOL_DIGEST
+    if _TOOL_DIGEST is None:
+        h = hashlib.sha256()
+        dirs = ("aquas", "synth", "egraph", "dialects", "rtl_templates")
+        for d in dirs:
+            for f in sorted((PACKAGE_ROOT / d).rglob("*")):
+                if f.is_file() and "__pycache__" not in f.parts:
+                    h.update(str(f.relative_to(PACKAGE_ROOT)).encode())
+                    h.update(f.read_bytes())
+        _TOOL_DIGEST = h.hexdigest()
+    return _TOOL_DIGEST
+
+
+@dataclass
+class StageLog:
+    name: str
+    cached: bool
+    seconds: float
+
+
+@dataclass
+class RunResult:
+    out_dir: Path
+    doc: dict[str, Any]
+    stages: list[StageLog] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class Flow:
+    """Runs the stages of one project (see the module docstring)."""
+
+    def __init__(
+        self,
+        project: Project,
+        out_dir: Path,
+        *,
+        jobs: int = 1,
+        force: bool = False,
+        console: Console | None = None,
+    ):
+        self.p = project
+        self.out = out_dir.resolve()
+        self.jobs = max(1, jobs)
+        self.force = force
+        self.console = console or Console(stderr=True, highlight=False)
+        self.log: list[StageLog] = []
+        from aquas.sim.platform import load_platform
+
+        self.platform = load_platform(project.platform, soc=project.soc)
+        # the memory latency an ISAX sees on this platform: response latency + DMA setup
+        self.mem_latency = self.platform.memory.latency + self.platform.isax_master.setup_latency
+
+    # -- stage machinery ----------------------------------------------------------------
+
+    def stage(
+        self, name: str, inputs: dict[str, Any], body: Callable[[Path], dict[str, Any]]
+    ) -> dict[str, Any]:
+        n = STAGES.index(name) + 1
+        key = _sha(json.dumps({"inputs": inputs, "tool": tool_digest()}, sort_keys=True).encode())
+        final = self.out / name
+        record = final / "stage.json"
+        if not self.force and record.is_file():
+            rec = json.loads(record.read_text())
+            if rec.get("key") == key and all((final / f).exists() for f in rec.get("files", [])):
+                self.console.print(f"[{n}/{len(STAGES)}] {name}: unchanged, skipped", markup=False)
+                self.log.append(StageLog(name, True, 0.0))
+                return dict(rec["result"])
+        tmp = self.out / f".{name}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        t0 = time.perf_counter()
+        with self.console.status(f"[{n}/{len(STAGES)}] {name} ..."):
+            try:
+                result = body(tmp)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+        secs = time.perf_counter() - t0
+        files = sorted(str(f.relative_to(tmp)) for f in tmp.rglob("*") if f.is_file())
+        write_atomic(
+            tmp / "stage.json",
+            json.dumps({"key": key, "files": files, "result": result}, indent=2) + "\n",
+        )
+        shutil.rmtree(final, ignore_errors=True)
+        tmp.rename(final)
+        self.console.print(f"[{n}/{len(STAGES)}] {name}: done in {secs:.1f} s", markup=False)
+        self.log.append(StageLog(name, False, secs))
+        return result
+
+    # -- the stages ---------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        t0 = time.perf_counter()
+        self.out.mkdir(parents=True, exist_ok=True)
+        p = self.p
+        spec_digest = file_digest(p.spec)
+        synth = self.stage(
+            "synth",
+            {"spec": spec_digest, "clock_ns": p.clock_ns, "mem_latency": self.mem_latency},
+            self._synth,
+        )
+        unit_v = self.out / "synth" / synth["verilog"]
+        unit_digest = file_digest(unit_v)
+        cosim = self.stage(
+            "cosim",
+            {"spec": spec_digest, "unit": unit_digest, "cases": p.cosim_cases},
+            lambda d: self._cosim(d, unit_v, synth["unit"]),
+        )
+        sources = {str(s): file_digest(s) for s in p.sources}
+        match = self.stage(
+            "match",
+            {
+                "spec": spec_digest,
+                "sources": {str(s): file_digest(s) for s in p.match},
+                "functions": p.functions,
+                "clock_ns": p.clock_ns,
+                "soc": p.soc,
+            },
+            self._match,
+        )
+        build = self.stage(
+            "build",
+            {
+                "sources": sources,
+                "rewritten": match["digests"],
+                "header": match["header_digest"],
+                "opt": p.opt,
+                "defines": p.defines,
+                "entry": p.entry,
+                "soc": p.soc,
+            },
+            lambda d: self._build(d, match),
+        )
+        elfs = {k: self.out / "build" / v for k, v in build["elfs"].items()}
+        sim = self.stage(
+            "sim",
+            {
+                "elfs": {k: file_digest(v) for k, v in elfs.items()},
+                "unit": unit_digest,
+                "platform": file_digest(self.platform.path) if self.platform.path else p.soc,
+                "max_cycles": p.max_cycles,
+            },
+            lambda d: self._sim(d, unit_v, elfs),
+        )
+        from aquas.sim.builder import core_rtl
+
+        core = {"soc": p.soc, "rtl": file_digest(core_rtl(p.soc)), "params": core_params(p.soc)}
+        area = self.stage("area", core, self._area)
+        doc = self._document(synth, cosim, match, build, sim, area)
+        from aquas.report import write_reports
+
+        write_reports(doc, self.out)
+        return RunResult(self.out, doc, self.log, time.perf_counter() - t0)
+
+    def _synth(self, d: Path) -> dict[str, Any]:
+        from aquas.interpreter import find_extension
+        from aquas.spec.frontend import lower_spec_file
+        from aquas.synth.cli import lint
+        from aquas.synth.flow import synthesize
+        from aquas.synth.oplib import OperatorLibrary
+        from aquas.synth.yosys import measure
+
+        module = lower_spec_file(self.p.spec)
+        ext = find_extension(module).sym_name.data
+        lib = OperatorLibrary.load()
+        res = synthesize(module, d, self.p.clock_ns, self.mem_latency, lib)
+        warnings = lint(res.verilog_path)
+        if warnings:
+            raise AquasError(
+                "verilator --lint-only -Wall reports warnings on the generated unit:\n  "
+                + "\n  ".join(warnings[:10])
+            )
+        fig = measure(res.verilog_path, res.unit.name, cache_dir=self.out / "cache" / "yosys")
+        depth_ns = fig.depth * lib.ns_per_level
+        return {
+            "extension": ext,
+            "unit": res.unit.name,
+            "verilog": res.verilog_path.name,
+            "isaxs": res.reports,
+            "yosys": fig.as_dict()
+            | {"depth_ns": depth_ns, "meets_clock": depth_ns <= self.p.clock_ns},
+            "ns_per_level": lib.ns_per_level,
+        }
+
+    def _cosim(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
+        if self.p.cosim_cases == 0:
+            return {"cases": 0, "mismatches": [], "skipped": True}
+        from aquas.synth.cosim import run_cosim
+
+        res = run_cosim(
+            self.p.spec,
+            unit_v,
+            unit,
+            cases=self.p.cosim_cases,
+            cache_dir=self.out / "cache" / "cosim",
+        )
+        if res.mismatches:
+            raise AquasError(
+                f"co-simulation of {unit} against the golden interpreter: "
+                f"{len(res.mismatches)} mismatch(es):\n  " + "\n  ".join(res.mismatches[:5])
+            )
+        if res.cases <= 0:
+            raise AquasError(f"co-simulation of {unit} ran no case")
+        (d / "cosim.json").write_text(json.dumps({"cases": res.cases}, indent=2) + "\n")
+        return {"cases": res.cases, "mismatches": [], "skipped": False}
+
+    def _match(self, d: Path) -> dict[str, Any]:
+        from aquas.egraph.driver import load_patterns, match_file
+        from aquas.egraph.emit import rewrite_c
+        from aquas.runtime.header import write_header
+
+        p = self.p
+        ext, pats = load_patterns(p.spec, p.clock_ns, p.soc)
+        header = write_header(ext, p.soc, d / "include" / "aquas_isax.h")
+        rows: list[dict[str, Any]] = []
+        notes: list[str] = []
+        digests: dict[str, str] = {}
+        rewritten: dict[str, str] = {}
+        names = _unique_names(p.match)
+        for src in p.match:
+            res = match_file(
+                src,
+                p.spec,
+                functions=p.functions,
+                clock_ns=p.clock_ns,
+                soc=p.soc,
+                patterns=(ext, pats),
+            )
+            notes += [e.render() for e in res.skipped]
+            for dec in res.decisions:
+                rows.append(
+                    {
+                        "file": src.name,
+                        "function": dec.function,
+                        "line": dec.line,
+                        "isax": dec.isax,
+                        "status": dec.status,
+                        "reason": dec.reason,
+                        "detail": dec.detail,
+                        "hw_cycles": dec.hw_cycles,
+                        "sw_cycles": dec.sw_cycles,
+                    }
+                )
+            out = d / "src" / names[src]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(rewrite_c(res))
+            rewritten[str(src)] = str(out.relative_to(d))
+            digests[str(src)] = file_digest(out)
+        return {
+            "rows": rows,
+            "notes": notes,
+            "rewritten": rewritten,
+            "digests": digests,
+            "header": str(header.relative_to(d)),
+            "header_digest": file_digest(header),
+        }
+
+    def _build(self, d: Path, match: dict[str, Any]) -> dict[str, Any]:
+        from aquas.runtime.build import build_program, section_sizes
+
+        p = self.p
+        extra: list[Path] = []
+        if p.entry != "main":
+            stub = d / "entry_main.c"
+            stub.write_text(f"int {p.entry}(void);\nint main(void) {{ return {p.entry}(); }}\n")
+            extra.append(stub)
+        mdir = self.out / "match"
+        isax_sources = [
+            mdir / match["rewritten"][str(s)] if str(s) in match["rewritten"] else s
+            for s in p.sources
+        ]
+        include = (mdir / match["header"]).parent
+        # the project's own directory stays on the include path for its headers
+        common: dict[str, Any] = {"platform": p.soc, "opt": p.opt, "defines": p.defines}
+        base = build_program([*p.sources, *extra], d / "baseline", header_dirs=[p.root], **common)
+        isax = build_program(
+            [*isax_sources, *extra], d / "isax", header_dirs=[include, p.root], **common
+        )
+        return {
+            "elfs": {"baseline": str(base.relative_to(d)), "isax": str(isax.relative_to(d))},
+            "sizes": {"baseline": section_sizes(base), "isax": section_sizes(isax)},
+        }
+
+    def _sim(self, d: Path, unit_v: Path, elfs: dict[str, Path]) -> dict[str, Any]:
+        from aquas.sim.builder import build
+        from aquas.sim.runner import run
+
+        binary = build(self.p.soc, self.platform, [unit_v], jobs=max(2, self.jobs), quiet=True)
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {
+                k: pool.submit(run, binary, elf, self.p.max_cycles) for k, elf in elfs.items()
+            }
+            results = {k: f.result() for k, f in futures.items()}
+        for k, r in results.items():
+            (d / f"{k}.out").write_text(r.output)
+            if r.reason != "exit":
+                raise AquasError(
+                    f"the {k} program did not exit on {self.p.soc}: {r.reason}: {r.report}",
+                    hint="raise target.max_cycles" if r.reason == "timeout" else None,
+                )
+        b, i = results["baseline"], results["isax"]
+        if (b.output, b.exit_code) != (i.output, i.exit_code):
+            keep = self.out / "mismatch"
+            keep.mkdir(exist_ok=True)
+            for k, r in results.items():
+                (keep / f"{k}.out").write_text(r.output)
+            raise AquasError(
+                "the ISAX build's output differs from the baseline's:\n"
+                + _first_difference(b.output, i.output)
+                + f"\n  exit codes: baseline {b.exit_code}, isax {i.exit_code}",
+                hint=f"both outputs are in {keep}",
+            )
+        return {k: r.to_json() for k, r in results.items()}
+
+    def _area(self, d: Path) -> dict[str, Any]:
+        from aquas.sim.builder import core_rtl
+        from aquas.synth.yosys import measure
+
+        soc = self.p.soc
+        fig = measure(
+            core_rtl(soc),
+            CORE_TOP[soc],
+            cache_dir=self.out / "cache" / "yosys",
+            params=core_params(soc),
+        )
+        (d / "core.json").write_text(json.dumps(fig.as_dict(), indent=2) + "\n")
+        return {"core": CORE_TOP[soc], "yosys": fig.as_dict()}
+
+    # -- the report document ------------------------------------------------------------
+
+    def _document(
+        self,
+        synth: dict[str, Any],
+        cosim: dict[str, Any],
+        match: dict[str, Any],
+        build: dict[str, Any],
+        sim: dict[str, Any],
+        area: dict[str, Any],
+    ) -> dict[str, Any]:
+        p = self.p
+        base, isax = sim["baseline"], sim["isax"]
+        regions = []
+        ids = sorted(
+            {int(k) for k in base["regions"]} | {int(k) for k in isax["regions"]} | set(p.regions)
+        )
+        for rid in ids:
+            b = base["regions"].get(str(rid), {"cycles": 0, "count": 0})
+            i = isax["regions"].get(str(rid), {"cycles": 0, "count": 0})
+            regions.append(
+                {
+                    "id": rid,
+                    "label": p.regions.get(rid, f"region {rid}"),
+                    "baseline_cycles": b["cycles"],
+                    "isax_cycles": i["cycles"],
+                    "count": b["count"],
+                    "speedup": b["cycles"] / i["cycles"] if i["cycles"] else None,
+                }
+            )
+        unit, core = synth["yosys"], area["yosys"]
+        latencies = []
+        for name, rep in sorted(synth["isaxs"].items()):
+            lat = rep["latency"]
+            mem = lat["per_mem_latency_max"] * lat["at_L"]
+            latencies.append(
+                {
+                    "isax": name,
+                    "cycles": lat["cycles_max"],
+                    "compute_cycles": lat["cycles_max"] - mem,
+                    "memory_cycles": mem,
+                    "interface_ops": rep["interface_ops"],
+                    "memory_beats": rep["memory_beats"],
+                }
+            )
+        return {
+            "project": p.name,
+            "project_file": str(p.path),
+            "soc": p.soc,
+            "clock_ns": p.clock_ns,
+            "memory_latency": self.mem_latency,
+            "extension": synth["extension"],
+            "end_to_end": {
+                "baseline_cycles": base["cycles"],
+                "isax_cycles": isax["cycles"],
+                "speedup": base["cycles"] / isax["cycles"] if isax["cycles"] else None,
+                "outputs_identical": True,
+                "output": base["output"],
+            },
+            "regions": regions,
+            "latency": latencies,
+            "area": {
+                "unit": unit,
+                "core": core,
+                "core_module": area["core"],
+                "overhead_percent": 100.0 * unit["cells"] / core["cells"]
+                if core["cells"]
+                else None,
+            },
+            "timing": {
+                "unit_depth": unit["depth"],
+                "core_depth": core["depth"],
+                "unit_depth_ns": unit["depth_ns"],
+                "meets_clock": unit["meets_clock"],
+                # the unit lengthens the critical path only where it is deeper than the core
+                "frequency_factor": min(1.0, core["depth"] / unit["depth"])
+                if unit["depth"]
+                else 1.0,
+            },
+            "cosim": cosim,
+            "matches": match["rows"],
+            "match_notes": match["notes"],
+            "sizes": build["sizes"],
+            "stages": [s.__dict__ for s in self.log],
+        }
+
+
+def core_params(soc: str) -> dict[str, int]:
+    """The integer parameters the reference SoC sets on its core (read from the SoC's
+    Verilog, so area and depth are those of the configuration that runs the programs)."""
+    if soc != "picorv32":
+        return {}  # the VexRiscv netlist is generated with its configuration baked in
+    from aquas.sim.builder import SOC_RTL
+
+    text = SOC_RTL[soc][-1].read_text()
+    block = re.search(r"\bpicorv32\s*#\((.*?)\)\s*u_cpu", text, re.S)
+    if block is None:
+        raise AquasError("cannot find the picorv32 instance in the SoC's Verilog")
+    return {k: int(v) for k, v in re.findall(r"\.(\w+)\((\d+)\)", block.group(1))}
+
+
+def _unique_names(paths: Iterable[Path]) -> dict[Path, str]:
+    out: dict[Path, str] = {}
+    used: set[str] = set()
+    for i, pth in enumerate(paths):
+        name = pth.name if pth.name not in used else f"{pth.stem}_{i}{pth.suffix}"
+        used.add(name)
+        out[pth] = name
+    return out
+
+
+def _first_difference(a: str, b: str) -> str:
+    la, lb = a.splitlines(), b.splitlines()
+    for n, (x, y) in enumerate(zip(la, lb, strict=False), 1):
+        if x != y:
+            return f"  line {n}:\n    baseline: {x}\n    isax:     {y}"
+    return f"  baseline has {len(la)} lines, isax {len(lb)}"
+
+
+def run_project(
+    project: Project,
+    out_dir: Path,
+    *,
+    jobs: int = 1,
+    force: bool = False,
+    console: Console | None = None,
+) -> RunResult:
+    return Flow(project, out_dir, jobs=jobs, force=force, console=console).run()

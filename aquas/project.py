@@ -1,0 +1,266 @@
+"""Project files of ``aquas run``: one TOML file from an ISAX spec to a measured speedup.
+
+```toml
+[project]
+name = "pointcloud-icp"
+
+[extension]
+spec = "pointcloud.isax"        # the extension (one unit per SoC)
+clock_ns = 10.0                 # synthesis target clock
+cosim_cases = 200               # random co-simulation cases per ISAX (0: skip)
+
+[application]
+sources = ["icp_main.c", "icp_kernels.c"]   # C / assembly, compiled with the runtime
+match = ["icp_kernels.c"]       # the sources the matcher may rewrite (default: every .c)
+functions = []                  # restrict matching to these functions (default: all)
+entry = "main"                  # the program's entry function
+opt = "-O2"
+defines = { N_ITER = 3 }
+
+[target]
+soc = "vexriscv"                # vexriscv | picorv32
+platform = "my_platform.toml"   # optional; default: the SoC's own
+max_cycles = 50_000_000
+
+[regions]                       # AQUAS_REGION_BEGIN(id) regions to report, id = "label"
+1 = "nearest neighbour"
+```
+
+Paths are relative to the project file.  :func:`load_project` checks everything a run
+needs before any stage starts: unknown tables and keys, types, value ranges, files that
+do not exist, ``match`` entries that are not sources.  Every problem is an
+:class:`~aquas.diagnostics.AquasError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aquas.diagnostics import AquasError
+
+SOCS = ("vexriscv", "picorv32")
+OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Project:
+    path: Path  # the project file
+    name: str
+    spec: Path
+    clock_ns: float
+    cosim_cases: int
+    sources: tuple[Path, ...]
+    match: tuple[Path, ...]
+    functions: tuple[str, ...] | None
+    entry: str
+    opt: str
+    defines: dict[str, str | int | bool] = field(default_factory=dict)
+    soc: str = "vexriscv"
+    platform: Path | None = None
+    max_cycles: int = 50_000_000
+    regions: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+
+def load_project(path: Path | str) -> Project:
+    """Read and validate a project file (see the module docstring)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise AquasError(f"project file {path} does not exist") from None
+    except OSError as e:
+        raise AquasError(f"cannot read project file {path}: {e.strerror}") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise AquasError(f"not valid TOML: {e}", filename=str(path)) from None
+    return _Loader(path).project(doc)
+
+
+class _Loader:
+    def __init__(self, path: Path):
+        self.path = path
+        self.root = path.parent
+
+    def fail(self, message: str, hint: str | None = None) -> AquasError:
+        return AquasError(message, filename=str(self.path), hint=hint)
+
+    def table(self, doc: dict[str, Any], name: str, keys: dict[str, bool]) -> dict[str, Any]:
+        """Table ``name`` with only ``keys`` (value: required) present."""
+        t = doc.get(name, {})
+        if not isinstance(t, dict):
+            raise self.fail(f"'{name}' must be a table ([{name}])")
+        for k in t:
+            if k not in keys:
+                raise self.fail(
+                    f"unknown key '{name}.{k}'", hint=f"known keys of [{name}]: {', '.join(keys)}"
+                )
+        for k, required in keys.items():
+            if required and k not in t:
+                raise self.fail(f"missing required key '{name}.{k}'")
+        return t
+
+    def file(self, value: Any, where: str, suffixes: tuple[str, ...]) -> Path:
+        if not isinstance(value, str) or not value:
+            raise self.fail(f"'{where}' must be a file name (a non-empty string)")
+        p = (self.root / value).resolve()
+        if p.suffix not in suffixes:
+            raise self.fail(f"'{where}': {value} is not a {' / '.join(suffixes)} file")
+        if not p.is_file():
+            raise self.fail(f"'{where}': file {value} does not exist (relative to the project)")
+        return p
+
+    def number(
+        self,
+        t: dict[str, Any],
+        key: str,
+        where: str,
+        default: float,
+        *,
+        integer: bool,
+        low: float,
+        low_ok: bool = True,
+    ) -> Any:
+        v: Any = t.get(key, default)
+        ok = isinstance(v, int) if integer else isinstance(v, int | float)
+        if isinstance(v, bool) or not ok:
+            raise self.fail(
+                f"'{where}' must be {'an integer' if integer else 'a number'}, got {v!r}"
+            )
+        if v < low or (v == low and not low_ok):
+            rel = ">=" if low_ok else ">"
+            raise self.fail(f"'{where}' must be {rel} {low}, got {v}")
+        return v
+
+    def strings(self, t: dict[str, Any], key: str, where: str) -> list[str] | None:
+        v = t.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise self.fail(f"'{where}' must be a list of strings")
+        return v
+
+    def project(self, doc: dict[str, Any]) -> Project:
+        tables = ("project", "extension", "application", "target", "regions")
+        for k in doc:
+            if k not in tables:
+                raise self.fail(f"unknown table [{k}]", hint=f"known tables: {', '.join(tables)}")
+        proj = self.table(doc, "project", {"name": True})
+        name = proj["name"]
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise self.fail("'project.name' must be a name of letters, digits, '_', '.', '-'")
+
+        ext = self.table(doc, "extension", {"spec": True, "clock_ns": False, "cosim_cases": False})
+        spec = self.file(ext["spec"], "extension.spec", (".isax",))
+        clock = float(
+            self.number(
+                ext, "clock_ns", "extension.clock_ns", 10.0, integer=False, low=0, low_ok=False
+            )
+        )
+        cosim = int(
+            self.number(ext, "cosim_cases", "extension.cosim_cases", 100, integer=True, low=0)
+        )
+
+        app = self.table(
+            doc,
+            "application",
+            {
+                "sources": True,
+                "match": False,
+                "functions": False,
+                "entry": False,
+                "opt": False,
+                "defines": False,
+            },
+        )
+        src_names = self.strings(app, "sources", "application.sources")
+        if not src_names:
+            raise self.fail("'application.sources' must list at least one source file")
+        sources = [self.file(s, "application.sources", (".c", ".S", ".s")) for s in src_names]
+        if len(set(sources)) != len(sources):
+            raise self.fail("'application.sources' lists a file twice")
+        match_names = self.strings(app, "match", "application.match")
+        if match_names is None:
+            match = [s for s in sources if s.suffix == ".c"]
+        else:
+            match = [self.file(m, "application.match", (".c",)) for m in match_names]
+            for m, raw in zip(match, match_names, strict=True):
+                if m not in sources:
+                    raise self.fail(f"'application.match': {raw} is not one of the sources")
+        fn_names = self.strings(app, "functions", "application.functions")
+        for f in fn_names or []:
+            if not _IDENT.match(f):
+                raise self.fail(f"'application.functions': '{f}' is not a C identifier")
+        entry = app.get("entry", "main")
+        if not isinstance(entry, str) or not _IDENT.match(entry):
+            raise self.fail("'application.entry' must be a C identifier")
+        defined = re.compile(rf"\b{entry}\s*\([^;{{]*\)\s*{{")
+        if not any(s.suffix == ".c" and defined.search(s.read_text()) for s in sources):
+            raise self.fail(f"'application.entry': no source defines a function '{entry}'")
+        opt = app.get("opt", "-O2")
+        if opt not in OPT_LEVELS:
+            raise self.fail(
+                f"'application.opt' must be one of {', '.join(OPT_LEVELS)}, got {opt!r}"
+            )
+        defines = app.get("defines", {})
+        if not isinstance(defines, dict):
+            raise self.fail("'application.defines' must be a table of NAME = value")
+        for k, v in defines.items():
+            if not _IDENT.match(k):
+                raise self.fail(f"'application.defines': '{k}' is not a C identifier")
+            if not isinstance(v, (str, int, bool)):
+                raise self.fail(f"'application.defines.{k}' must be a string, integer or boolean")
+
+        tgt = self.table(doc, "target", {"soc": False, "platform": False, "max_cycles": False})
+        soc = tgt.get("soc", "vexriscv")
+        if soc not in SOCS:
+            raise self.fail(f"'target.soc' must be one of {', '.join(SOCS)}, got {soc!r}")
+        platform = None
+        if "platform" in tgt:
+            platform = self.file(tgt["platform"], "target.platform", (".toml",))
+        max_cycles = int(
+            self.number(tgt, "max_cycles", "target.max_cycles", 50_000_000, integer=True, low=1)
+        )
+
+        regions: dict[int, str] = {}
+        raw_regions = doc.get("regions", {})
+        if not isinstance(raw_regions, dict):
+            raise self.fail("'regions' must be a table of id = \"label\"")
+        for k, v in raw_regions.items():
+            try:
+                rid = int(k, 0)
+            except ValueError:
+                raise self.fail(f"'regions': key '{k}' is not a region id (an integer)") from None
+            if not 0 <= rid < 1 << 31:
+                raise self.fail(f"'regions': id {rid} is out of range")
+            if not isinstance(v, str) or not v:
+                raise self.fail(f"'regions.{k}' must be a non-empty label")
+            regions[rid] = v
+
+        return Project(
+            path=self.path.resolve(),
+            name=name,
+            spec=spec,
+            clock_ns=clock,
+            cosim_cases=cosim,
+            sources=tuple(sources),
+            match=tuple(match),
+            functions=tuple(fn_names) if fn_names else None,
+            entry=entry,
+            opt=opt,
+            defines=dict(defines),
+            soc=soc,
+            platform=platform,
+            max_cycles=max_cycles,
+            regions=regions,
+        )

@@ -1,0 +1,258 @@
+"""The reports of ``aquas run``: JSON (every figure), Markdown and a self-contained HTML page.
+
+The HTML page embeds its plots (matplotlib, PNG as data URIs), so it can be mailed or
+archived as one file.  Plots: cycles per timed region and end to end (baseline vs ISAX),
+the latency of every ISAX split into compute and memory-interface cycles, the unit's area
+against the core's, and the unit's logic depth against the core's.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from aquas.cliutil import write_atomic
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def summary_rows(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(what, baseline, isax, speedup) rows: every region, then end to end."""
+    rows = [
+        (r["label"], str(r["baseline_cycles"]), str(r["isax_cycles"]), _fmt(r["speedup"]) + "x")
+        for r in doc["regions"]
+    ]
+    e = doc["end_to_end"]
+    rows.append(
+        ("end to end", str(e["baseline_cycles"]), str(e["isax_cycles"]), _fmt(e["speedup"]) + "x")
+    )
+    return rows
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return out
+
+
+def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The report's tables: (title, header, rows), shared by Markdown and HTML."""
+    area, timing = doc["area"], doc["timing"]
+    unit, core = area["unit"], area["core"]
+    return [
+        (
+            "Cycles (baseline vs ISAX build)",
+            ["region", "baseline", "ISAX", "speedup"],
+            [list(r) for r in summary_rows(doc)],
+        ),
+        (
+            "ISAX latency (at the platform's memory latency)",
+            ["ISAX", "cycles", "compute", "memory interface", "interface ops", "bus beats"],
+            [
+                [
+                    lat["isax"],
+                    str(lat["cycles"]),
+                    str(lat["compute_cycles"]),
+                    str(lat["memory_cycles"]),
+                    ", ".join(f"{k} {v}" for k, v in sorted(lat["interface_ops"].items())) or "-",
+                    str(lat["memory_beats"]),
+                ]
+                for lat in doc["latency"]
+            ],
+        ),
+        (
+            "Area and logic depth (Yosys, generic gates, same script for both)",
+            ["", "cells", "flip-flops", "gates", "logic depth"],
+            [
+                [
+                    "ISAX unit",
+                    str(unit["cells"]),
+                    str(unit["flops"]),
+                    str(unit["gates"]),
+                    str(unit["depth"]),
+                ],
+                [
+                    f"core ({area['core_module']})",
+                    str(core["cells"]),
+                    str(core["flops"]),
+                    str(core["gates"]),
+                    str(core["depth"]),
+                ],
+                [
+                    "unit / core",
+                    _fmt(area["overhead_percent"], 1) + " %",
+                    "",
+                    "",
+                    _fmt(timing["frequency_factor"]) + " (fmax factor)",
+                ],
+            ],
+        ),
+        (
+            "Matches",
+            ["file", "function", "line", "ISAX", "status", "reason", "HW cycles", "SW cycles"],
+            [
+                [
+                    m["file"],
+                    m["function"],
+                    str(m["line"]),
+                    m["isax"],
+                    m["status"],
+                    m["reason"] or "",
+                    str(m["hw_cycles"] or ""),
+                    str(m["sw_cycles"] or ""),
+                ]
+                for m in doc["matches"]
+                if m["status"] == "matched" or m["reason"] != "bound mismatch"
+            ],
+        ),
+    ]
+
+
+def _headline(doc: dict[str, Any]) -> list[str]:
+    e, a, t = doc["end_to_end"], doc["area"], doc["timing"]
+    kernel = [r for r in doc["regions"] if r["speedup"] is not None]
+    best = max(kernel, key=lambda r: r["speedup"]) if kernel else None
+    lines = [
+        f"- SoC: {doc['soc']}, clock target {doc['clock_ns']} ns, memory latency "
+        f"{doc['memory_latency']} cycles; extension `{doc['extension']}`",
+        f"- End to end: {e['baseline_cycles']} -> {e['isax_cycles']} cycles, "
+        f"**{_fmt(e['speedup'])}x** (outputs identical)",
+    ]
+    if best is not None:
+        lines.append(f"- Best region: {best['label']}, **{_fmt(best['speedup'])}x**")
+    lines += [
+        f"- Area: unit {a['unit']['cells']} cells = **{_fmt(a['overhead_percent'], 1)} %** of the "
+        f"core ({a['core']['cells']} cells)",
+        f"- Logic depth: unit {t['unit_depth']} vs core {t['core_depth']} gate levels "
+        f"({'no frequency impact' if t['frequency_factor'] >= 1 else 'fmax x ' + _fmt(t['frequency_factor'])}); "
+        f"unit clock target {'met' if t['meets_clock'] else 'NOT met'} ({_fmt(t['unit_depth_ns'])} ns)",
+        f"- Co-simulation against the golden interpreter: {doc['cosim']['cases']} random "
+        "cases in all, no mismatch"
+        if not doc["cosim"].get("skipped")
+        else "- Co-simulation: skipped (cosim_cases = 0)",
+    ]
+    return lines
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    lines = [f"# aquas run: {doc['project']}", "", *_headline(doc), ""]
+    for title, head, rows in _sections(doc):
+        lines += [f"## {title}", "", *_md_table(head, rows), ""]
+    if doc["match_notes"]:
+        lines += [
+            "## Matcher notes",
+            "",
+            *[f"- `{n.splitlines()[0]}`" for n in doc["match_notes"]],
+            "",
+        ]
+    lines += ["## Program output", "", "```", doc["end_to_end"]["output"].rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+def plots(doc: dict[str, Any]) -> dict[str, bytes]:
+    """PNG images by name."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out: dict[str, bytes] = {}
+
+    def save(name: str, fig: Any) -> None:
+        buf = io.BytesIO()
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=110)
+        plt.close(fig)
+        out[name] = buf.getvalue()
+
+    rows = summary_rows(doc)
+    labels = [r[0] for r in rows]
+    base = [int(r[1]) for r in rows]
+    isax = [int(r[2]) for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(rows) + 1.5))
+    y = range(len(rows))
+    ax.barh([i + 0.2 for i in y], base, height=0.4, label="baseline", color="#999999")
+    ax.barh([i - 0.2 for i in y], isax, height=0.4, label="ISAX", color="#1f77b4")
+    for i, r in enumerate(rows):
+        ax.text(max(base[i], isax[i]), i, f"  {r[3]}", va="center")
+    ax.set_yticks(list(y), labels)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.18 * max(base + isax + [1]))
+    ax.set_xlabel("cycles")
+    ax.set_title("Cycles: baseline vs ISAX build (label: speedup)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=2, frameon=False)
+    save("cycles", fig)
+
+    lat = doc["latency"]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(lat) + 1.5))
+    names = [x["isax"] for x in lat]
+    comp = [x["compute_cycles"] for x in lat]
+    mem = [x["memory_cycles"] for x in lat]
+    ax.barh(names, comp, label="compute + control", color="#2ca02c")
+    ax.barh(names, mem, left=comp, label="memory interface", color="#ff7f0e")
+    ax.invert_yaxis()
+    ax.set_xlabel("cycles per call")
+    ax.set_title(f"ISAX latency (memory latency {doc['memory_latency']} cycles)")
+    ax.legend(loc="lower right")
+    save("latency", fig)
+
+    a, t = doc["area"], doc["timing"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))
+    ax1.bar(
+        ["core", "ISAX unit"],
+        [a["core"]["cells"], a["unit"]["cells"]],
+        color=["#999999", "#1f77b4"],
+    )
+    ax1.set_ylabel("Yosys cells")
+    ax1.set_title(f"Area: unit = {_fmt(a['overhead_percent'], 1)} % of core")
+    ax2.bar(["core", "ISAX unit"], [t["core_depth"], t["unit_depth"]], color=["#999999", "#1f77b4"])
+    ax2.set_ylabel("gate levels")
+    ax2.set_title("Logic depth")
+    save("area", fig)
+    return out
+
+
+def html_page(doc: dict[str, Any], images: dict[str, bytes]) -> str:
+    esc = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>aquas run: {esc(doc['project'])}</title>",
+        "<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+        "text-align:left}th{background:#f3f3f3}pre{background:#f7f7f7;padding:1em;overflow:auto}"
+        "</style></head><body>",
+        f"<h1>aquas run: {esc(doc['project'])}</h1><ul>",
+    ]
+    for line in _headline(doc):
+        text = esc(line[2:]).replace("**", "")
+        parts.append(f"<li>{text}</li>")
+    parts.append("</ul>")
+    for name in ("cycles", "latency", "area"):
+        if name in images:
+            data = base64.b64encode(images[name]).decode()
+            parts.append(f"<img alt='{name}' src='data:image/png;base64,{data}'>")
+    for title, head, rows in _sections(doc):
+        parts.append(f"<h2>{esc(title)}</h2><table><tr>")
+        parts += [f"<th>{esc(h)}</th>" for h in head]
+        parts.append("</tr>")
+        for r in rows:
+            parts.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>")
+        parts.append("</table>")
+    parts.append(f"<h2>Program output</h2><pre>{esc(doc['end_to_end']['output'])}</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_reports(doc: dict[str, Any], out_dir: Path) -> dict[str, Path]:
+    """Write report.json, report.md and report.html into ``out_dir``."""
+    paths = {k: out_dir / f"report.{k}" for k in ("json", "md", "html")}
+    write_atomic(paths["json"], json.dumps(doc, indent=2) + "\n")
+    write_atomic(paths["md"], markdown(doc))
+    write_atomic(paths["html"], html_page(doc, plots(doc)))
+    return paths

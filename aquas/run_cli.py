@@ -1,0 +1,76 @@
+"""``aquas run``: a project file from spec to measured speedup (see :mod:`aquas.flow`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command(name="run")
+@click.argument("project_file", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--out-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Output directory (default build/<project name>).",
+)
+@click.option(
+    "-j", "--jobs", default=2, show_default=True, help="Simulations run in parallel (>= 1)."
+)
+@click.option("--force", is_flag=True, help="Re-run every stage, ignoring the cache.")
+@click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+def run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_json: bool) -> None:
+    """Run a project: synthesize and co-simulate the unit, match and rewrite the
+    application, compile baseline and ISAX builds, simulate both on the SoC (their outputs
+    must be identical), measure area and logic depth, and write report.{md,html,json}.
+
+    Unchanged stages are skipped (content hashes). Exit status: 0 on success, 2 for
+    errors in the project or a failed check (co-simulation mismatch, outputs differ).
+    """
+    from aquas.cliutil import user_errors
+
+    user_errors(_run)(project_file, out_dir, jobs, force, as_json)
+
+
+def _run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_json: bool) -> None:
+    from rich.table import Table
+
+    from aquas.cliutil import err, out
+    from aquas.diagnostics import AquasError
+    from aquas.flow import run_project
+    from aquas.project import load_project
+    from aquas.report import summary_rows
+
+    if jobs < 1:
+        raise AquasError(f"--jobs must be at least 1, got {jobs}")
+    project = load_project(project_file)
+    out_dir = out_dir or Path("build") / project.name
+    res = run_project(project, out_dir, jobs=jobs, force=force, console=err)
+    doc = res.doc
+    if as_json:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    table = Table(title=f"{project.name}: cycles on {project.soc}")
+    for col in ("region", "baseline", "ISAX", "speedup"):
+        table.add_column(col, justify="left" if col == "region" else "right")
+    for row in summary_rows(doc):
+        table.add_row(*row)
+    out.print(table)
+    a, t = doc["area"], doc["timing"]
+    matched = sum(1 for m in doc["matches"] if m["status"] == "matched")
+    out.print(
+        f"matched regions: {matched}; unit area {a['unit']['cells']} cells = "
+        f"{a['overhead_percent']:.1f} % of {a['core_module']} ({a['core']['cells']} cells); "
+        f"logic depth {t['unit_depth']} vs core {t['core_depth']}",
+        markup=False,
+    )
+    cached = sum(1 for s in res.stages if s.cached)
+    out.print(
+        f"reports: {res.out_dir}/report.md, report.html, report.json "
+        f"({res.seconds:.1f} s, {cached}/{len(res.stages)} stages unchanged)",
+        markup=False,
+    )
