@@ -1,0 +1,163 @@
+"""Project files of `aquas run`: validation (missing files, unknown keys, bad values) and the
+CLI's error reporting. No simulator needed; the end-to-end run is tests/sim/test_run.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from aquas.cli import main
+from aquas.diagnostics import AquasError
+from aquas.project import load_project
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "examples" / "crypto" / "kyber.isax"
+
+GOOD = f"""
+[project]
+name = "demo"
+
+[extension]
+spec = "{SPEC}"
+clock_ns = 8.0
+cosim_cases = 10
+
+[application]
+sources = ["main.c", "k.c"]
+match = ["k.c"]
+functions = ["kern"]
+opt = "-O3"
+defines = {{ N = 4, FAST = true, NAME = "x" }}
+
+[target]
+soc = "picorv32"
+max_cycles = 1000
+
+[regions]
+1 = "kernel"
+0x10 = "other"
+"""
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "k.c").write_text("int kern(int a) { return a; }\n")
+    (tmp_path / "p.toml").write_text(GOOD)
+    return tmp_path / "p.toml"
+
+
+def edit(path: Path, old: str, new: str) -> Path:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(AquasError) as e:
+        load_project(path)
+    return e.value.render()
+
+
+def test_a_valid_project_is_read_with_every_value(proj: Path) -> None:
+    p = load_project(proj)
+    assert p.name == "demo"
+    assert p.spec == SPEC.resolve()
+    assert (p.clock_ns, p.cosim_cases) == (8.0, 10)
+    assert [s.name for s in p.sources] == ["main.c", "k.c"]
+    assert [s.name for s in p.match] == ["k.c"]
+    assert p.functions == ("kern",)
+    assert (p.entry, p.opt, p.soc, p.max_cycles) == ("main", "-O3", "picorv32", 1000)
+    assert p.defines == {"N": 4, "FAST": True, "NAME": "x"}
+    assert p.regions == {1: "kernel", 16: "other"}
+    assert p.platform is None
+
+
+def test_defaults(tmp_path: Path) -> None:
+    (tmp_path / "a.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "b.S").write_text("\n")
+    (tmp_path / "p.toml").write_text(
+        f'[project]\nname = "d"\n[extension]\nspec = "{SPEC}"\n'
+        '[application]\nsources = ["a.c", "b.S"]\n'
+    )
+    p = load_project(tmp_path / "p.toml")
+    assert (p.clock_ns, p.cosim_cases, p.soc, p.opt, p.entry) == (
+        10.0,
+        100,
+        "vexriscv",
+        "-O2",
+        "main",
+    )
+    assert [s.name for s in p.match] == ["a.c"]  # every C source, not assembly
+    assert p.functions is None and p.regions == {} and p.max_cycles == 50_000_000
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("[target]", "[targets]", "unknown table [targets]"),
+        ('soc = "picorv32"', 'soc = "picorv32"\ncore = "x"', "unknown key 'target.core'"),
+        ('name = "demo"', "", "missing required key 'project.name'"),
+        ('name = "demo"', 'name = "a b"', "'project.name' must be a name"),
+        ('sources = ["main.c", "k.c"]', "sources = []", "at least one source"),
+        (
+            'sources = ["main.c", "k.c"]',
+            'sources = ["main.c", "nope.c"]',
+            "file nope.c does not exist",
+        ),
+        ('sources = ["main.c", "k.c"]', 'sources = "main.c"', "must be a list of strings"),
+        (
+            'sources = ["main.c", "k.c"]',
+            'sources = ["main.c", "main.c", "k.c"]',
+            "lists a file twice",
+        ),
+        ('match = ["k.c"]', 'match = ["other.c"]', "file other.c does not exist"),
+        ("clock_ns = 8.0", "clock_ns = 0", "'extension.clock_ns' must be > 0"),
+        ("clock_ns = 8.0", 'clock_ns = "fast"', "'extension.clock_ns' must be a number"),
+        ("cosim_cases = 10", "cosim_cases = -1", "'extension.cosim_cases' must be >= 0"),
+        ("cosim_cases = 10", "cosim_cases = 1.5", "must be an integer"),
+        ("cosim_cases = 10", "cosim_cases = true", "must be an integer"),
+        ('soc = "picorv32"', 'soc = "rocket"', "'target.soc' must be one of vexriscv, picorv32"),
+        ("max_cycles = 1000", "max_cycles = 0", "'target.max_cycles' must be >= 1"),
+        ('opt = "-O3"', 'opt = "-Ofast"', "'application.opt' must be one of"),
+        ('functions = ["kern"]', 'functions = ["1x"]', "is not a C identifier"),
+        ("N = 4,", '"bad name" = 4,', "is not a C identifier"),
+        ('1 = "kernel"', 'one = "kernel"', "key 'one' is not a region id"),
+        ('1 = "kernel"', '1 = ""', "'regions.1' must be a non-empty label"),
+        ("[application]", '[application]\nentry = "start"', "no source defines a function 'start'"),
+        ("[target]", '[target]\nplatform = "missing.toml"', "file missing.toml does not exist"),
+    ],
+)
+def test_bad_projects_name_the_key(proj: Path, old: str, new: str, message: str) -> None:
+    text = error_of(edit(proj, old, new))
+    assert message in text
+    assert str(proj) in text  # the diagnostic names the project file
+
+
+def test_spec_and_match_checks(proj: Path, tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("")
+    assert "is not a .isax file" in error_of(edit(proj, f'spec = "{SPEC}"', 'spec = "x.txt"'))
+    edit(proj, 'spec = "x.txt"', f'spec = "{SPEC}"')
+    (tmp_path / "extra.c").write_text("int f(void) { return 1; }\n")
+    assert "extra.c is not one of the sources" in error_of(
+        edit(proj, 'match = ["k.c"]', 'match = ["extra.c"]')
+    )
+
+
+def test_not_toml_and_missing_file(tmp_path: Path) -> None:
+    (tmp_path / "p.toml").write_text("[project\nname=")
+    assert "not valid TOML" in error_of(tmp_path / "p.toml")
+    assert "does not exist" in error_of(tmp_path / "nope.toml")
+
+
+def test_cli_reports_project_errors_without_traceback(proj: Path) -> None:
+    edit(proj, 'soc = "picorv32"', 'soc = "rocket"')
+    res = CliRunner().invoke(main, ["run", str(proj)])
+    assert res.exit_code == 2
+    assert "error: 'target.soc' must be one of" in res.output
+    assert "Traceback" not in res.output
+    res = CliRunner().invoke(main, ["run", str(proj), "--jobs", "0"])
+    assert res.exit_code == 2 and "--jobs must be at least 1" in res.output
