@@ -9,6 +9,7 @@ latencies, and runs :class:`~aquas.egraph.matcher.Matcher`.  Emission lives in
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -137,11 +138,14 @@ def match_file(
 # ---------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4)
 def _offsets(text: str) -> list[int]:
+    """Offsets of the line starts (computed once per file, not once per function)."""
     starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
+    i = text.find("\n")
+    while i >= 0:
+        starts.append(i + 1)
+        i = text.find("\n", i + 1)
     return starts
 
 

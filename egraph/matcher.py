@@ -303,9 +303,6 @@ class Options:
     check_profit: bool = True  # False: offload every proven match (tests, what-if runs)
 
 
-RegionFx = tuple[Effects, dict[SSAValue | None, Term], list[Term]]
-
-
 @dataclass
 class _Run:
     """One symbolic execution of a block's statements from a start index, advanced on
@@ -314,9 +311,35 @@ class _Run:
     ex: Executor
     inside: set[Operation]
     next: int  # index of the next statement to execute
-    inits: list[Term] = field(default_factory=list)
+    inits: dict[Operation, list[Term]] = field(default_factory=dict)  # per loop executed
     ret: Term | None = None
     error: Unsupported | None = None
+
+
+@dataclass
+class _Signature:
+    """What the skeleton checks need of a memory pattern."""
+
+    bases: dict[str, list[Access]]
+    read_bytes: int
+    npieces: int
+
+
+class RegionFx:
+    """A region's effects, live-out terms (key None: the returned value) and the initial
+    values of the anchor loop's carried variables, with the footprint summaries every
+    pattern and binding compares against (computed once per region)."""
+
+    def __init__(
+        self, fx: Effects, liveouts: dict[SSAValue | None, Term], inits: list[Term]
+    ) -> None:
+        self.fx, self.liveouts, self.inits = fx, liveouts, inits
+        self.groups = _groups(fx.reads + fx.writes)
+        self.reads = _dedup(fx.reads)
+        self.read_bytes = sum(a.width // 8 for a in self.reads)
+        self.pieces = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(fx.writes)}
+        self.npieces = len(_pieces(fx.writes))
+        self.hull = _hulls(fx.reads + fx.writes)
 
 
 class Matcher:
@@ -335,6 +358,7 @@ class Matcher:
         self.runs: dict[tuple[object, ...], _Run] = {}
         self.ranges: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.shapes: dict[int, tuple[int, int] | None] = {}
+        self.sigs: dict[int, _Signature] = {}
         self.trials = [_Trial(k) for k in range(self.opt.random_trials)]
 
     # -- entry -------------------------------------------------------------------------
@@ -515,7 +539,8 @@ class Matcher:
         executing ``lo..hi`` then ``hi+1..hi2`` is executing ``lo..hi2`` (values of later
         statements are never used by earlier ones, so the values the resolver sees as
         defined inside the region are the same)."""
-        key = (id(blk), lo, id(anchor), chunk)
+        # the anchor matters to the execution only when it is strip-mined
+        key = (id(blk), lo, id(anchor) if chunk is not None else None, chunk)
         run = self.runs.get(key)
         if run is None or run.next > hi + 1:
             inside: set[Operation] = set()
@@ -531,9 +556,9 @@ class Matcher:
             try:
                 for op in st.ops:
                     if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
-                        run.inits = self.run_chunk(ex, fn, loop, chunk)
-                    elif op is loop and isinstance(loop, scf.ForOp):
-                        run.inits = [ex.get(v) for v in loop.iter_args]
+                        run.inits[op] = self.run_chunk(ex, fn, loop, chunk)
+                    elif isinstance(op, scf.ForOp):
+                        run.inits[op] = [ex.get(v) for v in op.iter_args]
                         ex.op(op)
                     elif isinstance(op, func.ReturnOp):
                         run.ret = ex.get(op.operands[0]) if op.operands else None
@@ -551,7 +576,8 @@ class Matcher:
                         liveouts[r] = ex.env[r]
         if run.ret is not None:
             liveouts[None] = run.ret
-        return ex.snapshot(), liveouts, list(run.inits)
+        inits = run.inits.get(loop, []) if loop is not None else []
+        return RegionFx(ex.snapshot(), liveouts, list(inits))
 
     def try_region(
         self,
@@ -576,24 +602,23 @@ class Matcher:
         if isinstance(cached, Unsupported):
             d.reason, d.detail = UNSUPPORTED, str(cached)
             return d
-        fx: Effects = cached[0]
-        liveouts: dict[SSAValue | None, Term] = dict(cached[1])
-        inits: list[Term] = cached[2]
+        fx = cached.fx
+        liveouts = dict(cached.liveouts)
+        inits = cached.inits
         ret_value = liveouts.pop(None, None)
         # -- skeleton: footprints per base ------------------------------------------------
-        groups = _groups(fx.reads + fx.writes)
-        isax_bases = p.bases()
+        sig = self.signature(p)
         if not fx.writes and p.fx.writes:
             d.reason, d.detail = SHAPE, f"the loop stores nothing; {p.name} writes memory"
             return d
-        if len(fx.writes) != len(p.fx.writes) and not _split_compatible(fx, p.fx):
+        if len(fx.writes) != len(p.fx.writes) and cached.npieces != sig.npieces:
             d.reason = SHAPE
             d.detail = (
                 f"{len(fx.writes)} stored locations vs {len(p.fx.writes)} written by {p.name}"
             )
             return d
-        app_read_bytes = sum(a.width // 8 for a in _dedup(fx.reads))
-        isax_read_bytes = sum(a.width // 8 for a in _dedup(p.fx.reads))
+        app_read_bytes = cached.read_bytes
+        isax_read_bytes = sig.read_bytes
         if app_read_bytes < isax_read_bytes // 2 or app_read_bytes > isax_read_bytes * 2:
             d.reason = BOUND
             d.detail = (
@@ -624,9 +649,9 @@ class Matcher:
             return d
         last_reason = (UNSUPPORTED, "no pointer of the region can be bound to rs1/rs2")
         tried = False
-        for regs in self.bindings(isax_bases, groups):
+        for regs in self.bindings(sig.bases, cached.groups):
             b = Binding(regs, chunk)
-            r = self.check_binding(fn, fx, p, b, results, inits, anchor)
+            r = self.check_binding(fn, cached, p, b, results, inits, anchor)
             if r is None:
                 d.binding = b
                 if results:
@@ -639,6 +664,18 @@ class Matcher:
             tried = True
         d.reason, d.detail = last_reason
         return d
+
+    def signature(self, p: Pattern) -> _Signature:
+        sig = self.sigs.get(id(p))
+        if sig is None:
+            assert p.fx is not None
+            sig = _Signature(
+                p.bases(),
+                sum(a.width // 8 for a in _dedup(p.fx.reads)),
+                len(_pieces(p.fx.writes)),
+            )
+            self.sigs[id(p)] = sig
+        return sig
 
     def bindings(
         self, isax_bases: dict[str, list[Access]], groups: dict[tuple, list[Access]]
@@ -657,7 +694,7 @@ class Matcher:
     def check_binding(
         self,
         fn: AppFunction,
-        fx: Effects,
+        region: RegionFx,
         p: Pattern,
         b: Binding,
         results: list[tuple[SSAValue | None, Term]],
@@ -665,6 +702,7 @@ class Matcher:
         anchor: AppStmt,
     ) -> tuple[str, str] | None:
         assert p.fx is not None
+        fx = region.fx
         callable_names = {q.name for q in fn.params}
         if b.chunk is not None:
             loop = _loop(anchor)
@@ -686,11 +724,13 @@ class Matcher:
                 sub[id(t)] = substitute(t, env)
             return sub[id(t)]
 
-        iw = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(p.fx.writes, s)}
-        aw = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(fx.writes)}
-        if set(iw) != set(aw):
-            missing = sorted(set(iw) - set(aw), key=lambda x: x[1])
-            extra = sorted(set(aw) - set(iw), key=lambda x: x[1])
+        # the write set first, from the addresses alone (values are substituted only when
+        # the addresses agree)
+        aw = region.pieces
+        ikeys = {(k.lin.terms, k.lin.offset, k.width) for k in _pieces(p.fx.writes, s, False)}
+        if ikeys != set(aw):
+            missing = sorted(ikeys - set(aw), key=lambda x: x[1])
+            extra = sorted(set(aw) - ikeys, key=lambda x: x[1])
             what = []
             if missing:
                 what.append(f"{p.name} writes {_where(missing[0])} which the region does not")
@@ -699,12 +739,12 @@ class Matcher:
             return (SHAPE, "; ".join(what))
         # reads: every read of the region must be one the ISAX performs
         iread = {(a.lin, a.width) for a in (_access(s(a.addr), a.width) for a in p.fx.reads)}
-        for a in _dedup(fx.reads):
+        for a in region.reads:
             if not all(t.op == "var" for t, _ in a.lin.terms):
                 continue  # data-dependent address: compared through the values that use it
             if (a.lin, a.width) not in iread and not _covered(a, iread):
                 return (SHAPE, f"the region reads {show(a.addr)} which {p.name} does not read")
-        hull = _hulls(fx.reads + fx.writes)
+        hull = region.hull
         for a in p.fx.reads:
             sa = _access(s(a.addr), a.width)
             if sa.lin.terms in hull:
@@ -716,6 +756,7 @@ class Matcher:
                         f"{p.name} reads {show(sa.addr)}, outside what the region touches",
                     )
         # components: values of every written location and the result
+        iw = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(p.fx.writes, s)}
         pairs: list[tuple[Term, Term]] = []
         for key, v in iw.items():
             assert v is not None
@@ -1073,12 +1114,15 @@ def _covered(a: Access, reads: set[tuple[Linear, int]]) -> bool:
     )
 
 
-def _pieces(writes: Iterable[Access], s: Callable[[Term], Term] | None = None) -> list[Access]:
-    """Writes split into at most 32-bit little-endian pieces (the granularity of RV32 code)."""
+def _pieces(
+    writes: Iterable[Access], s: Callable[[Term], Term] | None = None, values: bool = True
+) -> list[Access]:
+    """Writes split into at most 32-bit little-endian pieces (the granularity of RV32 code);
+    ``s`` substitutes addresses and (unless ``values`` is False) values."""
     out = []
     for w in writes:
         addr = s(w.addr) if s else w.addr
-        val = s(w.value) if (s and w.value is not None) else w.value
+        val = s(w.value) if (s and values and w.value is not None) else w.value
         assert val is not None
         if w.width <= 32:
             out.append(Access(addr, linear(addr), w.width, w.seq, val))
@@ -1088,10 +1132,6 @@ def _pieces(writes: Iterable[Access], s: Callable[[Term], Term] | None = None) -
             v = cast("trunc", 32, binop("shru", val, const(val.w, 32 * k)) if k else val)
             out.append(Access(a, linear(a), 32, w.seq, v))
     return out
-
-
-def _split_compatible(a: Effects, b: Effects) -> bool:
-    return len(_pieces(a.writes)) == len(_pieces(b.writes))
 
 
 def _leaves(t: Term) -> list[Term]:

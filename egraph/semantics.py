@@ -145,7 +145,8 @@ class SymMemory:
         return Access(linear_term(lin), lin, w, self.seq, value)
 
     def _private(self, a: Access) -> bool:
-        return any(t in self.private for t, _ in a.lin.terms)
+        private = self.private
+        return bool(private) and any(t in private for t, _ in a.lin.terms)
 
     def peek(self, addr: Term, w: int) -> Term:
         """The value at ``addr`` now (forwarded from a store, or a fresh read)."""
