@@ -109,7 +109,8 @@ class Effects:
     reads: list[Access] = field(default_factory=list)  # reads that reach memory
     writes: list[Access] = field(default_factory=list)  # final value per address, first-write order
     results: list[Term] = field(default_factory=list)
-    # (write, later read or write) pairs whose bases differ: they may alias at run time
+    # (write, later read or write) pairs whose bases differ: they may alias at run time;
+    # the first pair of each (write base, access base, read or write) only
     hazards: list[tuple[Access, Access]] = field(default_factory=list)
     ops: int = 0  # executed operations (software cost estimate)
     loads: int = 0
@@ -127,22 +128,34 @@ class SymMemory:
         self.log: list[Access] = []  # every store, in order
         self.reads: list[Access] = []
         self.hazards: list[tuple[Access, Access]] = []
+        self.hazard_keys: set[tuple[object, ...]] = set()
         self.seq = 0
 
     def fork(self) -> SymMemory:
         m = SymMemory(self.private)
-        m.log, m.reads, m.hazards, m.seq = (
+        m.log, m.reads, m.hazards, m.hazard_keys, m.seq = (
             list(self.log),
             list(self.reads),
             list(self.hazards),
+            set(self.hazard_keys),
             self.seq,
         )
         return m
 
+    def hazard(self, st: Access, a: Access) -> None:
+        """Record that ``a`` follows the store ``st`` at a base that may alias.  Only the
+        first pair per (store base, access base, read or write) is kept: whether bases may
+        alias depends on nothing else, so later pairs add no information (and an unrolled
+        loop would otherwise record a quadratic number of them)."""
+        key = (st.lin.terms, a.lin.terms, a.value is None)
+        if key not in self.hazard_keys:
+            self.hazard_keys.add(key)
+            self.hazards.append((st, a))
+
     def _access(self, addr: Term, w: int, value: Term | None = None) -> Access:
         self.seq += 1
-        lin = linear(addr)
-        return Access(linear_term(lin), lin, w, self.seq, value)
+        lin, canon = _address(addr)
+        return Access(canon, lin, w, self.seq, value)
 
     def _private(self, a: Access) -> bool:
         private = self.private
@@ -155,7 +168,7 @@ class SymMemory:
             ov = st.overlaps(a)
             if ov is None:
                 if not (self._private(a) or self._private(st)):
-                    self.hazards.append((st, a))
+                    self.hazard(st, a)
                 continue
             if not ov:
                 continue
@@ -177,7 +190,7 @@ class SymMemory:
         if not self._private(a):
             for st in self.log:
                 if st.overlaps(a) is None and not self._private(st):
-                    self.hazards.append((st, a))
+                    self.hazard(st, a)
         self.log.append(a)
 
     def final_writes(self) -> list[Access]:
@@ -389,7 +402,8 @@ class Executor:
         touched: dict[tuple[object, ...], Access] = {}
         for st in then_mem.log[n0:] + else_mem.log[n0:]:
             touched.setdefault((st.lin.terms, st.lin.offset, st.width), st)
-        merged.hazards = then_mem.hazards + else_mem.hazards[len(base.hazards) :]
+        for h in then_mem.hazards[len(base.hazards) :] + else_mem.hazards[len(base.hazards) :]:
+            merged.hazard(*h)
         merged.seq = max(then_mem.seq, else_mem.seq)
         vals = [
             (st, select(c, then_mem.peek(st.addr, st.width), else_mem.peek(st.addr, st.width)))
@@ -461,6 +475,19 @@ class Executor:
         base, w = image
         addr = binop("add", base, binop("mul", cast("zext", ADDR_W, idx), const(ADDR_W, w // 8)))
         return self.mem.peek(addr, w)
+
+
+_ADDRESSES: dict[int, tuple[Linear, Term]] = {}
+
+
+def _address(addr: Term) -> tuple[Linear, Term]:
+    """The linear form of an address and its canonical term, computed once per (hash-consed,
+    never freed) term: the same addresses recur in every region around a loop."""
+    r = _ADDRESSES.get(id(addr))
+    if r is None:
+        lin = linear(addr)
+        r = _ADDRESSES[id(addr)] = (lin, linear_term(lin))
+    return r
 
 
 def _union(a: list[Access], b: list[Access]) -> list[Access]:
