@@ -26,6 +26,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import FileLineColLoc, MemRefType
@@ -359,11 +360,12 @@ class Matcher:
         self.ranges: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.shapes: dict[int, tuple[int, int] | None] = {}
         self.sigs: dict[int, _Signature] = {}
+        self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
         self.trials = [_Trial(k) for k in range(self.opt.random_trials)]
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
-        self.regions, self.runs, self.ranges, self.shapes = {}, {}, {}, {}
+        self.regions, self.runs, self.ranges, self.shapes, self.plans = {}, {}, {}, {}, {}
         decisions: list[Decision] = []
         mem = [p for p in self.patterns if p.kind == "memory"]
         reg = [p for p in self.patterns if p.kind == "register"]
@@ -442,7 +444,9 @@ class Matcher:
         if not isinstance(loop, scf.ForOp) or p.fx is None:
             return [None]
         try:
-            ex = Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget)
+            ex = Executor(
+                resolve=self.resolver(fn, set()), budget=self.opt.budget, plans=self.plans
+            )
             lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
         except Unsupported:
             return [None]
@@ -470,7 +474,7 @@ class Matcher:
 
     def loop_effects(self, fn: AppFunction, loop: scf.ForOp, k: int) -> Effects:
         """Effects of ``k`` iterations of ``loop`` from a symbolic start index."""
-        ex = Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget)
+        ex = Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget, plans=self.plans)
         self.run_chunk(ex, fn, loop, k)
         return ex.effects()
 
@@ -510,7 +514,7 @@ class Matcher:
             if isinstance(v, OpResult) and v.op not in inside:
                 op = v.op
                 if _pure(op):
-                    ex = Executor(resolve=resolve, budget=10_000)
+                    ex = Executor(resolve=resolve, budget=10_000, plans=self.plans)
                     ex.op(op)
                     return ex.env[v]
                 if isinstance(op, memref.GetGlobalOp):
@@ -544,7 +548,9 @@ class Matcher:
         run = self.runs.get(key)
         if run is None or run.next > hi + 1:
             inside: set[Operation] = set()
-            ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget)
+            ex = Executor(
+                resolve=self.resolver(fn, inside), budget=self.opt.budget, plans=self.plans
+            )
             run = self.runs[key] = _Run(ex, inside, lo)
         ex = run.ex
         loop = _loop(anchor)
@@ -818,7 +824,7 @@ class Matcher:
     def prove(self, pairs: Sequence[tuple[Term, Term]]) -> tuple[bool, Prover]:
         """Prove every pair equal in one e-graph; results are cached per pair (terms are
         hash-consed, so the same question from a neighbouring region is not asked twice),
-        and a set of pairs that failed is not tried again.  Every proof of a matcher shares
+        and a set of pairs that failed within the limits is not tried again.  Every proof of a matcher shares
         the prover's term normaliser (a pure function of the hash-consed terms), so the
         normal form of a term shared by several questions is built once."""
         prover = Prover(self.opt.limits)
@@ -834,7 +840,8 @@ class Matcher:
         if prover.equal_all(todo):
             self.proven.update(key)
             return True, prover
-        self.refuted.add(key)
+        if prover.stats.stopped != "time":  # a time-out may not repeat on a quieter machine
+            self.refuted.add(key)
         return False, prover
 
     def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
@@ -64,6 +65,9 @@ _BIN = {
     "arith.remsi": "rems",
 }
 _CAST = {"arith.extsi": "sext", "arith.extui": "zext", "arith.trunci": "trunc"}
+_DIVS = ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi")
+# kinds of decoded ops (Executor._plan)
+_P_OTHER, _P_BIN, _P_CONST, _P_CAST, _P_ICAST, _P_CMP, _P_SEL, _P_LOAD, _P_STORE = range(9)
 
 
 class Unsupported(Exception):
@@ -215,8 +219,11 @@ class Executor:
         resolve: Callable[[SSAValue], Term] | None = None,
         budget: int = 200_000,
         private: set[Term] | None = None,
+        plans: dict[Operation, tuple[Any, ...]] | None = None,
     ):
         self.env: dict[SSAValue, Term] = {}
+        # decoded ops (operands, result, constant), shared by executors of the same code
+        self.plans = plans if plans is not None else {}
         self.mem = SymMemory(private)
         self.resolve = resolve
         self.budget = budget
@@ -253,6 +260,35 @@ class Executor:
             self.op(op)
         return None
 
+    def _plan(self, op: Operation) -> tuple[Any, ...]:
+        """The common ops decoded once: their operands, result and what to build."""
+        name = op.name
+        if name in _BIN:
+            count = 1 if name == "arith.muli" else 2 if name in _DIVS else 0
+            return (_P_BIN, _BIN[name], *op.operands, op.results[0], count)
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            return (_P_CONST, op.result, const(width_of(op.result.type), op.value.value.data))
+        if name in _CAST:
+            r = op.results[0]
+            return (_P_CAST, _CAST[name], width_of(r.type), op.operands[0], r)
+        if isinstance(op, arith.IndexCastOp):
+            return (_P_ICAST, op.input, op.result)
+        if isinstance(op, arith.CmpiOp):
+            return (
+                _P_CMP,
+                CMPI_PREDICATE_NAMES[op.predicate.value.data],
+                op.lhs,
+                op.rhs,
+                op.result,
+            )
+        if isinstance(op, arith.SelectOp):
+            return (_P_SEL, *op.operands, op.results[0])
+        if isinstance(op, memref.LoadOp) and len(op.indices) == 1:
+            return (_P_LOAD, op.memref, op.indices[0], width_of(op.res.type), op.res)
+        if isinstance(op, memref.StoreOp) and len(op.indices) == 1:
+            return (_P_STORE, op.value, op.memref, op.indices[0])
+        return (_P_OTHER,)
+
     def run_block(self, block: Block, args: Sequence[Term]) -> list[Term]:
         self.set(block.args, args)
         out = self.run_ops(block.ops)
@@ -278,6 +314,43 @@ class Executor:
     # -- operations ----------------------------------------------------------------------
     def op(self, op: Operation) -> None:
         self.tick()
+        plan = self.plans.get(op)
+        if plan is None:
+            plan = self.plans[op] = self._plan(op)
+        kind = plan[0]
+        if kind == _P_BIN:
+            _, name, x, y, r, count = plan
+            a, b = self.get(x), self.get(y)
+            if count == 1:
+                self.fx.muls += 1
+            elif count == 2:
+                self.fx.divs += 1
+            self.env[r] = binop(name, a, b)
+        elif kind == _P_CONST:
+            self.env[plan[1]] = plan[2]
+        elif kind == _P_LOAD:
+            _, mref, idx, w, r = plan
+            self.fx.loads += 1
+            self.env[r] = self.mem.peek(self._elem(mref, idx, w), w)
+        elif kind == _P_STORE:
+            _, val, mref, idx = plan
+            self.fx.stores += 1
+            v = self.get(val)
+            self.mem.store(self._elem(mref, idx, v.w), v.w, v)
+        elif kind == _P_CAST:
+            self.env[plan[4]] = cast(plan[1], plan[2], self.get(plan[3]))
+        elif kind == _P_ICAST:
+            src = self.get(plan[1])
+            self.env[plan[2]] = cast("sext" if src.w < ADDR_W else "trunc", ADDR_W, src)
+        elif kind == _P_CMP:
+            self.env[plan[4]] = cmp(plan[1], self.get(plan[2]), self.get(plan[3]))
+        elif kind == _P_SEL:
+            c, a, b = self.get(plan[1]), self.get(plan[2]), self.get(plan[3])
+            self.env[plan[4]] = select(c, a, b)
+        else:
+            self._op(op)
+
+    def _op(self, op: Operation) -> None:
         name = op.name
         if name in _BIN:
             a, b = (self.get(o) for o in op.operands)
@@ -359,8 +432,11 @@ class Executor:
     def elem_addr(self, mref: SSAValue, indices: Sequence[SSAValue], w: int) -> Term:
         if len(indices) != 1:
             raise Unsupported("multi-dimensional memrefs are not supported")
+        return self._elem(mref, indices[0], w)
+
+    def _elem(self, mref: SSAValue, index: SSAValue, w: int) -> Term:
         base = self.get(mref)
-        idx = self.get(indices[0])
+        idx = self.get(index)
         return binop("add", base, binop("mul", idx, const(ADDR_W, w // 8)))
 
     # -- control flow --------------------------------------------------------------------
