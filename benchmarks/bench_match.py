@@ -4,14 +4,18 @@ Prints, per ISAX, how many semantically equal variants (tests/match_corpus/<isax
 found (matched, or found but rejected only as not profitable), false matches on the near
 misses (tests/match_corpus/negative/), and the matching time per kernel file (median and
 max).  ``--large`` also builds a 1000+ line application of 20+ functions from the corpus
-kernels and times one ``match`` over it (floor: < 10 s; per kernel file: median < 1 s).
+kernels and times one ``match`` over it (floor: < 10 s; per kernel file: median < 1 s);
+``--profile`` also profiles that run and prints where the time goes.
 
-Usage: .venv/bin/python benchmarks/bench_match.py [--large] [--explain]
+Usage: .venv/bin/python benchmarks/bench_match.py [--large [--profile]] [--explain]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import pstats
 import re
 import statistics
 import sys
@@ -88,29 +92,40 @@ def large_app(out: Path) -> tuple[Path, int, int]:
     return out, nfun, out.read_text().count("\n")
 
 
-def run_large(console: Console) -> None:
+def run_large(console: Console, profile: bool = False) -> None:
     with tempfile.TemporaryDirectory() as d:
         for spec in ("examples/pointcloud/pointcloud.isax",):
             app, nfun, lines = large_app(Path(d) / "app.c")
             pats = load_patterns(ROOT / spec)
+            prof = cProfile.Profile() if profile else None
             t0 = time.perf_counter()
+            if prof is not None:
+                prof.enable()
             res = match_file(app, ROOT / spec, patterns=pats)
+            if prof is not None:
+                prof.disable()
             dt = time.perf_counter() - t0
             console.print(
                 f"large application: {lines} lines, {nfun} functions, {len(res.matched)} "
                 f"matches ({spec}): {dt:.2f} s (floor < 10 s)"
+                + (" (profiled: slower than unprofiled)" if profile else "")
             )
+            if prof is not None:
+                out = io.StringIO()
+                pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(30)
+                console.print(out.getvalue(), markup=False, highlight=False)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--large", action="store_true")
     ap.add_argument("--explain", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="profile the --large run")
     args = ap.parse_args()
     console = Console()
     run_corpus(console, args.explain)
     if args.large:
-        run_large(console)
+        run_large(console, args.profile)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from aquas.egraph.semantics import (
     StateAccess,
     Unsupported,
     isax_effects,
+    linear_form,
     width_of,
 )
 from aquas.egraph.terms import (
@@ -348,9 +349,9 @@ class Matcher:
         self.patterns = list(patterns)
         self.opt = options or Options()
         self.core = CORES[self.opt.core]
-        # proof results by term identity (terms are hash-consed and never freed)
-        self.proven: set[tuple[int, int]] = set()
-        self.refuted: set[frozenset[tuple[int, int]]] = set()
+        # proof results by term identity (terms are hash-consed: identity is structure)
+        self.proven: set[tuple[Term, Term]] = set()
+        self.refuted: set[frozenset[tuple[Term, Term]]] = set()
         self.normalizer: object | None = None  # shared by every proof (see prove)
         self.anon: dict[SSAValue, str] = {}
         # per function (reset by match_function): region effects by statement range, the
@@ -358,14 +359,17 @@ class Matcher:
         self.regions: dict[tuple[object, ...], RegionFx | Unsupported] = {}
         self.runs: dict[tuple[object, ...], _Run] = {}
         self.ranges: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self.defuse: dict[int, tuple[list[set[SSAValue]], list[set[SSAValue]]]] = {}
         self.shapes: dict[int, tuple[int, int] | None] = {}
         self.sigs: dict[int, _Signature] = {}
         self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
+        self.substs: dict[tuple[tuple[str, Term], ...], dict[Term, Term]] = {}
         self.trials = [_Trial(k) for k in range(self.opt.random_trials)]
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
         self.regions, self.runs, self.ranges, self.shapes, self.plans = {}, {}, {}, {}, {}
+        self.defuse = {}
         decisions: list[Decision] = []
         mem = [p for p in self.patterns if p.kind == "memory"]
         reg = [p for p in self.patterns if p.kind == "register"]
@@ -413,10 +417,21 @@ class Matcher:
     def region_ranges(self, blk: AppBlock, i: int) -> list[tuple[int, int]]:
         """Statement ranges around loop ``i``: the loop alone, and the loop with the
         statements that produce its inputs (backward closure over def-use) and consume its
-        results (forward closure), each at most ``max_context`` statements away."""
+        results (forward closure), each at most ``max_context`` statements away.  Computed
+        once per loop (every pattern tries the same ranges)."""
+        key = (id(blk), i)
+        if key not in self.ranges:
+            self.ranges[key] = self._region_ranges(blk, i)
+        return self.ranges[key]
+
+    def _region_ranges(self, blk: AppBlock, i: int) -> list[tuple[int, int]]:
         n = len(blk.stmts)
-        defs = [_defs(st) for st in blk.stmts]
-        uses = [_uses(st) for st in blk.stmts]
+        if id(blk) not in self.defuse:
+            self.defuse[id(blk)] = (
+                [_defs(st) for st in blk.stmts],
+                [_uses(st) for st in blk.stmts],
+            )
+        defs, uses = self.defuse[id(blk)]
         lo, hi = i, i
         for _ in range(n):
             inner = set().union(*defs[lo : hi + 1])
@@ -723,12 +738,15 @@ class Matcher:
                     "(only parameters" + (" and the loop index" if b.chunk else "") + ")",
                 )
         env = {var(r, 32): t for r, t in b.regs.items()}
-        sub = {}
+        # substitutions by binding, kept across regions and functions (the same binding,
+        # e.g. rs1 = a, recurs in every region around a loop and in similar kernels)
+        sub = self.substs.setdefault(tuple(sorted(b.regs.items(), key=lambda x: x[0])), {})
 
         def s(t: Term) -> Term:
-            if id(t) not in sub:
-                sub[id(t)] = substitute(t, env)
-            return sub[id(t)]
+            r = sub.get(t)
+            if r is None:
+                r = sub[t] = substitute(t, env)
+            return r
 
         # the write set first, from the addresses alone (values are substituted only when
         # the addresses agree)
@@ -824,16 +842,17 @@ class Matcher:
     def prove(self, pairs: Sequence[tuple[Term, Term]]) -> tuple[bool, Prover]:
         """Prove every pair equal in one e-graph; results are cached per pair (terms are
         hash-consed, so the same question from a neighbouring region is not asked twice),
-        and a set of pairs that failed within the limits is not tried again.  Every proof of a matcher shares
-        the prover's term normaliser (a pure function of the hash-consed terms), so the
-        normal form of a term shared by several questions is built once."""
+        and a set of pairs that failed within the limits is not tried again.  Every proof
+        of a matcher shares the prover's term normaliser (a pure function of the
+        hash-consed terms), so the normal form of a term shared by several questions is
+        built once."""
         prover = Prover(self.opt.limits)
         if self.normalizer is None:
             self.normalizer = prover.memo
         elif type(prover.memo) is type(self.normalizer):
             prover.memo = self.normalizer
-        todo = [(a, b) for a, b in pairs if a is not b and (id(a), id(b)) not in self.proven]
-        key = frozenset((id(a), id(b)) for a, b in todo)
+        todo = [(a, b) for a, b in pairs if a is not b and (a, b) not in self.proven]
+        key = frozenset(todo)
         if any(frozenset([k]) in self.refuted for k in key) or key in self.refuted:
             prover.stats.stopped = "known unprovable"
             return False, prover
@@ -1024,7 +1043,7 @@ class _Trial:
         self.k = k
         self.memory = RandomMemory(k)
         self.env: dict[str, int] = {}
-        self.memo: dict[int, int] = {}
+        self.memo: dict[Term, int] = {}  # keyed by the (identity-hashed) term
 
     def var(self, name: str) -> int:
         v = self.env.get(name)
@@ -1034,21 +1053,21 @@ class _Trial:
 
     def value(self, t: Term) -> int:
         memo = self.memo
-        v = memo.get(id(t))
+        v = memo.get(t)
         if v is not None:
             return v
         stack = [t]
         while stack:
             n = stack[-1]
-            if id(n) in memo:
+            if n in memo:
                 stack.pop()
                 continue
-            todo = [x for x in n.args if id(x) not in memo]
+            todo = [x for x in n.args if x not in memo]
             if todo:
                 stack.extend(todo)
                 continue
             stack.pop()
-            a = [memo[id(x)] for x in n.args]
+            a = [memo[x] for x in n.args]
             match n.op:
                 case "const":
                     v = int(n.val)
@@ -1068,12 +1087,12 @@ class _Trial:
                     v = self.memory(a[0], n.w)
                 case _:
                     v = _fold(n.op, n.w, a[0], a[1])
-            memo[id(n)] = v
-        return memo[id(t)]
+            memo[n] = v
+        return memo[t]
 
 
 def _access(addr: Term, w: int) -> Access:
-    return Access(addr, linear(addr), w, 0)
+    return Access(addr, linear_form(addr), w, 0)
 
 
 def _dedup(xs: Iterable[Access]) -> list[Access]:

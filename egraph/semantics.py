@@ -553,17 +553,22 @@ class Executor:
         return self.mem.peek(addr, w)
 
 
-_ADDRESSES: dict[int, tuple[Linear, Term]] = {}
+_ADDRESSES: dict[Term, tuple[Linear, Term]] = {}  # keyed by the (identity-hashed) term
 
 
 def _address(addr: Term) -> tuple[Linear, Term]:
     """The linear form of an address and its canonical term, computed once per (hash-consed,
     never freed) term: the same addresses recur in every region around a loop."""
-    r = _ADDRESSES.get(id(addr))
+    r = _ADDRESSES.get(addr)
     if r is None:
         lin = linear(addr)
-        r = _ADDRESSES[id(addr)] = (lin, linear_term(lin))
+        r = _ADDRESSES[addr] = (lin, linear_term(lin))
     return r
+
+
+def linear_form(addr: Term) -> Linear:
+    """:func:`aquas.egraph.terms.linear` of an address, cached."""
+    return _address(addr)[0]
 
 
 def _union(a: list[Access], b: list[Access]) -> list[Access]:
@@ -588,5 +593,6 @@ __all__ = [
     "SymMemory",
     "Unsupported",
     "isax_effects",
+    "linear_form",
     "width_of",
 ]
