@@ -561,7 +561,9 @@ class Matcher:
         # the anchor matters to the execution only when it is strip-mined
         key = (id(blk), lo, id(anchor) if chunk is not None else None, chunk)
         run = self.runs.get(key)
-        if run is None or run.next > hi + 1:
+        # a fresh execution when this one went past hi, or failed inside statement
+        # run.next (its state is then partial)
+        if run is None or run.next > hi + 1 or (run.error is not None and run.next > hi):
             inside: set[Operation] = set()
             ex = Executor(
                 resolve=self.resolver(fn, inside), budget=self.opt.budget, plans=self.plans
