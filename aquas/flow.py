@@ -231,7 +231,7 @@ class Flow:
                 "verilator --lint-only -Wall reports warnings on the generated unit:\n  "
                 + "\n  ".join(warnings[:10])
             )
-        fig = measure(res.verilog_path, res.unit.name, cache_dir=self.out / "cache" / "yosys")
+        fig = measure(res.verilog_path, res.unit.name)  # cached by content under build/yosys
         depth_ns = fig.depth * lib.ns_per_level
         return {
             "extension": ext,
@@ -248,13 +248,7 @@ class Flow:
             return {"cases": 0, "mismatches": [], "skipped": True}
         from aquas.synth.cosim import run_cosim
 
-        res = run_cosim(
-            self.p.spec,
-            unit_v,
-            unit,
-            cases=self.p.cosim_cases,
-            cache_dir=self.out / "cache" / "cosim",
-        )
+        res = run_cosim(self.p.spec, unit_v, unit, cases=self.p.cosim_cases)
         if res.mismatches:
             raise AquasError(
                 f"co-simulation of {unit} against the golden interpreter: "
@@ -381,7 +375,6 @@ class Flow:
         fig = measure(
             core_rtl(soc),
             CORE_TOP[soc],
-            cache_dir=self.out / "cache" / "yosys",
             params=core_params(soc),
         )
         (d / "core.json").write_text(json.dumps(fig.as_dict(), indent=2) + "\n")

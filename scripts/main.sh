@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
-# Quick start, command 1: set up, then run the main job.
-# For now the main job checks every example spec, lowers each to the aquas dialect
-# (after the aquas-unroll,canonicalize,cse pipeline) under build/examples/, and prints a summary.
+# Quick start, command 1: set up, then run the main job: the point-cloud case study from
+# spec to measured speedup (aquas run: synthesis, co-simulation, matching and rewriting,
+# baseline and ISAX builds on the VexRiscv SoC in Verilator, area and logic depth), which
+# prints the summary table and writes build/pointcloud-icp/report.{md,html,json}.
+# Every example spec is checked first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 AQUAS=.venv/bin/aquas
 mapfile -t SPECS < <(find examples -name '*.isax' | sort)
 "$AQUAS" check "${SPECS[@]}"
-mkdir -p build/examples
-for f in "${SPECS[@]}"; do
-  stem="$(basename "$f" .isax)"
-  "$AQUAS" lower "$f" -o "build/examples/$stem.mlir"
-  "$AQUAS" lower "$f" -p aquas-unroll,canonicalize,cse -o "build/examples/$stem.opt.mlir"
-done
-echo "main: lowered ${#SPECS[@]} spec(s) into build/examples/"
+"$AQUAS" run examples/pointcloud/project.toml "$@"
