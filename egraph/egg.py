@@ -277,7 +277,7 @@ def _combined(names: tuple[str, ...]) -> Any:
 # ---------------------------------------------------------------------------------------
 
 
-class _Normalizer:
+class Normalizer:
     """Ring normal form on insertion: maximal ``add``/``sub``/``mul`` chains become flat
     :func:`Sum`/:func:`Prod` multisets (constants folded, ``x << k`` as ``x * 2^k``), and
     truncations are pushed through ring operations and casts (arithmetic modulo 2^w is a
@@ -653,9 +653,12 @@ def fingerprint(t: Term) -> int:
 
 @dataclass
 class Limits:
+    """Per proof.  Iterations and e-nodes decide; the wall-clock limit is a safety net
+    only (a proof's outcome should not depend on the machine's load)."""
+
     iterations: int = 20
     nodes: int = 60_000
-    seconds: float = 2.0
+    seconds: float = 10.0
 
 
 @dataclass
@@ -669,10 +672,17 @@ class ProofStats:
 class Prover:
     """One e-graph per question: are these pairs of terms equal (modulo the rule sets)?"""
 
-    def __init__(self, limits: Limits | None = None, rulesets: Sequence[str] = tuple(RULESETS)):
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        rulesets: Sequence[str] = tuple(RULESETS),
+        normalizer: Normalizer | None = None,
+    ):
+        """``normalizer``: share one between proofs (normal forms are a pure function of
+        the hash-consed terms, so a term shared by several questions is built once)."""
         self.limits = limits or Limits()
         self.egraph = EGraph()
-        self.memo = _Normalizer()
+        self.memo = normalizer or Normalizer()
         self.schedule = _combined(tuple(rulesets))
         self.stats = ProofStats()
 
@@ -716,4 +726,4 @@ class Prover:
                 return not pending
 
 
-__all__ = ["RULESETS", "E", "Limits", "Prod", "ProofStats", "Prover", "Sum"]
+__all__ = ["RULESETS", "ArgFirst", "E", "Limits", "Max", "Normalizer", "Prod", "ProofStats", "Prover", "Sum"]
