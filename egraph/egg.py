@@ -290,6 +290,7 @@ class Normalizer:
         self.steps: dict[tuple[int, int], int | None] = {}
         self.linears: dict[tuple[int, int], tuple[dict[int, tuple[Term, int]], int]] = {}
         self.views: dict[int, ArgView | None] = {}
+        self.factors: dict[tuple[int, int], tuple[E, bool]] = {}  # oriented sum factors
 
     def expr(self, t: Term, w: int | None = None) -> E:
         """``t`` truncated to ``w`` bits (``None``: its own width)."""
@@ -498,7 +499,7 @@ class Normalizer:
         return (ka - kb) & ((1 << w) - 1)
 
     def _scaled(self, n: Term, c: int, w: int) -> E:
-        inner = self._chain(n, w)
+        inner = self.expr(n, w)  # memoised: a product shared by many sums is built once
         return inner if c == 1 else Prod(w, MultiSet(inner, E.c(w, BigInt.from_string(str(c)))))
 
     def _prod(self, factors: list[Term], k: int, w: int) -> E:
@@ -508,12 +509,19 @@ class Normalizer:
         elems = []
         for f in factors:
             if f.op in ("add", "sub") and f.w >= w:
-                terms, k0 = self._linear(f, w)
-                v = fingerprint(f) & m
-                if (-v & m) < v:  # orient by value, so equal sums orient alike
-                    terms = {i: (n, -c & m) for i, (n, c) in terms.items()}
-                    k0, k = -k0 & m, -k & m
-                elems.append(self._sum(terms, k0, w))
+                key = (id(f), w)
+                if key not in self.factors:
+                    terms, k0 = self._linear(f, w)
+                    v = fingerprint(f) & m
+                    flip = (-v & m) < v  # orient by value, so equal sums orient alike
+                    if flip:
+                        terms = {i: (n, -c & m) for i, (n, c) in terms.items()}
+                        k0 = -k0 & m
+                    self.factors[key] = (self._sum(terms, k0, w), flip)
+                e, flip = self.factors[key]
+                if flip:
+                    k = -k & m
+                elems.append(e)
             else:
                 elems.append(self.expr(f, w))
         if k != 1 or not elems:
