@@ -168,11 +168,14 @@ class Flow:
             lambda d: self._cosim(d, unit_v, synth["unit"]),
         )
         sources = {str(s): file_digest(s) for s in p.sources}
+        # the project's own headers (its directory is on the include path of both builds)
+        headers = {str(h): file_digest(h) for h in sorted(p.root.glob("*.h"))}
         match = self.stage(
             "match",
             {
                 "spec": spec_digest,
                 "sources": {str(s): file_digest(s) for s in p.match},
+                "headers": headers,
                 "functions": p.functions,
                 "clock_ns": p.clock_ns,
                 "soc": p.soc,
@@ -183,6 +186,7 @@ class Flow:
             "build",
             {
                 "sources": sources,
+                "headers": headers,
                 "rewritten": match["digests"],
                 "header": match["header_digest"],
                 "opt": p.opt,
