@@ -52,8 +52,9 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
             [list(r) for r in summary_rows(doc)],
         ),
         (
-            "ISAX latency (at the platform's memory latency)",
-            ["ISAX", "cycles", "compute", "memory interface", "interface ops", "bus beats"],
+            "ISAX latency (at the platform's memory latency L; fixed = compute, control and "
+            "bus beats, memory = cycles waiting on L)",
+            ["ISAX", "cycles", "fixed", "memory latency", "interface ops", "bus beats"],
             [
                 [
                     lat["isax"],
@@ -67,7 +68,8 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
             ],
         ),
         (
-            "Area and logic depth (Yosys, generic gates, same script for both)",
+            "Area and logic depth (Yosys generic gates, the same script for both; memories "
+            "such as caches and scratchpads count as flip-flops)",
             ["", "cells", "flip-flops", "gates", "logic depth"],
             [
                 [
@@ -194,8 +196,8 @@ def plots(doc: dict[str, Any]) -> dict[str, bytes]:
     names = [x["isax"] for x in lat]
     comp = [x["compute_cycles"] for x in lat]
     mem = [x["memory_cycles"] for x in lat]
-    ax.barh(names, comp, label="compute + control", color="#2ca02c")
-    ax.barh(names, mem, left=comp, label="memory interface", color="#ff7f0e")
+    ax.barh(names, comp, label="fixed: compute, control, bus beats", color="#2ca02c")
+    ax.barh(names, mem, left=comp, label="waiting on memory latency", color="#ff7f0e")
     ax.invert_yaxis()
     ax.set_xlabel("cycles per call")
     ax.set_title(f"ISAX latency (memory latency {doc['memory_latency']} cycles)")
