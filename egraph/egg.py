@@ -734,4 +734,15 @@ class Prover:
                 return not pending
 
 
-__all__ = ["RULESETS", "ArgFirst", "E", "Limits", "Max", "Normalizer", "Prod", "ProofStats", "Prover", "Sum"]
+__all__ = [
+    "RULESETS",
+    "ArgFirst",
+    "E",
+    "Limits",
+    "Max",
+    "Normalizer",
+    "Prod",
+    "ProofStats",
+    "Prover",
+    "Sum",
+]
