@@ -85,7 +85,7 @@ def match_file(
     t0 = time.perf_counter()
     app = Path(app)
     ext, pats = patterns or load_patterns(spec, clock_ns, soc)
-    matcher = Matcher(pats, options)
+    matcher = Matcher(pats, options or Options(core=soc))  # the cost model of the target core
     try:
         text = app.read_text()
     except OSError as e:
