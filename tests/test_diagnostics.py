@@ -67,6 +67,13 @@ CASES = [
         16,
     ),
     (
+        "name in a state initializer",
+        "state acc: i32 = rd;\n" + HEAD + "isax t(rs1) -> rd {\n  return rs1;\n}\n",
+        "'rd' cannot be used here: a state's initial value must be a constant",
+        1,
+        18,
+    ),
+    (
         "undefined assign",
         HEAD + "isax t(rs1) -> rd {\n  nope = 3;\n  return rs1;\n}\n",
         "undefined name 'nope'",

@@ -770,7 +770,12 @@ class SpecFrontend:
         b = self.lookup(name)
         if b is not None:
             return Typed(b.value, b.ty)
-        assert self.isax is not None
+        if self.isax is None:  # outside every ISAX: a state's initial value
+            raise self.error(
+                tok,
+                f"'{name}' cannot be used here: a state's initial value must be a constant",
+                hint="use an integer literal",
+            )
         if name in ("rs1", "rs2"):
             if name not in self.isax.rs:
                 raise self.error(
