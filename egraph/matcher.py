@@ -49,16 +49,14 @@ from aquas.egraph.terms import (
     Linear,
     RandomMemory,
     Term,
-    _compare,
-    _fold,
     binop,
     cast,
     const,
+    evaluate,
     linear,
     linear_term,
     mask,
     show,
-    signed,
     substitute,
     to32,
     var,
@@ -1045,61 +1043,29 @@ def _rand_value(rng: random.Random, trial: int) -> int:
     return rng.getrandbits(64)
 
 
-class _Trial:
-    """One random input of the equality filter: variable values (a function of the name),
-    a pseudo-random memory, and the value of every term evaluated so far (the same
-    semantics as :func:`aquas.egraph.terms.evaluate`, memoised across calls)."""
+class _RandomEnv(dict[str, int]):
+    """Variable values of one trial: a function of the variable's name, made on first use."""
 
     def __init__(self, k: int):
+        super().__init__()
         self.k = k
-        self.memory = RandomMemory(k)
-        self.env: dict[str, int] = {}
-        self.memo: dict[Term, int] = {}  # keyed by the (identity-hashed) term
 
-    def var(self, name: str) -> int:
-        v = self.env.get(name)
-        if v is None:
-            v = self.env[name] = _rand_value(random.Random(f"{self.k}/{name}"), self.k)
+    def __missing__(self, name: str) -> int:
+        v = self[name] = _rand_value(random.Random(f"{self.k}/{name}"), self.k)
         return v
 
+
+class _Trial:
+    """One random input of the equality filter: variable values, a pseudo-random memory,
+    and the value of every term evaluated so far (kept across calls)."""
+
+    def __init__(self, k: int):
+        self.env = _RandomEnv(k)
+        self.memory = RandomMemory(k)
+        self.memo: dict[Term, int] = {}
+
     def value(self, t: Term) -> int:
-        memo = self.memo
-        v = memo.get(t)
-        if v is not None:
-            return v
-        stack = [t]
-        while stack:
-            n = stack[-1]
-            if n in memo:
-                stack.pop()
-                continue
-            todo = [x for x in n.args if x not in memo]
-            if todo:
-                stack.extend(todo)
-                continue
-            stack.pop()
-            a = [memo[x] for x in n.args]
-            match n.op:
-                case "const":
-                    v = int(n.val)
-                case "var":
-                    v = self.var(str(n.val)) & mask(n.w)
-                case "cmp":
-                    v = int(_compare(str(n.val), n.args[0].w, a[0], a[1]))
-                case "select":
-                    v = a[1] if a[0] else a[2]
-                case "sext":
-                    v = signed(a[0], int(n.val)) & mask(n.w)
-                case "zext":
-                    v = a[0]
-                case "trunc":
-                    v = a[0] & mask(n.w)
-                case "load":
-                    v = self.memory(a[0], n.w)
-                case _:
-                    v = _fold(n.op, n.w, a[0], a[1])
-            memo[n] = v
-        return memo[t]
+        return evaluate(t, self.env, self.memory, self.memo)
 
 
 def _access(addr: Term, w: int) -> Access:

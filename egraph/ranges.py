@@ -23,7 +23,7 @@ are checked exhaustively at small widths by ``tests/test_ranges.py``.
 
 from __future__ import annotations
 
-from aquas.egraph.terms import Term, binop, cast, const, mask, signed
+from aquas.egraph.terms import Term, binop, cast, const, linear_parts, mask, signed
 
 _IV: dict[Term, tuple[int, int]] = {}
 _SIMPLE: dict[Term, Term | None] = {}
@@ -300,34 +300,11 @@ def _reduction(t: Term) -> Term | None:
 
 def _offset(x: Term, y: Term) -> int | None:
     """``c`` when ``x = y + c`` (modulo 2^w) for a constant ``c``, else None."""
-    lx, kx = _linear(x)
-    ly, ky = _linear(y)
+    lx, kx = linear_parts(x)
+    ly, ky = linear_parts(y)
     if lx != ly:
         return None
     return (kx - ky) & mask(x.w)
-
-
-def _linear(t: Term) -> tuple[dict[Term, int], int]:
-    """Leaves and coefficients of an add/sub/mul-by-constant chain (modulo 2^w)."""
-    w = t.w
-    terms: dict[Term, int] = {}
-    k0 = 0
-    stack = [(t, 1)]
-    while stack:
-        n, c = stack.pop()
-        if n.op == "add" and n.w == w:
-            stack.extend((x, c) for x in n.args)
-        elif n.op == "sub" and n.w == w:
-            stack += [(n.args[0], c), (n.args[1], -c)]
-        elif n.op == "mul" and n.w == w and n.args[1].op == "const":
-            stack.append((n.args[0], c * int(n.args[1].val)))
-        elif n.op == "mul" and n.w == w and n.args[0].op == "const":
-            stack.append((n.args[1], c * int(n.args[0].val)))
-        elif n.op == "const":
-            k0 += c * int(n.val)
-        else:
-            terms[n] = terms.get(n, 0) + c
-    return {n: c & mask(w) for n, c in terms.items() if c & mask(w)}, k0 & mask(w)
 
 
 def _strip(t: Term) -> Term:
@@ -339,7 +316,7 @@ def _strip(t: Term) -> Term:
 def _barrett_input(r: Term, q: int) -> Term | None:
     """``x`` when ``r = x - floor(x * floor(2^32/q) / 2^32) * q`` with ``x < 2^32``, the
     product formed in 64 bits."""
-    terms, k0 = _linear(r)
+    terms, k0 = linear_parts(r)
     if k0 or len(terms) != 2:
         return None
     (u, cu), (v, cv) = terms.items()

@@ -210,11 +210,28 @@ def variables(t: Term) -> set[Term]:
     return {n for n in walk(t) if n.op == "var"}
 
 
-def evaluate(t: Term, env: Mapping[str, int], memory: Callable[[int, int], int]) -> int:
-    """Concrete value of ``t`` under variable values and a memory read function."""
-    memo: dict[int, int] = {}
-    for n in walk(t):
-        a = [memo[id(x)] for x in n.args]
+def evaluate(
+    t: Term,
+    env: Mapping[str, int],
+    memory: Callable[[int, int], int],
+    memo: dict[Term, int] | None = None,
+) -> int:
+    """Concrete value of ``t`` under variable values and a memory read function.
+    ``memo`` keeps the values of every node evaluated so far under the same ``env`` and
+    ``memory`` across calls (a shared sub-term is computed once)."""
+    memo = {} if memo is None else memo
+    stack = [t]
+    while stack:
+        n = stack[-1]
+        if n in memo:
+            stack.pop()
+            continue
+        todo = [x for x in n.args if x not in memo]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        a = [memo[x] for x in n.args]
         match n.op:
             case "const":
                 v = int(n.val)
@@ -234,8 +251,8 @@ def evaluate(t: Term, env: Mapping[str, int], memory: Callable[[int, int], int])
                 v = memory(a[0], n.w)
             case _:
                 v = _fold(n.op, n.w, a[0], a[1])
-        memo[id(n)] = v
-    return memo[id(t)]
+        memo[n] = v
+    return memo[t]
 
 
 class RandomMemory:
@@ -278,10 +295,17 @@ class Linear:
 
 def linear(t: Term) -> Linear:
     """The linear form of a 32-bit address term; non-linear sub-terms become atoms."""
+    acc, off = linear_parts(t, 32)
+    return Linear(tuple(sorted(acc.items(), key=_key)), off)
+
+
+def linear_parts(t: Term, w: int | None = None) -> tuple[dict[Term, int], int]:
+    """``t`` modulo 2^w (default: its width) as atoms with coefficients plus a constant:
+    add/sub/mul-by-constant/shift-by-constant chains of width w are opened."""
+    w = t.w if w is None else w
     acc: dict[Term, int] = {}
-    off = _linear(t, 1, acc)
-    items = tuple(sorted(((a, c & mask(32)) for a, c in acc.items() if c & mask(32)), key=_key))
-    return Linear(items, off & mask(32))
+    off = _linear(t, 1, acc, w)
+    return {a: c & mask(w) for a, c in acc.items() if c & mask(w)}, off & mask(w)
 
 
 def _key(item: tuple[Term, int]) -> tuple[str, int]:
@@ -290,21 +314,25 @@ def _key(item: tuple[Term, int]) -> tuple[str, int]:
     return (str(a.val), 0) if a.op == "var" else ("~", digest(a))
 
 
-def _linear(t: Term, k: int, acc: dict[Term, int]) -> int:
+def _linear(t: Term, k: int, acc: dict[Term, int], w: int) -> int:
     if t.op == "const":
         return k * int(t.val)
-    if t.op == "add":
-        return _linear(t.args[0], k, acc) + _linear(t.args[1], k, acc)
-    if t.op == "sub":
-        return _linear(t.args[0], k, acc) + _linear(t.args[1], -k, acc)
-    if t.op == "mul" and t.args[1].op == "const":
-        return _linear(t.args[0], k * int(t.args[1].val), acc)
-    if t.op == "mul" and t.args[0].op == "const":
-        return _linear(t.args[1], k * int(t.args[0].val), acc)
-    if t.op == "shl" and t.args[1].op == "const":
-        return _linear(t.args[0], k << int(t.args[1].val), acc)
-    if t.op in ("sext", "trunc", "zext") and t.w == 32 and t.args[0].w >= 32:
-        return _linear(t.args[0], k, acc)
+    if (
+        t.w >= w
+    ):  # arithmetic modulo 2^w sees through wider operations (truncation is a homomorphism)
+        a = t.args
+        if t.op == "add":
+            return _linear(a[0], k, acc, w) + _linear(a[1], k, acc, w)
+        if t.op == "sub":
+            return _linear(a[0], k, acc, w) + _linear(a[1], -k, acc, w)
+        if t.op == "mul" and a[1].op == "const":
+            return _linear(a[0], k * int(a[1].val), acc, w)
+        if t.op == "mul" and a[0].op == "const":
+            return _linear(a[1], k * int(a[0].val), acc, w)
+        if t.op == "shl" and a[1].op == "const":
+            return _linear(a[0], k << int(a[1].val), acc, w)
+        if t.op in ("sext", "trunc", "zext") and a[0].w >= w:
+            return _linear(a[0], k, acc, w)
     acc[t] = acc.get(t, 0) + k
     return 0
 
