@@ -52,9 +52,9 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
         return 0.0
     if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp):
         # element select: a mux tree over the elements, plus the index compare for writes
-        from aquas.synth.fsm import _spm_of
+        from aquas.synth.fsm import spm_of
 
-        spm = _spm_of(op)
+        spm = spm_of(op)
         levels = max(1, (spm.size - 1).bit_length())
         d = levels * lib.delay_ns("mux", spm.width)
         if isinstance(op, aq.SpmWriteOp):

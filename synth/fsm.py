@@ -132,7 +132,7 @@ def mem_beats(op: Operation) -> int:
     if isinstance(op, aq.StoreOp):
         return 2 if _width(op.value) == 64 else 1
     assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
-    spm = _spm_of(op)
+    spm = spm_of(op)
     per = 2 if spm.width == 64 else 1
     return per * op.length_value
 
@@ -153,7 +153,7 @@ def _width(v: SSAValue) -> int:
     return t.width.data
 
 
-def _spm_of(op: Operation) -> aq.ScratchpadOp:
+def spm_of(op: Operation) -> aq.ScratchpadOp:
     sym = op.scratchpad  # type: ignore[attr-defined]
     ext = op.parent_op()
     while ext is not None and not isinstance(ext, aq.ExtensionOp):
@@ -167,7 +167,7 @@ def _spm_of(op: Operation) -> aq.ScratchpadOp:
 
 def spm_banks(op: Operation) -> set[int]:
     """Banks a scratchpad access touches: one when the index is constant, else all."""
-    spm = _spm_of(op)
+    spm = spm_of(op)
     f = spm.factor_value
     if isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
         return set(range(f))
@@ -181,7 +181,7 @@ def spm_banks(op: Operation) -> set[int]:
     return {0}
 
 
-def _error(op: Operation, msg: str, hint: str | None = None) -> AquasError:
+def op_error(op: Operation, msg: str, hint: str | None = None) -> AquasError:
     loc = loc_of(op)
     source = None
     if loc is not None:
@@ -325,7 +325,7 @@ class FsmBuilder:
     def for_op(self, op: scf.ForOp) -> Latency:
         lb, ub, step = constant_value(op.lb), constant_value(op.ub), constant_value(op.step)
         if lb is None or ub is None or step is None or step <= 0:
-            raise _error(op, "loops must have constant bounds and a positive step for synthesis")
+            raise op_error(op, "loops must have constant bounds and a positive step for synthesis")
         trip = max(0, (ub - lb + step - 1) // step)
         if trip == 0:
             for res0, init0 in zip(op.results, op.iter_args, strict=True):
@@ -478,7 +478,7 @@ class FsmBuilder:
         for op in ops:  # program order is a topological order
             d = self.delay(op)
             if d > self.budget_ns:
-                raise _error(
+                raise op_error(
                     op,
                     f"{op.name} needs {d:.2f} ns, more than the {self.budget_ns:.2f} ns a "
                     f"{self.clock_ns:g} ns clock period leaves for datapath logic "

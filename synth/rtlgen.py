@@ -25,9 +25,9 @@ from aquas.synth.fsm import (
     IsaxFsm,
     LoopLatch,
     State,
-    _error,
-    _spm_of,
     mem_beats,
+    op_error,
+    spm_of,
 )
 from aquas.synth.oplib import CMPI_PREDICATE_NAMES
 
@@ -457,7 +457,7 @@ class UnitGenerator:
         elif name == "arith.trunci":
             out(e.extract(r(0), 0, _w(op.operands[0]), w, hint))
         else:
-            raise _error(op, f"synthesis does not support {name}", "express it with arith ops")
+            raise op_error(op, f"synthesis does not support {name}", "express it with arith ops")
 
     def division(self, name: str, a: str, b: str, w: int, hint: str) -> str:
         e = self.e
@@ -546,7 +546,7 @@ class MemEngine:
             width = _w(op.result) if isinstance(op, aq.LoadOp) else _w(op.value)
             ebytes = width // 8
         else:
-            width = _spm_of(op).width
+            width = spm_of(op).width
             ebytes = width // 8
         size = min(ebytes, 4).bit_length() - 1  # log2(bytes per beat)
         addr = g.ref(op.addr, st)
