@@ -39,10 +39,10 @@ from rich.console import Console
 from aquas.cliutil import write_atomic
 from aquas.diagnostics import AquasError
 from aquas.project import Project
+from aquas.target import Target, load_target
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: The core's top module for Yosys, per SoC.
-CORE_TOP = {"vexriscv": "VexRiscv", "picorv32": "picorv32"}
 STAGES = ("synth", "cosim", "match", "build", "sim", "area")
 
 
@@ -105,11 +105,8 @@ class Flow:
         self.force = force
         self.console = console or Console(stderr=True, highlight=False)
         self.log: list[StageLog] = []
-        from aquas.sim.platform import load_platform
-
-        self.platform = load_platform(project.platform, soc=project.soc)
-        # the memory latency an ISAX sees on this platform: response latency + DMA setup
-        self.mem_latency = self.platform.memory.latency + self.platform.isax_master.setup_latency
+        self.platform = load_target(project.platform, soc=project.soc)
+        self.mem_latency = self.platform.isax_mem_latency
 
     # -- stage machinery ----------------------------------------------------------------
 
@@ -192,7 +189,7 @@ class Flow:
                 "opt": p.opt,
                 "defines": p.defines,
                 "entry": p.entry,
-                "soc": p.soc,
+                "target": self.platform.fingerprint(),
             },
             lambda d: self._build(d, match),
         )
@@ -202,14 +199,15 @@ class Flow:
             {
                 "elfs": {k: file_digest(v) for k, v in elfs.items()},
                 "unit": unit_digest,
-                "platform": file_digest(self.platform.path) if self.platform.path else p.soc,
+                "target": self.platform.fingerprint(),
                 "max_cycles": p.max_cycles,
             },
             lambda d: self._sim(d, unit_v, elfs),
         )
         from aquas.sim.builder import core_rtl
 
-        core = {"soc": p.soc, "rtl": file_digest(core_rtl(p.soc)), "params": core_params(p.soc)}
+        t = self.platform
+        core = {"soc": t.name, "rtl": file_digest(core_rtl(t)), "params": core_params(t)}
         area = self.stage("area", core, self._area)
         doc = self._document(synth, cosim, match, build, sim, area)
         from aquas.report import write_reports
@@ -330,7 +328,7 @@ class Flow:
         ]
         include = (mdir / match["header"]).parent
         # the project's own directory stays on the include path for its headers
-        common: dict[str, Any] = {"platform": p.soc, "opt": p.opt, "defines": p.defines}
+        common: dict[str, Any] = {"platform": self.platform, "opt": p.opt, "defines": p.defines}
         base = build_program([*p.sources, *extra], d / "baseline", header_dirs=[p.root], **common)
         isax = build_program(
             [*isax_sources, *extra], d / "isax", header_dirs=[include, p.root], **common
@@ -375,14 +373,10 @@ class Flow:
         from aquas.sim.builder import core_rtl
         from aquas.synth.yosys import measure
 
-        soc = self.p.soc
-        fig = measure(
-            core_rtl(soc),
-            CORE_TOP[soc],
-            params=core_params(soc),
-        )
+        t = self.platform
+        fig = measure(core_rtl(t), t.core.module, params=core_params(t))
         (d / "core.json").write_text(json.dumps(fig.as_dict(), indent=2) + "\n")
-        return {"core": CORE_TOP[soc], "yosys": fig.as_dict()}
+        return {"core": t.core.module, "yosys": fig.as_dict()}
 
     # -- the report document ------------------------------------------------------------
 
@@ -471,18 +465,22 @@ class Flow:
         }
 
 
-def core_params(soc: str) -> dict[str, int]:
+def core_params(target: Target) -> dict[str, int]:
     """The integer parameters the reference SoC sets on its core (read from the SoC's
-    Verilog, so area and depth are those of the configuration that runs the programs)."""
-    if soc != "picorv32":
-        return {}  # the VexRiscv netlist is generated with its configuration baked in
-    from aquas.sim.builder import SOC_RTL
+    Verilog, so area and depth are those of the configuration that runs the programs).
+    A core instantiated without a parameter list (VexRiscv: its netlist is generated with
+    the configuration baked in) has none."""
+    from aquas.sim.builder import soc_rtl
 
-    text = SOC_RTL[soc][-1].read_text()
-    block = re.search(r"\bpicorv32\s*#\((.*?)\)\s*u_cpu", text, re.S)
-    if block is None:
-        raise AquasError("cannot find the picorv32 instance in the SoC's Verilog")
-    return {k: int(v) for k, v in re.findall(r"\.(\w+)\((\d+)\)", block.group(1))}
+    top = soc_rtl(target)[-1]
+    inst = re.search(
+        rf"\b{re.escape(target.core.module)}\s*(?:#\((.*?)\))?\s*u_cpu\b", top.read_text(), re.S
+    )
+    if inst is None:
+        raise AquasError(f"cannot find the {target.core.module} instance u_cpu", filename=str(top))
+    if inst.group(1) is None:
+        return {}
+    return {k: int(v) for k, v in re.findall(r"\.(\w+)\((\d+)\)", inst.group(1))}
 
 
 def _unique_names(paths: Iterable[Path]) -> dict[Path, str]:

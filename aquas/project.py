@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from aquas.diagnostics import AquasError
+from aquas.target import target_names
 
-SOCS = ("vexriscv", "picorv32")
 OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -223,8 +223,8 @@ class _Loader:
 
         tgt = self.table(doc, "target", {"soc": False, "platform": False, "max_cycles": False})
         soc = tgt.get("soc", "vexriscv")
-        if soc not in SOCS:
-            raise self.fail(f"'target.soc' must be one of {', '.join(SOCS)}, got {soc!r}")
+        if soc not in target_names():
+            raise self.fail(f"'target.soc' must be one of {', '.join(target_names())}, got {soc!r}")
         platform = None
         if "platform" in tgt:
             platform = self.file(tgt["platform"], "target.platform", (".toml",))

@@ -26,13 +26,13 @@ from rich.table import Table
 from xdsl.dialects import scf
 
 from aquas.dialects import aquas as aq
-from aquas.egraph.matcher import CORES
 from aquas.interpreter import ExecError, IsaxState, execute, find_extension
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import synthesize
+from aquas.target import load_target
 
 ROOT = Path(__file__).resolve().parents[1]
-VEX = CORES["vexriscv"]  # the matcher's cost model of the core (one set of numbers)
+VEX = load_target(soc="vexriscv").cost  # the matcher's cost model of the core
 
 
 def sw_estimate(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> int:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from aquas.cliutil import err, out, user_errors, write_atomic
 from aquas.diagnostics import AquasError
+from aquas.target import target_names
 
 
 @click.command()
@@ -34,7 +35,7 @@ from aquas.diagnostics import AquasError
 )
 @click.option(
     "--soc",
-    type=click.Choice(["vexriscv", "picorv32"]),
+    type=click.Choice(target_names()),
     default="vexriscv",
     show_default=True,
     help="Target core: its platform file gives the memory latency and the software cost model.",

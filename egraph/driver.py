@@ -62,11 +62,10 @@ def load_patterns(
 ) -> tuple[aq.ExtensionOp, list[Pattern]]:
     """The patterns of a spec, with latencies scheduled at ``clock_ns`` and evaluated at the
     memory latency an ISAX sees on ``soc`` (response latency plus DMA setup)."""
-    from aquas.sim.platform import load_platform
     from aquas.synth.flow import isax_latencies
+    from aquas.target import load_target
 
-    plat = load_platform(soc=soc)
-    mem_latency = plat.memory.latency + plat.isax_master.setup_latency
+    mem_latency = load_target(soc=soc).isax_mem_latency
     module = lower_spec_file(str(spec))
     ext = find_extension(module)
     return ext, patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))

@@ -62,6 +62,8 @@ from aquas.egraph.terms import (
     var,
     walk,
 )
+from aquas.target import load_target
+from aquas.target.schema import CostSection
 
 # Reasons (the categories ``--explain`` reports)
 BOUND = "bound mismatch"
@@ -252,28 +254,7 @@ class Decision:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CoreCosts:
-    """Cycles per dynamic operation of compiled code on a core (estimates, see docs)."""
-
-    alu: float
-    mul: float
-    div: float
-    load: float
-    store: float
-    branch: float
-    call_overhead: int  # moving operands into registers, the instruction, cache upkeep
-
-
-CORES = {
-    # VexRiscv_FullCfu: 5-stage, 1-cycle multiplier pass, iterative divider, 4 KiB D$.
-    "vexriscv": CoreCosts(alu=1, mul=1, div=34, load=2, store=1, branch=3, call_overhead=4),
-    # PicoRV32 (non-pipelined, ~3-5 cycles per instruction, PCPI multiplier/divider).
-    "picorv32": CoreCosts(alu=3, mul=40, div=40, load=5, store=5, branch=5, call_overhead=12),
-}
-
-
-def software_cycles(fx: Effects, core: CoreCosts) -> int:
+def software_cycles(fx: Effects, core: CostSection) -> int:
     alu = max(0, fx.ops - fx.loads - fx.stores - fx.muls - fx.divs - fx.branches)
     # address arithmetic the compiler folds into loads/stores is counted as ALU work too:
     # a conservative (low) estimate of the software cost makes offloading decisions safe.
@@ -346,7 +327,7 @@ class Matcher:
     def __init__(self, patterns: Sequence[Pattern], options: Options | None = None):
         self.patterns = list(patterns)
         self.opt = options or Options()
-        self.core = CORES[self.opt.core]
+        self.core = load_target(soc=self.opt.core).cost
         # proof results by term identity (terms are hash-consed: identity is structure)
         self.proven: set[tuple[Term, Term]] = set()
         self.refuted: set[frozenset[tuple[Term, Term]]] = set()
@@ -1236,7 +1217,6 @@ __all__ = [
     "AppParam",
     "AppStmt",
     "Binding",
-    "CoreCosts",
     "Decision",
     "Matcher",
     "Options",

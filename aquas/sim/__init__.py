@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Platform", "Region", "SimBinary", "SimResult", "build", "load_platform", "run"]
+__all__ = ["Region", "SimBinary", "SimResult", "build", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,8 +20,4 @@ def __getattr__(name: str) -> Any:
         from aquas.sim import runner as _r
 
         return getattr(_r, name)
-    if name in ("Platform", "load_platform"):
-        from aquas.sim import platform as _p
-
-        return getattr(_p, name)
     raise AttributeError(name)

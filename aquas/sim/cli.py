@@ -8,12 +8,14 @@ from typing import Any
 
 import click
 
+from aquas.target import load_target, target_names
+
 
 @click.command(name="sim")
 @click.argument("program", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--soc",
-    type=click.Choice(["vexriscv", "picorv32"]),
+    type=click.Choice(target_names()),
     default="vexriscv",
     show_default=True,
     help="Reference SoC to run on.",
@@ -70,10 +72,9 @@ def _sim(
 
     from aquas.diagnostics import AquasError
     from aquas.sim.builder import build
-    from aquas.sim.platform import load_platform
     from aquas.sim.runner import run
 
-    plat = load_platform(platform, soc=soc)
+    plat = load_target(platform, soc=soc)
     with tempfile.TemporaryDirectory(prefix="aquas-sim-prog-") as td:
         if len(program) == 1 and program[0].suffix not in (".c", ".S", ".s"):
             elf = program[0]

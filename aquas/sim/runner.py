@@ -12,7 +12,7 @@ from typing import Any
 
 from aquas.diagnostics import AquasError
 from aquas.sim.builder import SimBinary, build
-from aquas.sim.platform import Platform
+from aquas.target import Target
 
 EM_RISCV = 243
 PT_LOAD = 1
@@ -109,13 +109,13 @@ def load_elf(path: Path) -> tuple[int, list[tuple[int, bytes]]]:
     return e_entry, segs
 
 
-def write_image(elf: Path, platform: Platform, out: Path) -> None:
+def write_image(elf: Path, platform: Target, out: Path) -> None:
     """The RAM image as a $readmemh file (word-addressed relative to the RAM base)."""
     entry, segs = load_elf(elf)
     base, size = platform.memory.ram_base, platform.memory.ram_size
-    if entry != platform.reset_vector:
+    if entry != platform.ram_base:
         raise AquasError(
-            f"ELF entry point {entry:#010x} is not the SoC's reset vector {platform.reset_vector:#010x}",
+            f"ELF entry point {entry:#010x} is not the SoC's reset vector {platform.ram_base:#010x}",
             filename=str(elf),
             hint="link the start code (_start) first, at the RAM base",
         )

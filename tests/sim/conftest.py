@@ -7,30 +7,27 @@ fixtures below also memoise SimBinary objects so each configuration is looked up
 
 from __future__ import annotations
 
-import copy
 import shutil
 import subprocess
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from aquas.sim.platform import PLATFORM_DIR, Platform, parse_platform
+from aquas.target import Target, load_target
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TEST_UNIT = FIXTURES / "aquastest_isax_unit.v"
 CC = "riscv64-unknown-elf-gcc"
 
 
-def platform_variant(soc: str, **changes: object) -> Platform:
-    """The SoC's default platform with ``section__key=value`` changes."""
-    raw = tomllib.loads((PLATFORM_DIR / f"{soc}.toml").read_text())
-    raw = copy.deepcopy(raw)
+def platform_variant(soc: str, **changes: object) -> Target:
+    """The SoC's built-in target with ``section__key=value`` changes."""
+    sections: dict[str, dict[str, object]] = {}
     for k, v in changes.items():
         sec, key = k.split("__")
-        raw[sec][key] = v
-    return parse_platform(raw, f"{soc}-variant", soc=soc)
+        sections.setdefault(sec, {})[key] = v
+    return load_target(soc=soc).replace(**sections)
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +71,7 @@ def soc_binary() -> Callable[..., object]:
 
     cache: dict[tuple[object, ...], object] = {}
 
-    def get(soc: str, isax: bool = False, platform: Platform | None = None) -> object:
+    def get(soc: str, isax: bool = False, platform: Target | None = None) -> object:
         key = (soc, isax, repr(platform))
         if key not in cache:
             cache[key] = build(soc, platform, [TEST_UNIT] if isax else None, quiet=True)

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 from conftest import TEST_UNIT
 
-from aquas.sim.builder import RTL, core_rtl, verilator_cmd, verilator_env
+from aquas.sim.builder import (
+    COMMON_RTL,
+    RTL,
+    core_rtl,
+    soc_rtl,
+    soc_top,
+    verilator_cmd,
+    verilator_env,
+)
+from aquas.target import load_target, target_names
 
 pytestmark = pytest.mark.sim
 
@@ -35,18 +44,12 @@ def test_lint_module(path: Path):
     lint([path])
 
 
-@pytest.mark.parametrize("soc", ["vexriscv", "picorv32"])
+@pytest.mark.parametrize("soc", target_names())
 @pytest.mark.parametrize("with_unit", [False, True])
 def test_lint_soc(soc: str, with_unit: bool):
-    adapter = "cfu_adapter.v" if soc == "vexriscv" else "pcpi_adapter.v"
-    files = [
-        WAIVERS,
-        core_rtl(soc),
-        *MODULES[:4],
-        RTL / "adapters" / adapter,
-        RTL / "soc" / f"aquas_soc_{soc}.v",
-    ]
-    extra = ["--top-module", f"aquas_soc_{soc}"]
+    t = load_target(soc=soc)
+    files = [WAIVERS, core_rtl(t), *COMMON_RTL, *soc_rtl(t)]
+    extra = ["--top-module", soc_top(t)]
     if with_unit:
         files.append(TEST_UNIT)
         extra.append("+define+AQUAS_ISAX_MODULE=aquastest_isax_unit")

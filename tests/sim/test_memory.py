@@ -7,7 +7,7 @@ import pytest
 from conftest import platform_variant
 
 from aquas.sim import run
-from aquas.sim.platform import load_platform
+from aquas.target import load_target
 
 pytestmark = pytest.mark.sim
 
@@ -26,7 +26,7 @@ def regions(soc, platform, program, soc_binary):
 
 
 def test_vexriscv_bursts_and_latency(program, soc_binary):
-    base = load_platform(soc="vexriscv")
+    base = load_target(soc="vexriscv")
     slow = platform_variant("vexriscv", memory__latency=20, isax_master__setup_latency=6)
     a, _ = regions("vexriscv", base, program, soc_binary)
     b, _ = regions("vexriscv", slow, program, soc_binary)
@@ -45,7 +45,7 @@ def test_vexriscv_bursts_and_latency(program, soc_binary):
 
 
 def test_vexriscv_l2_hits(program, soc_binary):
-    base = load_platform(soc="vexriscv")
+    base = load_target(soc="vexriscv")
     l2p = platform_variant("vexriscv", l2__enable=True)
     a, _ = regions("vexriscv", base, program, soc_binary)
     c, r = regions("vexriscv", l2p, program, soc_binary)
@@ -58,6 +58,6 @@ def test_vexriscv_l2_hits(program, soc_binary):
 
 
 def test_picorv32_bursts(program, soc_binary):
-    a, _ = regions("picorv32", load_platform(soc="picorv32"), program, soc_binary)
+    a, _ = regions("picorv32", load_target(soc="picorv32"), program, soc_binary)
     assert a[BURST] == a[BURST_AGAIN]
     assert (a[BURST] - a[REG_ONLY]) / 32 < (a[SINGLES] - 16 * a[REG_ONLY]) / 16 / 3

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from aquas.runtime.build import build_program
+from aquas.target import target_names
 
 pytestmark = pytest.mark.sim
 
@@ -34,7 +35,7 @@ def rv32im_suite() -> Path:
     return mod.ensure_suite()
 
 
-SOCS = ("vexriscv", "picorv32")
+SOCS = target_names()
 C_PROGRAMS = ["crc32", "insertion_sort", "matmul", "strings", "fir", "div64"]
 MAX_CYCLES = 20_000_000
 
@@ -176,13 +177,9 @@ def test_isax_memory_coherence_with_generated_header(
 def test_vexriscv_needs_the_invalidation(memtest_ext, out_dir: Path) -> None:
     """Negative control: without the D-cache invalidation after memory-writing ISAXs the
     core reads stale lines, so memtest does detect missing maintenance."""
-    from dataclasses import replace
+    from aquas.target import load_target
 
-    from aquas.runtime.platform_defs import load_platform
-
-    bare = replace(
-        load_platform("vexriscv"), dcache="none", dcache_flush_word=None, drain_load_addr=None
-    )
+    bare = load_target(soc="vexriscv").replace(dcache={"policy": "none"})
     res = _memtest("vexriscv", bare, memtest_ext, out_dir, "bare")
     assert res.exit_code != 0
     assert "store-then-load[0]: got 11110000 want 5eed0000" in res.output

@@ -9,9 +9,10 @@ from conftest import symbol
 
 from aquas.diagnostics import AquasError
 from aquas.sim import run
+from aquas.target import target_names
 
 pytestmark = pytest.mark.sim
-SOCS = ["vexriscv", "picorv32"]
+SOCS = target_names()
 
 
 @pytest.mark.parametrize("soc", SOCS)
