@@ -1,7 +1,7 @@
 """Fixtures for the simulator tier: cross-compiled test programs and cached SoC builds.
 
 Every Verilator build goes through aquas.sim.build, which caches under
-build/sim-cache/<content-hash>/ (shared between tests, sessions and CI runs); the session
+the user cache directory (aquas.cachedir: <cache>/sim/<content-hash>/, shared between tests, sessions and CI runs); the session
 fixtures below also memoise SimBinary objects so each configuration is looked up once.
 """
 

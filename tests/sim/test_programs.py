@@ -2,7 +2,7 @@
 programs compared byte for byte with a native host build, and the cycle counters.
 
 Programs are built with aquas.runtime.build; SoCs with aquas.sim.build (cached under
-build/sim-cache); runs with aquas.sim.run."""
+the user cache directory); runs with aquas.sim.run."""
 
 from __future__ import annotations
 
