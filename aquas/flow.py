@@ -41,8 +41,6 @@ from aquas.diagnostics import AquasError
 from aquas.project import Project
 from aquas.target import Target, load_target
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-#: The core's top module for Yosys, per SoC.
 STAGES = ("synth", "cosim", "match", "build", "sim", "area")
 
 
@@ -61,13 +59,23 @@ def tool_digest() -> str:
     """A hash of aquas' own sources and templates: a new version invalidates every stage."""
     global _TOOL_DIGEST
     if _TOOL_DIGEST is None:
+        import importlib
+
+        # The packages' own folders, wherever they are: installed, aquas/ holds the rest;
+        # in the checkout (editable), synth/, egraph/ ... are folders of their own.
+        files: dict[Path, str] = {}
+        for name in (
+            "aquas",
+            *(f"aquas.{s}" for s in ("synth", "egraph", "dialects", "rtl_templates")),
+        ):
+            for root in importlib.import_module(name).__path__:
+                for f in Path(root).rglob("*"):
+                    if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
+                        files.setdefault(f.resolve(), f"{name}:{f.relative_to(root)}")
         h = hashlib.sha256()
-        dirs = ("aquas", "synth", "egraph", "dialects", "rtl_templates")
-        for d in dirs:
-            for f in sorted((PACKAGE_ROOT / d).rglob("*")):
-                if f.is_file() and "__pycache__" not in f.parts:
-                    h.update(str(f.relative_to(PACKAGE_ROOT)).encode())
-                    h.update(f.read_bytes())
+        for rel, f in sorted((rel, f) for f, rel in files.items()):
+            h.update(rel.encode())
+            h.update(f.read_bytes())
         _TOOL_DIGEST = h.hexdigest()
     return _TOOL_DIGEST
 
