@@ -17,10 +17,10 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, OpResult
 
-from aquas.cliutil import write_atomic
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
+from aquas.outdir import write_atomic
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
 from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
 from aquas.synth.prepare import prepare
