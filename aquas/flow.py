@@ -23,6 +23,8 @@ a half-written stage behind.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import os
@@ -134,7 +136,12 @@ class Flow:
     # -- stage machinery ----------------------------------------------------------------
 
     def stage(
-        self, name: str, inputs: dict[str, Any], body: Callable[[Path], dict[str, Any]]
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        body: Callable[[Path], dict[str, Any]],
+        *,
+        spinner: bool = True,
     ) -> dict[str, Any]:
         n = STAGES.index(name) + 1
         key = _sha(json.dumps({"inputs": inputs, "tool": tool_digest()}, sort_keys=True).encode())
@@ -150,7 +157,12 @@ class Flow:
         assert guard is not None, "stages run inside Flow.run"
         tmp = guard.temporary(name)
         t0 = time.perf_counter()
-        with self.console.status(f"[{n}/{len(STAGES)}] {name} ..."):
+        status: Any = contextlib.nullcontext()
+        if spinner:
+            status = self.console.status(f"[{n}/{len(STAGES)}] {name} ...")
+        else:
+            self.console.print(f"[{n}/{len(STAGES)}] {name} ...", markup=False)
+        with status:
             try:
                 result = body(tmp)
             except BaseException:
@@ -207,6 +219,9 @@ class Flow:
                 "soc": p.soc,
             },
             self._match,
+            # the spinner is a thread: a garbage collection it triggers would drop the
+            # matcher's e-graphs (pyo3 objects bound to this thread) there (see _match)
+            spinner=False,
         )
         build = self.stage(
             "build",
@@ -335,6 +350,15 @@ class Flow:
             out.write_text(rewrite_c(res))
             rewritten[str(src)] = str(out.relative_to(d))
             digests[str(src)] = file_digest(out)
+            del res
+            # egglog's EGraph is "unsendable": it must be freed on the thread that made
+            # it. The matcher's e-graphs sit in reference cycles, which only a garbage
+            # collection frees -- and that runs on whichever thread allocates next (the
+            # simulations' thread pool), where pyo3 reports "EGraph is unsendable, but is
+            # being dropped on another thread". Collect them here, on their own thread.
+            gc.collect()
+        del pats, ext
+        gc.collect()
         return {
             "rows": rows,
             "notes": notes,

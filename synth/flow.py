@@ -205,7 +205,13 @@ def export_verilog(circt_text: str) -> str:
         import circt
         from circt import passmanager
         from circt.ir import Context, Module
-    except ImportError as e:  # pragma: no cover - setup installs circt
+    except ImportError as e:
+        import importlib.util
+
+        # only when it is really absent: an import interrupted by Ctrl-C, or a broken
+        # install, must surface as what it is
+        if importlib.util.find_spec("circt") is not None:
+            raise
         raise AquasError(
             "the circt Python package is missing", hint="run scripts/setup.sh (pip install circt)"
         ) from e
