@@ -23,10 +23,12 @@ a half-written stage behind.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
+import os
 import re
-import shutil
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -36,8 +38,8 @@ from typing import Any
 
 from rich.console import Console
 
-from aquas.cliutil import write_atomic
 from aquas.diagnostics import AquasError
+from aquas.outdir import OutputDir, write_atomic
 from aquas.project import Project
 from aquas.target import Target, load_target
 
@@ -108,7 +110,8 @@ class Flow:
         console: Console | None = None,
     ):
         self.p = project
-        self.out = out_dir.resolve()
+        self.out = Path(os.path.abspath(out_dir))
+        self.guard: OutputDir | None = None
         self.jobs = max(1, jobs)
         self.force = force
         self.console = console or Console(stderr=True, highlight=False)
@@ -119,7 +122,12 @@ class Flow:
     # -- stage machinery ----------------------------------------------------------------
 
     def stage(
-        self, name: str, inputs: dict[str, Any], body: Callable[[Path], dict[str, Any]]
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        body: Callable[[Path], dict[str, Any]],
+        *,
+        spinner: bool = True,
     ) -> dict[str, Any]:
         n = STAGES.index(name) + 1
         key = _sha(json.dumps({"inputs": inputs, "tool": tool_digest()}, sort_keys=True).encode())
@@ -131,15 +139,20 @@ class Flow:
                 self.console.print(f"[{n}/{len(STAGES)}] {name}: unchanged, skipped", markup=False)
                 self.log.append(StageLog(name, True, 0.0))
                 return dict(rec["result"])
-        tmp = self.out / f".{name}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+        guard = self.guard
+        assert guard is not None, "stages run inside Flow.run"
+        tmp = guard.temporary(name)
         t0 = time.perf_counter()
-        with self.console.status(f"[{n}/{len(STAGES)}] {name} ..."):
+        status: Any = contextlib.nullcontext()
+        if spinner:
+            status = self.console.status(f"[{n}/{len(STAGES)}] {name} ...")
+        else:
+            self.console.print(f"[{n}/{len(STAGES)}] {name} ...", markup=False)
+        with status:
             try:
                 result = body(tmp)
             except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
+                guard.discard(tmp)
                 raise
         secs = time.perf_counter() - t0
         files = sorted(str(f.relative_to(tmp)) for f in tmp.rglob("*") if f.is_file())
@@ -147,8 +160,7 @@ class Flow:
             tmp / "stage.json",
             json.dumps({"key": key, "files": files, "result": result}, indent=2) + "\n",
         )
-        shutil.rmtree(final, ignore_errors=True)
-        tmp.rename(final)
+        guard.replace(name, tmp)  # refuses to replace a directory aquas did not create
         self.console.print(f"[{n}/{len(STAGES)}] {name}: done in {secs:.1f} s", markup=False)
         self.log.append(StageLog(name, False, secs))
         return result
@@ -156,8 +168,17 @@ class Flow:
     # -- the stages ---------------------------------------------------------------------
 
     def run(self) -> RunResult:
+        from aquas.outdir import OutputDir
+
+        with OutputDir(self.out) as guard:
+            self.guard = guard
+            try:
+                return self._run()
+            finally:
+                self.guard = None
+
+    def _run(self) -> RunResult:
         t0 = time.perf_counter()
-        self.out.mkdir(parents=True, exist_ok=True)
         p = self.p
         spec_digest = file_digest(p.spec)
         synth = self.stage(
@@ -170,28 +191,29 @@ class Flow:
         cosim = self.stage(
             "cosim",
             {"spec": spec_digest, "unit": unit_digest, "cases": p.cosim_cases},
-            lambda d: self._cosim(d, unit_v, synth["unit"]),
+            lambda d: self._cosim(d, unit_v, synth["unit"], synth["isaxs"]),
         )
         sources = {str(s): file_digest(s) for s in p.sources}
-        # the project's own headers (its directory is on the include path of both builds)
-        headers = {str(h): file_digest(h) for h in sorted(p.root.glob("*.h"))}
         match = self.stage(
             "match",
             {
                 "spec": spec_digest,
                 "sources": {str(s): file_digest(s) for s in p.match},
-                "headers": headers,
+                "headers": self.dependencies(p.match),
                 "functions": p.functions,
                 "clock_ns": p.clock_ns,
                 "soc": p.soc,
             },
             self._match,
+            # the spinner is a thread: a garbage collection it triggers would drop the
+            # matcher's e-graphs (pyo3 objects bound to this thread) there (see _match)
+            spinner=False,
         )
         build = self.stage(
             "build",
             {
                 "sources": sources,
-                "headers": headers,
+                "headers": self.dependencies(p.sources),
                 "rewritten": match["digests"],
                 "header": match["header_digest"],
                 "opt": p.opt,
@@ -220,45 +242,48 @@ class Flow:
         doc = self._document(synth, cosim, match, build, sim, area)
         from aquas.report import write_reports
 
+        assert self.guard is not None
+        for kind in ("json", "md", "html"):
+            self.guard.entry(f"report.{kind}")  # claims them; refuses foreign files
         write_reports(doc, self.out)
         return RunResult(self.out, doc, self.log, time.perf_counter() - t0)
 
+    def dependencies(self, sources: Iterable[Path]) -> dict[str, str]:
+        """Digests of every file the compiler reads for ``sources`` (``gcc -M`` with the
+        project's include path and defines): headers anywhere, not only the project's."""
+        from aquas.runtime.build import define_flags, dependency_files
+
+        deps = dependency_files(sources, [self.p.root], define_flags(self.p.defines))
+        return {str(f): file_digest(f) for f in deps}
+
     def _synth(self, d: Path) -> dict[str, Any]:
-        from aquas.interpreter import find_extension
         from aquas.spec.frontend import lower_spec_file
-        from aquas.synth.cli import lint
-        from aquas.synth.flow import synthesize
-        from aquas.synth.oplib import OperatorLibrary
-        from aquas.synth.yosys import measure
+        from aquas.synth.pipeline import synthesize_unit
 
         module = lower_spec_file(self.p.spec)
-        ext = find_extension(module).sym_name.data
-        lib = OperatorLibrary.load()
-        res = synthesize(module, d, self.p.clock_ns, self.mem_latency, lib)
-        warnings = lint(res.verilog_path)
-        if warnings:
+        u = synthesize_unit(module, d, self.p.clock_ns, self.mem_latency)
+        if u.lint_warnings:
             raise AquasError(
                 "verilator --lint-only -Wall reports warnings on the generated unit:\n  "
-                + "\n  ".join(warnings[:10])
+                + "\n  ".join(u.lint_warnings[:10])
             )
-        fig = measure(res.verilog_path, res.unit.name)  # cached by content under build/yosys
-        depth_ns = fig.depth * lib.ns_per_level
+        res = u.synth
         return {
-            "extension": ext,
+            "extension": res.extension,
             "unit": res.unit.name,
             "verilog": res.verilog_path.name,
             "isaxs": res.reports,
-            "yosys": fig.as_dict()
-            | {"depth_ns": depth_ns, "meets_clock": depth_ns <= self.p.clock_ns},
-            "ns_per_level": lib.ns_per_level,
+            "yosys": u.yosys,
+            "ns_per_level": u.ns_per_level,
         }
 
-    def _cosim(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
+    def _cosim(self, d: Path, unit_v: Path, unit: str, reports: dict[str, Any]) -> dict[str, Any]:
         if self.p.cosim_cases == 0:
             return {"cases": 0, "mismatches": [], "skipped": True}
-        from aquas.synth.cosim import run_cosim
+        from aquas.synth.cosim import cycle_budget, run_cosim
 
-        res = run_cosim(self.p.spec, unit_v, unit, cases=self.p.cosim_cases)
+        budgets = {n: cycle_budget(r) for n, r in reports.items()}
+        res = run_cosim(self.p.spec, unit_v, unit, cases=self.p.cosim_cases, budgets=budgets)
         if res.mismatches:
             raise AquasError(
                 f"co-simulation of {unit} against the golden interpreter: "
@@ -311,6 +336,15 @@ class Flow:
             out.write_text(rewrite_c(res))
             rewritten[str(src)] = str(out.relative_to(d))
             digests[str(src)] = file_digest(out)
+            del res
+            # egglog's EGraph is "unsendable": it must be freed on the thread that made
+            # it. The matcher's e-graphs sit in reference cycles, which only a garbage
+            # collection frees -- and that runs on whichever thread allocates next (the
+            # simulations' thread pool), where pyo3 reports "EGraph is unsendable, but is
+            # being dropped on another thread". Collect them here, on their own thread.
+            gc.collect()
+        del pats, ext
+        gc.collect()
         return {
             "rows": rows,
             "notes": notes,
@@ -365,7 +399,8 @@ class Flow:
                 )
         b, i = results["baseline"], results["isax"]
         if (b.output, b.exit_code) != (i.output, i.exit_code):
-            keep = self.out / "mismatch"
+            assert self.guard is not None
+            keep = self.guard.entry("mismatch")
             keep.mkdir(exist_ok=True)
             for k, r in results.items():
                 (keep / f"{k}.out").write_text(r.output)

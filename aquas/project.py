@@ -34,17 +34,19 @@ do not exist, ``match`` entries that are not sources.  Every problem is an
 
 from __future__ import annotations
 
+import errno
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aquas.diagnostics import AquasError
+from aquas.diagnostics import AquasError, SourceLoc
+from aquas.outdir import check_name
 from aquas.target import target_names
 
 OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
-_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -74,17 +76,39 @@ class Project:
 def load_project(path: Path | str) -> Project:
     """Read and validate a project file (see the module docstring)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise AquasError(f"project file {path} does not exist") from None
-    except OSError as e:
-        raise AquasError(f"cannot read project file {path}: {e.strerror}") from None
+    text = _read_text(path, "project file")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise AquasError(f"not valid TOML: {e}", filename=str(path)) from None
+    except RecursionError:
+        raise AquasError(
+            "the file is nested too deeply to read (tables or arrays inside each other)",
+            filename=str(path),
+        ) from None
     return _Loader(path).project(doc)
+
+
+def _read_text(path: Path, what: str) -> str:
+    """The UTF-8 text of ``path``; every way of failing is a diagnostic naming it."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise AquasError(f"{what} {path} does not exist") from None
+    except OSError as e:
+        reason = e.strerror or str(e)
+        if e.errno == errno.ELOOP:
+            reason = "too many levels of symbolic links (a symlink loop)"
+        raise AquasError(f"cannot read {what} {path}: {reason}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise AquasError(
+            f"{what} is not valid UTF-8 text (byte {data[e.start]:#04x})",
+            SourceLoc(str(path), line, col),
+        ) from None
 
 
 class _Loader:
@@ -113,10 +137,14 @@ class _Loader:
     def file(self, value: Any, where: str, suffixes: tuple[str, ...]) -> Path:
         if not isinstance(value, str) or not value:
             raise self.fail(f"'{where}' must be a file name (a non-empty string)")
-        p = (self.root / value).resolve()
+        try:
+            p = (self.root / value).resolve()
+            exists = p.is_file()
+        except (OSError, RuntimeError):  # RuntimeError: Python 3.11's symlink-loop report
+            raise self.fail(f"'{where}': {value} is a symlink loop or cannot be resolved") from None
         if p.suffix not in suffixes:
             raise self.fail(f"'{where}': {value} is not a {' / '.join(suffixes)} file")
-        if not p.is_file():
+        if not exists:
             raise self.fail(f"'{where}': file {value} does not exist (relative to the project)")
         return p
 
@@ -137,6 +165,8 @@ class _Loader:
             raise self.fail(
                 f"'{where}' must be {'an integer' if integer else 'a number'}, got {v!r}"
             )
+        if isinstance(v, float) and not math.isfinite(v):  # nan passes every comparison
+            raise self.fail(f"'{where}' must be a finite number, got {v!r}")
         if v < low or (v == low and not low_ok):
             rel = ">=" if low_ok else ">"
             raise self.fail(f"'{where}' must be {rel} {low}, got {v}")
@@ -156,9 +186,11 @@ class _Loader:
             if k not in tables:
                 raise self.fail(f"unknown table [{k}]", hint=f"known tables: {', '.join(tables)}")
         proj = self.table(doc, "project", {"name": True})
-        name = proj["name"]
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise self.fail("'project.name' must be a name of letters, digits, '_', '.', '-'")
+        try:
+            # it names the default output directory build/<name>: '..' would be the cwd
+            name = check_name(proj["name"], "'project.name'")
+        except AquasError as e:
+            raise self.fail(e.message) from None
 
         ext = self.table(doc, "extension", {"spec": True, "clock_ns": False, "cosim_cases": False})
         spec = self.file(ext["spec"], "extension.spec", (".isax",))
@@ -205,7 +237,8 @@ class _Loader:
         if not isinstance(entry, str) or not _IDENT.match(entry):
             raise self.fail("'application.entry' must be a C identifier")
         defined = re.compile(rf"\b{entry}\s*\([^;{{]*\)\s*{{")
-        if not any(s.suffix == ".c" and defined.search(s.read_text()) for s in sources):
+        texts = {s: _read_text(s, "source file") for s in sources}
+        if not any(s.suffix == ".c" and defined.search(texts[s]) for s in sources):
             raise self.fail(f"'application.entry': no source defines a function '{entry}'")
         opt = app.get("opt", "-O2")
         if opt not in OPT_LEVELS:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from aquas.cliutil import write_atomic
+from aquas.outdir import write_atomic
 
 
 def _fmt(x: float | None, digits: int = 2) -> str:

@@ -65,6 +65,21 @@ class CosimResult:
         return not self.mismatches and self.cases > 0
 
 
+#: Longest response delay of the random memory model (cosim_tb.MemoryModel._delay).
+RANDOM_MAX_DELAY = 9
+#: The budget of an ISAX without a report (the testbench's historical default).
+DEFAULT_BUDGET = 200_000
+
+
+def cycle_budget(report: dict[str, Any], latency: int = RANDOM_MAX_DELAY) -> int:
+    """Cycles one case of an ISAX may take before co-simulation calls it hung: its
+    scheduled worst case (``fixed + per_L * L`` at the model's worst response delay),
+    with room for the model's random back-pressure on every handshake."""
+    lat = report["latency"]
+    worst = lat["fixed_max"] + lat["per_mem_latency_max"] * max(latency, RANDOM_MAX_DELAY)
+    return 4 * (worst + report.get("memory_beats", 0)) + 10_000
+
+
 def run_cosim(
     spec: Path,
     verilog: Path,
@@ -76,7 +91,10 @@ def run_cosim(
     latency: int = 3,
     isax: str | None = None,
     cache_dir: Path | None = None,
+    budgets: dict[str, int] | None = None,
 ) -> CosimResult:
+    """``budgets``: cycles per case of each ISAX (see :func:`cycle_budget`); an ISAX
+    missing from it gets :data:`DEFAULT_BUDGET`."""
     from cocotb_tools.runner import get_runner
 
     digest = hashlib.sha256(verilog.read_bytes()).hexdigest()[:16]
@@ -114,7 +132,9 @@ def run_cosim(
             log = build_dir / "build.log"
             tail = log.read_text()[-3000:] if log.exists() else ""
             raise AquasError(f"Verilator build of {toplevel} failed: {e}\n{tail}") from None
-        return _run_test(runner, spec, toplevel, build_dir, cases, seed, mode, latency, isax)
+        return _run_test(
+            runner, spec, toplevel, build_dir, cases, seed, mode, latency, isax, budgets or {}
+        )
 
 
 def _run_test(
@@ -127,6 +147,7 @@ def _run_test(
     mode: str,
     latency: int,
     isax: str | None,
+    budgets: dict[str, int],
 ) -> CosimResult:
     result_file = build_dir / f"result-{mode}-{seed}-{isax or 'all'}.json"
     result_file.unlink(missing_ok=True)
@@ -138,6 +159,7 @@ def _run_test(
         "AQUAS_COSIM_LATENCY": str(latency),
         "AQUAS_COSIM_ISAX": isax or "",
         "AQUAS_COSIM_RESULT": str(result_file),
+        "AQUAS_COSIM_BUDGETS": json.dumps(budgets),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
     runner.test(

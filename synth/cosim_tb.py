@@ -137,6 +137,7 @@ async def cosim(dut: Any) -> None:
     latency = int(os.environ.get("AQUAS_COSIM_LATENCY", "3"))
     only = os.environ.get("AQUAS_COSIM_ISAX") or None
     result_path = os.environ.get("AQUAS_COSIM_RESULT")
+    budgets = json.loads(os.environ.get("AQUAS_COSIM_BUDGETS") or "{}")
 
     ext = find_extension(lower_spec_file(spec))
     isaxs = [i for i in ext.isaxs() if only is None or i.sym_name.data == only]
@@ -187,7 +188,7 @@ async def cosim(dut: Any) -> None:
         accept_cycle: int | None = None
         first_valid: int | None = None
         rd = None
-        limit = 200_000
+        limit = int(budgets.get(isax.sym_name.data, 200_000))  # cycles, from the schedule
         while c < limit:
             if accept_cycle is None and int(dut.cmd_ready.value) == 1:
                 accept_cycle = c

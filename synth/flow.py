@@ -17,10 +17,10 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, OpResult
 
-from aquas.cliutil import write_atomic
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
+from aquas.outdir import write_atomic
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
 from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
 from aquas.synth.prepare import prepare
@@ -205,7 +205,13 @@ def export_verilog(circt_text: str) -> str:
         import circt
         from circt import passmanager
         from circt.ir import Context, Module
-    except ImportError as e:  # pragma: no cover - setup installs circt
+    except ImportError as e:
+        import importlib.util
+
+        # only when it is really absent: an import interrupted by Ctrl-C, or a broken
+        # install, must surface as what it is
+        if importlib.util.find_spec("circt") is not None:
+            raise
         raise AquasError(
             "the circt Python package is missing", hint="run scripts/setup.sh (pip install circt)"
         ) from e

@@ -14,7 +14,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from aquas.cliutil import make_context
+from aquas.context import make_context
 from aquas.passes import parse_pipeline
 
 

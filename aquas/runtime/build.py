@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -94,7 +95,7 @@ def libgcc_path(gcc: str) -> str:
     return path
 
 
-def _define_flags(defines: Mapping[str, object]) -> list[str]:
+def define_flags(defines: Mapping[str, object]) -> list[str]:
     flags = []
     for k in sorted(defines):
         v = defines[k]
@@ -103,6 +104,45 @@ def _define_flags(defines: Mapping[str, object]) -> list[str]:
         else:
             flags.append(f"-D{k}={v}")
     return flags
+
+
+def dependency_files(
+    sources: Iterable[Path],
+    include_dirs: Sequence[Path] = (),
+    defines: Sequence[str] = (),
+    gcc: str | None = None,
+) -> list[Path]:
+    """Every file the preprocessor reads for ``sources`` (``gcc -M``: the sources and
+    every header they include, however it is spelled: ``"../shared/defs.h"``,
+    ``"inc/defs.h"``, through ``-I``), sorted.  Headers that do not exist yet (generated
+    ones such as ``aquas_isax.h``) are left out (``-MG``)."""
+    gcc = gcc or find_tool("gcc")
+    found: set[Path] = set()
+    incs = [f"-I{RUNTIME_DIR}", *(f"-I{d}" for d in include_dirs)]
+    for src in sources:
+        src = Path(src).resolve()
+        found.add(src)
+        if src.suffix == ".s":  # not preprocessed
+            continue
+        proc = subprocess.run(
+            [gcc, *ARCH_FLAGS, "-M", "-MG", *defines, *incs, str(src)],
+            capture_output=True,
+            text=True,
+            cwd=src.parent,
+            check=False,
+        )
+        if proc.returncode != 0:
+            # the build itself will report the error; the key must still change with
+            # the source, which it does (the source is in the set)
+            continue
+        rule = proc.stdout.replace("\\\n", " ")
+        _, _, prereqs = rule.partition(": ")
+        for name in re.split(r"(?<!\\)\s+", prereqs.strip()):
+            if name:
+                f = (src.parent / name.replace("\\ ", " ")).resolve()
+                if f.is_file():
+                    found.add(f)
+    return sorted(found)
 
 
 def _header_files(dirs: Iterable[Path]) -> list[tuple[str, bytes]]:
@@ -147,9 +187,9 @@ def _cache_key(plan: _Plan) -> str:
         add(f"rt:{name}", (RUNTIME_DIR / name).read_bytes())
     for src in plan.sources:
         add(f"src:{src.name}", src.read_bytes())
-        # files next to the source can be #included with "..."
-        for sib in sorted(src.parent.glob("*.h")):
-            add(f"sib:{sib.name}", sib.read_bytes())
+    # every header the sources include, wherever it lives (not only siblings)
+    for dep in dependency_files(plan.sources, plan.header_dirs, plan.defines, plan.gcc):
+        add(f"dep:{dep}", dep.read_bytes())
     for name, data in _header_files(plan.header_dirs):
         add(f"hdr:{name}", data)
     return h.hexdigest()
@@ -176,8 +216,10 @@ def build_program(
 
     ``header_dirs`` are added with ``-I`` (e.g. the directory holding a generated
     ``aquas_isax.h``); ``defines`` become ``-DNAME=VALUE`` (``None``/``True``: ``-DNAME``);
-    ``cflags`` are appended to every compile.  Raises :class:`AquasError` when the cross
-    compiler is missing or compilation/linking fails (with the compiler's messages).
+    ``cflags`` are appended to every compile.  ``platform`` is a SoC name or a
+    :class:`~aquas.target.Target` (e.g. a project's platform file): the link map and
+    ``aquas_platform.h`` come from it.  Raises :class:`AquasError` when the cross compiler is
+    missing or compilation/linking fails (with the compiler's messages).
     """
     srcs = tuple(Path(s).resolve() for s in sources)
     if not srcs:
@@ -196,7 +238,7 @@ def build_program(
         header_dirs=tuple(Path(d).resolve() for d in header_dirs),
         opt=opt,
         cflags=tuple(cflags),
-        defines=tuple(_define_flags(defines or {})),
+        defines=tuple(define_flags(defines or {})),
     )
     key = _cache_key(plan)
     out = Path(out_dir).resolve()

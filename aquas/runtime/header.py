@@ -313,7 +313,7 @@ def write_header(
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_file() and path.read_text() == text:
         return path
-    from aquas.cliutil import write_atomic
+    from aquas.outdir import write_atomic
 
     write_atomic(path, text)
     return path

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from aquas.spec.frontend import lower_spec_file
-from aquas.synth.cli import lint
 from aquas.synth.cosim import run_cosim
 from aquas.synth.flow import SynthResult, synthesize
+from aquas.synth.lint import lint
 from aquas.synth.oplib import OperatorLibrary
 
 pytestmark = pytest.mark.sim

@@ -1,8 +1,6 @@
-"""The ``aquas`` command line.
+"""The spec-level commands: ``aquas check``, ``lower``, ``opt`` and ``exec``.
 
-Every user error is printed as ``file:line:col: error: ...`` with the source line, a caret
-and a hint, and exits with status 2 without a traceback (``--debug`` shows it). Output
-files are written atomically: nothing is written when a command fails.
+Output files are written atomically: nothing is written when a command fails.
 """
 
 from __future__ import annotations
@@ -15,26 +13,20 @@ from pathlib import Path
 import click
 from rich.table import Table
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 
-from aquas.cliutil import (  # re-exported: tests and tools import them from here
+from aquas.cli.common import (
     err,
+    is_debug,
     load_module,
     make_context,
     out,
+    parse_int,
     print_ir,
-    user_errors,
     write_atomic,
 )
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
-
-
-def parse_int(text: str, what: str) -> int:
-    try:
-        return int(text.replace("_", ""), 0)
-    except ValueError:
-        raise AquasError(f"{what}: '{text}' is not an integer (decimal, 0x.. or 0b..)") from None
 
 
 def interface_style(isax: aq.IsaxOp) -> str:
@@ -57,16 +49,8 @@ OPCODE_NAMES = {v: k for k, v in aq.CUSTOM_OPCODES.items()}
 # ---------------------------------------------------------------------------------------
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-@click.version_option(package_name="aquas")
-def main(debug: bool) -> None:
-    """aquas: RISC-V custom instruction (ISAX) co-design compiler."""
-
-
-@main.command()
+@click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@user_errors
 def check(files: tuple[Path, ...]) -> None:
     """Parse and verify spec files; print their ISAXs and encodings."""
     from aquas.spec.frontend import lower_spec_file
@@ -90,7 +74,7 @@ def check(files: tuple[Path, ...]) -> None:
         try:
             module = lower_spec_file(f)
         except AquasError as e:
-            if click.get_current_context().find_root().params.get("debug"):
+            if is_debug():
                 traceback.print_exc()
             err.print(e.render(), markup=False)
             failures += 1
@@ -117,12 +101,11 @@ def check(files: tuple[Path, ...]) -> None:
     out.print(f"ok: {len(files)} file(s), {total} ISAX(s)")
 
 
-@main.command()
+@click.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write MLIR here.")
 @click.option("-p", "--passes", "pipeline", default="", help="Pass pipeline to run after lowering.")
 @click.option("--debuginfo", is_flag=True, help="Print spec locations as loc(...) on each op.")
-@user_errors
 def lower(file: Path, output: Path | None, pipeline: str, debuginfo: bool) -> None:
     """Lower an .isax spec to the aquas MLIR dialect."""
     module = load_module(file)
@@ -131,7 +114,7 @@ def lower(file: Path, output: Path | None, pipeline: str, debuginfo: bool) -> No
     _emit(print_ir(module, debuginfo), output)
 
 
-@main.command()
+@click.command()
 @click.argument("file", type=click.Path(path_type=Path), required=False)
 @click.option(
     "-p", "--passes", "pipeline", default="", help="Pipeline, e.g. aquas-unroll,canonicalize."
@@ -139,7 +122,6 @@ def lower(file: Path, output: Path | None, pipeline: str, debuginfo: bool) -> No
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write MLIR here.")
 @click.option("--list-passes", is_flag=True, help="List the registered passes and exit.")
 @click.option("--debuginfo", is_flag=True, help="Print op locations.")
-@user_errors
 def opt(
     file: Path | None, pipeline: str, output: Path | None, list_passes: bool, debuginfo: bool
 ) -> None:
@@ -162,7 +144,9 @@ def _run_pipeline(module: ModuleOp, pipeline: str) -> None:
 
     try:
         pipe = parse_pipeline(pipeline)
-    except Exception as e:  # xDSL raises ValueError / ParseError / TypeError for bad specs
+    # xDSL raises ValueError / ParseError / TypeError for bad specs, and ArgSpecParseError,
+    # which derives from BaseException, for a malformed option block such as 'cse{'
+    except (Exception, ArgSpecParseError) as e:
         raise AquasError(
             f"bad pass pipeline '{pipeline}': {e}",
             hint="registered passes: " + ", ".join(sorted(PASSES)),
@@ -182,7 +166,7 @@ def _emit(text: str, output: Path | None) -> None:
         err.print(f"wrote {output}")
 
 
-@main.command(name="exec")
+@click.command(name="exec")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--isax", "isax_name", required=True, help="ISAX to execute.")
 @click.option("--rs1", default="0", help="Value of rs1 (decimal, 0x.., 0b..).")
@@ -222,7 +206,6 @@ def _emit(text: str, output: Path | None) -> None:
     help="Execute this many times, carrying state and memory.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@user_errors
 def exec_(
     file: Path,
     isax_name: str,
@@ -238,6 +221,8 @@ def exec_(
     """Execute one ISAX on the golden interpreter."""
     from aquas.interpreter import ExecError, IsaxState, Memory, execute, find_extension, find_isax
 
+    if repeat < 1:
+        raise AquasError(f"--repeat must be at least 1, got {repeat}")
     module = load_module(file)
     ext = find_extension(module)
     try:
@@ -273,13 +258,18 @@ def exec_(
             raise AquasError(
                 f"--state '{spec}': expected NAME=VALUE with NAME one of: {', '.join(widths) or '(none)'}"
             )
-        state.regs[name] = parse_int(val, "--state value") & ((1 << widths[name]) - 1)
+        value = parse_int(val, "--state value")
+        if not -(1 << (widths[name] - 1)) <= value < (1 << widths[name]):
+            raise AquasError(
+                f"--state '{spec}': {value} does not fit the {widths[name]}-bit state {name}"
+            )
+        state.regs[name] = value & ((1 << widths[name]) - 1)
     a1, a2 = parse_int(rs1, "--rs1"), parse_int(rs2, "--rs2")
     if not (-(1 << 31) <= a1 < (1 << 32) and -(1 << 31) <= a2 < (1 << 32)):
         raise AquasError("--rs1/--rs2 must fit 32 bits")
     results = []
     try:
-        for _ in range(max(1, repeat)):
+        for _ in range(repeat):
             r = execute(isax, a1, a2, mem, state)
             state = r.state
             results.append(r)
@@ -319,18 +309,3 @@ def exec_(
         out.print(f"state {reg} = {rval:#x}")
     for addr, vals in dumped.items():
         out.print(f"dump {addr}: " + " ".join(f"{v:#x}" for v in vals))
-
-
-from aquas.egraph.cli import match as _match_command  # noqa: E402
-from aquas.run_cli import run as _run_command  # noqa: E402
-from aquas.sim.cli import sim as _sim_command  # noqa: E402
-from aquas.synth.cli import synth as _synth_command  # noqa: E402
-
-main.add_command(_sim_command)
-main.add_command(_synth_command)
-main.add_command(_match_command)
-main.add_command(_run_command)
-
-
-if __name__ == "__main__":
-    main()

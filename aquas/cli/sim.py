@@ -45,14 +45,21 @@ def sim(
     """Run PROGRAM (an RV32 ELF, or .c/.S sources) on a cycle-accurate reference SoC.
 
     Prints the program's output, its exit code, the cycle count and the cycles of every
-    region marked with the region devices. Exit status: the program's exit code (0..255),
-    3 when it did not exit (cycle limit, trap, custom instruction without a unit), 2 for
-    usage errors.
+    region marked with the region devices. Exit status: 0 when the program exited with
+    code 0; 4 when it exited with any other code (printed, and "exit_code" in --json);
+    3 when it did not exit (cycle limit, trap, custom instruction without a unit);
+    2 for errors in the input; 1 for internal errors.
     """
-    from aquas.cliutil import user_errors
+    if max_cycles < 1:
+        from aquas.diagnostics import AquasError
 
-    status = user_errors(_sim)(program, soc, isax, platform, max_cycles, vcd, as_json)
-    sys.exit(status)
+        raise AquasError(f"--max-cycles must be at least 1, got {max_cycles}")
+    sys.exit(_sim(program, soc, isax, platform, max_cycles, vcd, as_json))
+
+
+#: ``aquas sim`` exit statuses beyond the common ones (0 ok, 1 internal, 2 user error).
+EXIT_NO_EXIT = 3
+EXIT_PROGRAM_FAILED = 4
 
 
 def _sim(
@@ -123,5 +130,7 @@ def _sim(
         if vcd is not None:
             con.print(f"waveform: {vcd}", markup=False)
     if result.reason != "exit":
-        return 3
-    return result.exit_code & 0xFF
+        return EXIT_NO_EXIT
+    # never the code itself: it would wrap modulo 256 (256 looks like success) and
+    # collide with the tool's own statuses
+    return 0 if result.exit_code == 0 else EXIT_PROGRAM_FAILED

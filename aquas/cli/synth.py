@@ -3,43 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import click
 from rich.table import Table
 
-from aquas.cliutil import err, out, user_errors, write_atomic
+from aquas.cli.common import err, out
 from aquas.diagnostics import AquasError
-
-
-def lint(verilog: Path) -> list[str]:
-    """``verilator --lint-only -Wall``; returns the warning lines (empty when clean)."""
-    from aquas.sim.builder import verilator_root
-
-    root = verilator_root()
-    if shutil.which("perl") is None:
-        raise AquasError("perl is needed to run verilator", hint="run scripts/setup.sh")
-    waiver = Path(__file__).with_name("lint_waivers.vlt")
-    cmd = [
-        "perl",
-        str(root / "bin" / "verilator"),
-        "--lint-only",
-        "-Wall",
-        str(waiver),
-        str(verilog),
-    ]
-    proc = subprocess.run(
-        cmd,
-        capture_output=True,
-        text=True,
-        env={"VERILATOR_ROOT": str(root), "PATH": "/usr/bin:/bin"},
-    )
-    lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.startswith("%")]
-    if proc.returncode != 0 and not lines:
-        lines = [proc.stderr.strip() or "verilator failed"]
-    return lines
 
 
 @click.command()
@@ -67,7 +37,6 @@ def lint(verilog: Path) -> list[str]:
     show_default=True,
     help="Also co-simulate N random cases against the golden interpreter.",
 )
-@user_errors
 def synth(
     spec: Path,
     clock_ns: float,
@@ -77,47 +46,57 @@ def synth(
     no_lint: bool,
     cosim_cases: int,
 ) -> None:
-    """Synthesize an .isax extension into a Verilog unit with the canonical ISAX port."""
-    from aquas.spec.frontend import lower_spec_file
-    from aquas.synth.flow import synthesize
-    from aquas.synth.oplib import OperatorLibrary
+    """Synthesize an .isax extension into a Verilog unit with the canonical ISAX port.
 
-    if clock_ns <= 0:
-        raise AquasError(f"--clock-ns must be positive, got {clock_ns}")
-    module = lower_spec_file(spec)
-    lib = OperatorLibrary.load()
+    Nothing is written unless every requested check passes (lint warnings are reported,
+    not fatal; a co-simulation mismatch is).
+    """
     from aquas.interpreter import find_extension
+    from aquas.outdir import OutputDir, check_name
+    from aquas.spec.frontend import lower_spec_file
+    from aquas.synth.pipeline import check_clock, synthesize_unit
 
-    ext = find_extension(module).sym_name.data
+    check_clock(clock_ns)
+    if mem_latency < 0:
+        raise AquasError(f"--mem-latency must be >= 0, got {mem_latency}")
+    if cosim_cases < 0:
+        raise AquasError(f"--cosim must be >= 0, got {cosim_cases}")
+    module = lower_spec_file(spec)
+    ext = check_name(find_extension(module).sym_name.data, "the extension name")
     out_dir = out_dir or Path("build") / "synth" / ext
-    res = synthesize(module, out_dir, clock_ns, mem_latency, lib)
-    unit_doc: dict[str, object] = {
-        "unit": res.unit.name,
-        "verilog": str(res.verilog_path),
-        "seconds_to_verilog": round(res.seconds, 3),
-    }
-    if not no_lint:
-        warnings = lint(res.verilog_path)
-        unit_doc["lint_warnings"] = warnings
-        if warnings:
-            err.print("verilator --lint-only -Wall:\n  " + "\n  ".join(warnings), markup=False)
-    if not no_yosys:
-        from aquas.synth.yosys import measure
-
-        fig = measure(res.verilog_path, res.unit.name)
-        depth_ns = fig.depth * lib.ns_per_level
-        unit_doc["yosys"] = fig.as_dict() | {
-            "depth_ns": round(depth_ns, 3),
-            "meets_clock": depth_ns <= clock_ns,
+    with OutputDir(out_dir, transactional=True) as guard:
+        staging = guard.temporary("synth")
+        u = synthesize_unit(
+            module, staging, clock_ns, mem_latency, lint=not no_lint, yosys=not no_yosys
+        )
+        res = u.synth
+        unit_doc: dict[str, object] = {
+            "unit": res.unit.name,
+            "verilog": str(guard.path / res.verilog_path.name),
+            "seconds_to_verilog": round(res.seconds, 3),
         }
-    if cosim_cases:
-        from aquas.synth.cosim import run_cosim
+        if u.lint_warnings is not None:
+            unit_doc["lint_warnings"] = u.lint_warnings
+            if u.lint_warnings:
+                err.print(
+                    "verilator --lint-only -Wall:\n  " + "\n  ".join(u.lint_warnings),
+                    markup=False,
+                )
+        if u.yosys is not None:
+            unit_doc["yosys"] = u.yosys
+        if cosim_cases:
+            from aquas.synth.cosim import cycle_budget, run_cosim
 
-        cs = run_cosim(spec, res.verilog_path, res.unit.name, cases=cosim_cases)
-        unit_doc["cosim"] = {"cases": cs.cases, "mismatches": cs.mismatches}
-        if cs.mismatches:
-            raise AquasError("co-simulation mismatches:\n  " + "\n  ".join(cs.mismatches[:5]))
-    write_atomic(out_dir / "unit.json", json.dumps(unit_doc, indent=2) + "\n")
+            budgets = {n: cycle_budget(r) for n, r in res.reports.items()}
+            cs = run_cosim(
+                spec, res.verilog_path, res.unit.name, cases=cosim_cases, budgets=budgets
+            )
+            unit_doc["cosim"] = {"cases": cs.cases, "mismatches": cs.mismatches}
+            if cs.mismatches:
+                raise AquasError("co-simulation mismatches:\n  " + "\n  ".join(cs.mismatches[:5]))
+        (staging / "unit.json").write_text(json.dumps(unit_doc, indent=2) + "\n")
+        guard.commit_files(staging)
+    out_dir = guard.path
 
     table = Table(title=f"{res.unit.name} @ {clock_ns:g} ns  ({res.seconds:.2f} s to Verilog)")
     for col in ("isax", "states", "cycles @L", "fixed + per-L", "interface ops", "beats"):

@@ -31,15 +31,13 @@ def run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_jso
     Unchanged stages are skipped (content hashes). Exit status: 0 on success, 2 for
     errors in the project or a failed check (co-simulation mismatch, outputs differ).
     """
-    from aquas.cliutil import user_errors
-
-    user_errors(_run)(project_file, out_dir, jobs, force, as_json)
+    _run(project_file, out_dir, jobs, force, as_json)
 
 
 def _run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_json: bool) -> None:
     from rich.table import Table
 
-    from aquas.cliutil import err, out
+    from aquas.cli.common import err, out
     from aquas.diagnostics import AquasError
     from aquas.flow import run_project
     from aquas.project import load_project

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from aquas.cliutil import err, out, user_errors, write_atomic
+from aquas.cli.common import err, out, write_atomic
 from aquas.diagnostics import AquasError
 from aquas.target import target_names
 
@@ -44,7 +44,6 @@ from aquas.target import target_names
 @click.option(
     "--json", "json_path", type=click.Path(path_type=Path), help="Also write decisions as JSON."
 )
-@user_errors
 def match(
     app: Path,
     spec: Path,
@@ -60,11 +59,15 @@ def match(
     from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
     from aquas.egraph.matcher import Options
     from aquas.runtime.header import write_header
+    from aquas.synth.pipeline import check_clock
 
-    if clock_ns <= 0:
-        raise AquasError(f"--clock-ns must be positive, got {clock_ns}")
+    check_clock(clock_ns)
     if app.suffix not in (".c", ".mlir"):
         raise AquasError(f"{app}: expected a .c or .mlir file")
+    for given, what in ((output, "-o"), (json_path, "--json")):
+        if given is not None and given.is_dir():
+            raise AquasError(f"{what} {given} is a directory; expected a file name")
+    check_text(app)
     pats = load_patterns(spec, clock_ns, soc)
     res = match_file(
         app,
@@ -92,14 +95,40 @@ def match(
     if output is not None:
         if res.kind == "c":
             text = rewrite_c(res)
+            header = output.parent / HEADER
+            had_header = header.exists()
             if res.matched:
-                write_header(res.extension, soc, output.parent / HEADER)
-            write_atomic(output, text)
+                write_header(res.extension, soc, header)
+            try:
+                write_atomic(output, text)
+            except BaseException:
+                if not had_header:  # a failed command leaves nothing behind
+                    header.unlink(missing_ok=True)
+                raise
         else:
             write_atomic(output, str(rewrite_mlir(res)) + "\n")
         out.print(f"wrote {output}")
     if json_path is not None:
         write_atomic(json_path, json.dumps(decisions_json(res), indent=2) + "\n")
+
+
+def check_text(path: Path) -> None:
+    """A readable UTF-8 text file, or a diagnostic naming it (before any parser sees it)."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise AquasError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        from aquas.diagnostics import SourceLoc
+
+        raise AquasError(
+            f"not valid UTF-8 text (byte {data[e.start]:#04x})",
+            SourceLoc(str(path), line, col),
+        ) from None
 
 
 def _explain(res) -> None:  # type: ignore[no-untyped-def]
@@ -137,4 +166,4 @@ def decisions_json(res) -> dict[str, object]:  # type: ignore[no-untyped-def]
     }
 
 
-__all__ = ["decisions_json", "match"]
+__all__ = ["check_text", "decisions_json", "match"]

@@ -1,0 +1,5 @@
+"""``python -m aquas.cli``."""
+
+from aquas.cli import main
+
+main()

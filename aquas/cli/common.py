@@ -1,0 +1,144 @@
+"""Shared pieces of the command line: consoles, the error boundary, IR I/O.
+
+The error boundary (:func:`report_exception`) is the one place where an exception becomes
+what the user sees: an :class:`~aquas.diagnostics.AquasError` is printed as a diagnostic
+and exits with status 2; resource exhaustion caused by the input (out of memory, nesting
+too deep) and interrupts are diagnostics too; anything else is an internal error (status 1)
+with a bug-report hint.  No traceback is printed unless ``--debug`` is given.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import traceback
+from pathlib import Path
+
+import click
+from rich.console import Console
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from aquas.context import make_context
+from aquas.diagnostics import AquasError, SourceLoc
+from aquas.outdir import write_atomic
+
+__all__ = [
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_USER",
+    "err",
+    "load_module",
+    "make_context",
+    "out",
+    "parse_int",
+    "print_ir",
+    "report_exception",
+    "write_atomic",
+]
+
+#: Exit statuses of every command (``aquas sim`` adds the program's own, see its help).
+EXIT_INTERNAL = 1
+EXIT_USER = 2
+EXIT_INTERRUPTED = 130
+BUG_HINT = (
+    "this is a bug in aquas; please report it with the command line and its input files "
+    "(rerun with --debug for the traceback)"
+)
+
+# Wide fixed width when piped, so tables stay readable in logs and CI output.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
+err = Console(
+    stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Shared helpers
+# ---------------------------------------------------------------------------------------
+
+
+def print_ir(module: ModuleOp, debuginfo: bool = False) -> str:
+    buf = io.StringIO()
+    Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
+    return buf.getvalue() + "\n"
+
+
+def load_module(path: Path) -> ModuleOp:
+    """An ``.isax`` spec (lowered) or an ``.mlir`` file (parsed and verified)."""
+    if path.suffix == ".isax":
+        from aquas.spec.frontend import lower_spec_file
+
+        return lower_spec_file(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise AquasError(f"cannot read input: {e.strerror}", filename=str(path)) from None
+    except UnicodeDecodeError:
+        raise AquasError("input is not valid UTF-8 text", filename=str(path)) from None
+    try:
+        module = Parser(make_context(), text, str(path)).parse_module()
+    except ParseError as e:
+        raise _parse_error(e, text, str(path)) from None
+    try:
+        module.verify()
+    except VerifyException as e:
+        raise AquasError(f"IR verification failed: {e}", filename=str(path)) from None
+    return module
+
+
+def _parse_error(e: ParseError, text: str, filename: str) -> AquasError:
+    start = e.span.start
+    line = text.count("\n", 0, start) + 1
+    col = start - (text.rfind("\n", 0, start) + 1) + 1
+    return AquasError(e.msg, SourceLoc(filename, line, col), source=text)
+
+
+def parse_int(text: str, what: str) -> int:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        raise AquasError(f"{what}: '{text}' is not an integer (decimal, 0x.. or 0b..)") from None
+
+
+def report_exception(e: BaseException, debug: bool) -> int:
+    """Prints ``e`` as the user should see it; returns the exit status."""
+    if debug:
+        traceback.print_exception(e)
+    if isinstance(e, AquasError):
+        err.print(e.render(), markup=False)
+        return EXIT_USER
+    if isinstance(e, KeyboardInterrupt):
+        err.print("interrupted", markup=False)
+        return EXIT_INTERRUPTED
+    if isinstance(e, MemoryError):
+        err.print(
+            "error: out of memory: the input needs more memory than this machine has\n"
+            "  hint: reduce the size of the input (array sizes, trip counts, unrolling)",
+            markup=False,
+        )
+        return EXIT_USER
+    if isinstance(e, RecursionError):
+        err.print(
+            "error: the input is nested too deeply to process\n"
+            "  hint: reduce the nesting of expressions, statements or tables",
+            markup=False,
+        )
+        return EXIT_USER
+    if isinstance(e, OSError) and e.filename is not None:
+        # the environment, not aquas: a full disk, a permission, a vanished file
+        err.print(f"error: {e.filename}: {e.strerror or e}", markup=False)
+        return EXIT_USER
+    text = str(e) or "(no message)"
+    err.print(
+        f"internal error: {type(e).__name__}: {text}\n  hint: {BUG_HINT}",
+        markup=False,
+    )
+    return EXIT_INTERNAL
+
+
+def is_debug() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx and ctx.find_root().params.get("debug", False))

@@ -1,0 +1,75 @@
+"""One unit from IR to checked, measured Verilog: synthesis, lint, Yosys area and timing.
+
+:func:`synthesize_unit` is the single implementation behind ``aquas synth`` and the synth
+stage of ``aquas run``; the callers decide what a lint warning means to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from aquas.diagnostics import AquasError
+from aquas.synth.flow import SynthResult, synthesize
+from aquas.synth.oplib import OperatorLibrary
+
+
+@dataclass
+class UnitResult:
+    synth: SynthResult
+    ns_per_level: float
+    lint_warnings: list[str] | None = None  # None: lint not run
+    yosys: dict[str, Any] | None = None  # None: Yosys not run
+
+
+def check_clock(clock_ns: float, what: str = "--clock-ns") -> None:
+    """A usable clock period: finite and positive (NaN and infinity compare oddly)."""
+    import math
+
+    if not math.isfinite(clock_ns) or clock_ns <= 0:
+        raise AquasError(f"{what} must be a finite positive number of ns, got {clock_ns}")
+
+
+def synthesize_unit(
+    module: ModuleOp,
+    out_dir: Path,
+    clock_ns: float,
+    mem_latency: int,
+    *,
+    lint: bool = True,
+    yosys: bool = True,
+    lib: OperatorLibrary | None = None,
+) -> UnitResult:
+    """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
+    measures its area and logic depth with Yosys (each optional)."""
+    check_clock(clock_ns)
+    if mem_latency < 0:
+        raise AquasError(f"the memory latency must be >= 0 cycles, got {mem_latency}")
+    from aquas.interpreter import find_extension
+    from aquas.outdir import check_name
+
+    # these name output files: refuse what the file system cannot hold before writing any
+    ext = find_extension(module)
+    check_name(ext.sym_name.data, "the extension name")
+    for isax in ext.isaxs():
+        check_name(isax.sym_name.data, "the ISAX name")
+    lib = lib or OperatorLibrary.load()
+    res = synthesize(module, out_dir, clock_ns, mem_latency, lib)
+    result = UnitResult(res, lib.ns_per_level)
+    if lint:
+        from aquas.synth.lint import lint as run_lint
+
+        result.lint_warnings = run_lint(res.verilog_path)
+    if yosys:
+        from aquas.synth.yosys import measure
+
+        fig = measure(res.verilog_path, res.unit.name)  # cached by content under build/yosys
+        depth_ns = fig.depth * lib.ns_per_level
+        result.yosys = fig.as_dict() | {
+            "depth_ns": round(depth_ns, 3),
+            "meets_clock": depth_ns <= clock_ns,
+        }
+    return result
