@@ -11,6 +11,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, IntegerAttr, IntegerType, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from aquas import intops
 from aquas.diagnostics import AquasError, SourceLoc
 from aquas.spec.parse import parse_int
 from aquas.spec.types import IntTy, parse_type_name
@@ -155,8 +156,8 @@ class LoweringBase:
 
 
 def signless(value: int, width: int) -> int:
-    value &= (1 << width) - 1
-    return value - (1 << width) if value >> (width - 1) else value
+    """The value an ``IntegerAttr`` of ``width`` bits holds for the bit pattern of ``value``."""
+    return intops.to_signed(value, width)
 
 
 def loc_attr(loc: SourceLoc) -> FileLineColLoc:
