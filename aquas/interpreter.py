@@ -25,6 +25,7 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from aquas import intops
 from aquas.dialects import aquas as aq
 
 
@@ -102,7 +103,7 @@ class IsaxState:
     def reset(ext: aq.ExtensionOp) -> IsaxState:
         st = IsaxState()
         for s in ext.states():
-            st.regs[s.sym_name.data] = int(s.init.value.data) & ((1 << s.width) - 1)
+            st.regs[s.sym_name.data] = intops.to_unsigned(int(s.init.value.data), s.width)
         for p in ext.scratchpads():
             st.spms[p.sym_name.data] = [0] * p.size
         return st
@@ -140,23 +141,6 @@ def _w(v: SSAValue) -> int:
     t = v.type
     assert isinstance(t, IntegerType), t
     return t.width.data
-
-
-def _sgn(x: int, w: int) -> int:
-    return x - (1 << w) if x >> (w - 1) & 1 else x
-
-
-def _divs(a: int, b: int, w: int) -> tuple[int, int]:
-    m = (1 << w) - 1
-    sa, sb = _sgn(a, w), _sgn(b, w)
-    if sb == 0:
-        return m, a
-    if sa == -(1 << (w - 1)) and sb == -1:
-        return a, 0
-    q = abs(sa) // abs(sb)
-    if (sa < 0) != (sb < 0):
-        q = -q
-    return q & m, (sa - q * sb) & m
 
 
 class _Exec:
@@ -212,41 +196,21 @@ def _binary(fn: Callable[[int, int, int], int]) -> Callable[[_Exec, Operation], 
     def run(ex: _Exec, op: Operation) -> None:
         a, b = op.operands
         w = _w(op.results[0])
-        ex.vals[op.results[0]] = fn(ex.vals[a], ex.vals[b], w) & ((1 << w) - 1)
+        ex.vals[op.results[0]] = fn(ex.vals[a], ex.vals[b], w)
 
     return run
-
-
-def _shrs(a: int, b: int, w: int) -> int:
-    return (_sgn(a, w) >> min(b, w)) & ((1 << w) - 1)
-
-
-_CMP: dict[str, Callable[[int, int, int], bool]] = {
-    "eq": lambda a, b, w: a == b,
-    "ne": lambda a, b, w: a != b,
-    "ult": lambda a, b, w: a < b,
-    "ule": lambda a, b, w: a <= b,
-    "ugt": lambda a, b, w: a > b,
-    "uge": lambda a, b, w: a >= b,
-    "slt": lambda a, b, w: _sgn(a, w) < _sgn(b, w),
-    "sle": lambda a, b, w: _sgn(a, w) <= _sgn(b, w),
-    "sgt": lambda a, b, w: _sgn(a, w) > _sgn(b, w),
-    "sge": lambda a, b, w: _sgn(a, w) >= _sgn(b, w),
-}
-_CMP_NAMES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
 def _constant(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr)
     w = _w(op.result)
-    ex.vals[op.result] = int(op.value.value.data) & ((1 << w) - 1)
+    ex.vals[op.result] = intops.to_unsigned(int(op.value.value.data), w)
 
 
 def _cmpi(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, arith.CmpiOp)
-    pred = _CMP_NAMES[op.predicate.value.data]
-    w = _w(op.lhs)
-    ex.vals[op.result] = int(_CMP[pred](ex.vals[op.lhs], ex.vals[op.rhs], w))
+    pred = intops.PREDICATES[op.predicate.value.data]
+    ex.vals[op.result] = int(intops.compare(pred, _w(op.lhs), ex.vals[op.lhs], ex.vals[op.rhs]))
 
 
 def _select(ex: _Exec, op: Operation) -> None:
@@ -254,29 +218,22 @@ def _select(ex: _Exec, op: Operation) -> None:
     ex.vals[op.result] = ex.vals[op.lhs] if ex.vals[op.cond] else ex.vals[op.rhs]
 
 
-def _extui(ex: _Exec, op: Operation) -> None:
-    ex.vals[op.results[0]] = ex.vals[op.operands[0]]
-
-
-def _extsi(ex: _Exec, op: Operation) -> None:
+def _cast(ex: _Exec, op: Operation) -> None:
+    kind = op.name.removeprefix("arith.")
     w_in, w_out = _w(op.operands[0]), _w(op.results[0])
-    ex.vals[op.results[0]] = _sgn(ex.vals[op.operands[0]], w_in) & ((1 << w_out) - 1)
-
-
-def _trunci(ex: _Exec, op: Operation) -> None:
-    ex.vals[op.results[0]] = ex.vals[op.operands[0]] & ((1 << _w(op.results[0])) - 1)
+    ex.vals[op.results[0]] = intops.cast(kind, ex.vals[op.operands[0]], w_in, w_out)
 
 
 def _for(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, scf.ForOp)
     w = _w(op.lb)
-    lb, ub, step = (_sgn(ex.vals[v], w) for v in (op.lb, op.ub, op.step))
+    lb, ub, step = (intops.to_signed(ex.vals[v], w) for v in (op.lb, op.ub, op.step))
     carried = [ex.vals[v] for v in op.iter_args]
     block = op.body.block
     iv, *args = block.args
     i = lb
     while i < ub:
-        ex.vals[iv] = i & ((1 << w) - 1)
+        ex.vals[iv] = intops.to_unsigned(i, w)
         for a, v in zip(args, carried, strict=True):
             ex.vals[a] = v
         carried = ex.run_block(block)
@@ -365,24 +322,11 @@ def _state_write(ex: _Exec, op: Operation) -> None:
 
 _DISPATCH: dict[type[Operation], Callable[[_Exec, Operation], None]] = {
     arith.ConstantOp: _constant,
-    arith.AddiOp: _binary(lambda a, b, w: a + b),
-    arith.SubiOp: _binary(lambda a, b, w: a - b),
-    arith.MuliOp: _binary(lambda a, b, w: a * b),
-    arith.DivUIOp: _binary(lambda a, b, w: a // b if b else (1 << w) - 1),
-    arith.RemUIOp: _binary(lambda a, b, w: a % b if b else a),
-    arith.DivSIOp: _binary(lambda a, b, w: _divs(a, b, w)[0]),
-    arith.RemSIOp: _binary(lambda a, b, w: _divs(a, b, w)[1]),
-    arith.AndIOp: _binary(lambda a, b, w: a & b),
-    arith.OrIOp: _binary(lambda a, b, w: a | b),
-    arith.XOrIOp: _binary(lambda a, b, w: a ^ b),
-    arith.ShLIOp: _binary(lambda a, b, w: a << b if b < w else 0),
-    arith.ShRUIOp: _binary(lambda a, b, w: a >> b if b < w else 0),
-    arith.ShRSIOp: _binary(_shrs),
     arith.CmpiOp: _cmpi,
     arith.SelectOp: _select,
-    arith.ExtUIOp: _extui,
-    arith.ExtSIOp: _extsi,
-    arith.TruncIOp: _trunci,
+    arith.ExtUIOp: _cast,
+    arith.ExtSIOp: _cast,
+    arith.TruncIOp: _cast,
     scf.ForOp: _for,
     scf.IfOp: _if,
     aq.ReadRs1Op: _rs1,
@@ -397,6 +341,27 @@ _DISPATCH: dict[type[Operation], Callable[[_Exec, Operation], None]] = {
     aq.StateReadOp: _state_read,
     aq.StateWriteOp: _state_write,
 }
+# Binary ops come from the one semantics table, keyed by their xDSL op class.
+_DISPATCH.update(
+    {
+        cls: _binary(intops.BY_ARITH[cls.name].fn)
+        for cls in (
+            arith.AddiOp,
+            arith.SubiOp,
+            arith.MuliOp,
+            arith.DivUIOp,
+            arith.RemUIOp,
+            arith.DivSIOp,
+            arith.RemSIOp,
+            arith.AndIOp,
+            arith.OrIOp,
+            arith.XOrIOp,
+            arith.ShLIOp,
+            arith.ShRUIOp,
+            arith.ShRSIOp,
+        )
+    }
+)
 
 
 def execute(

@@ -23,54 +23,41 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aquas import intops
+
 #: The packaged data file.
 DEFAULT_PATH = Path(__file__).with_name("oplib.json")
 
 #: Comparison predicate -> characterised kind.
 PREDICATE_KINDS: dict[str, str] = {
-    "eq": "icmp_eq",
-    "ne": "icmp_eq",
-    "ult": "icmp_ult",
-    "ule": "icmp_ult",
-    "ugt": "icmp_ult",
-    "uge": "icmp_ult",
-    "slt": "icmp_slt",
-    "sle": "icmp_slt",
-    "sgt": "icmp_slt",
-    "sge": "icmp_slt",
+    p: "icmp_eq" if p in ("eq", "ne") else f"icmp_{p[0]}lt" for p in intops.PREDICATES
 }
 
 #: ``arith.cmpi`` integer predicate encoding (MLIR ``arith::CmpIPredicate``) -> name.
-CMPI_PREDICATE_NAMES: dict[int, str] = {
-    0: "eq",
-    1: "ne",
-    2: "slt",
-    3: "sle",
-    4: "sgt",
-    5: "sge",
-    6: "ult",
-    7: "ule",
-    8: "ugt",
-    9: "uge",
+CMPI_PREDICATE_NAMES: dict[int, str] = dict(enumerate(intops.PREDICATES))
+
+# The kind of a constant right-hand side where it differs from the variable one. Signed
+# division/remainder by a constant is costed like the unsigned one: no separate signed *_const
+# kinds are characterised, the variable-operand kinds are more pessimistic.
+_CONST_KINDS: dict[str, str] = {
+    "mul": "mul_const",
+    "divu": "divu_const",
+    "divs": "divu_const",
+    "modu": "modu_const",
+    "mods": "modu_const",
+    "shl": "shl_const",
+    "shru": "shru_const",
+    "shrs": "shrs_const",
 }
 
-# arith op name -> (kind, kind when the right-hand side is a constant)
+# arith op name -> (kind, kind when the right-hand side is a constant); a binary op's kind is
+# the comb op computing it.
 _ARITH_KINDS: dict[str, tuple[str, str]] = {
-    "arith.addi": ("add", "add"),
-    "arith.subi": ("sub", "sub"),
-    "arith.muli": ("mul", "mul_const"),
-    "arith.divui": ("divu", "divu_const"),
-    # signed division/remainder by a constant is costed like the unsigned one: no separate
-    # signed *_const kinds are characterised, the variable-operand kinds are more pessimistic.
-    "arith.divsi": ("divs", "divu_const"),
-    "arith.remui": ("modu", "modu_const"),
-    "arith.remsi": ("mods", "modu_const"),
-    "arith.andi": ("and", "and"),
-    "arith.ori": ("or", "or"),
-    "arith.xori": ("xor", "xor"),
-    "arith.shli": ("shl", "shl_const"),
-    "arith.shrui": ("shru", "shru_const"),
-    "arith.shrsi": ("shrs", "shrs_const"),
+    o.arith: (k, _CONST_KINDS.get(k, k))
+    for o in intops.BINARY.values()
+    for k in [o.comb.removeprefix("comb.")]
+}
+_ARITH_KINDS |= {
     "arith.select": ("mux", "mux"),
     "arith.extui": ("extui", "extui"),
     "arith.extsi": ("extsi", "extsi"),

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aquas import intops
 from aquas.target import Target, load_target
 
 MASK = 0xFFFF_FFFF
@@ -36,9 +37,47 @@ class IssResult:
     timed_out: bool = False
 
 
-def _sx(v: int, bits: int) -> int:
-    v &= (1 << bits) - 1
-    return v - (1 << bits) if v >> (bits - 1) else v
+_sx = intops.to_signed
+
+
+def _alu(name: str, *, shift: bool = False) -> Callable[[int, int], int]:
+    fn = intops.BINARY[name].fn
+    if shift:  # RV32 shifts use the low 5 bits of the amount
+        return lambda a, b: fn(a, b & 31, 32)
+    return lambda a, b: fn(a, b, 32)
+
+
+def _cmp(pred: str) -> Callable[[int, int], int]:
+    return lambda a, b: int(intops.compare(pred, 32, a, b))
+
+
+def _mulh(a_signed: bool, b_signed: bool) -> Callable[[int, int], int]:
+    return lambda a, b: intops.mulh(a, b, 32, a_signed=a_signed, b_signed=b_signed)
+
+
+#: OP / OP-IMM by (funct7, funct3); OP-IMM uses funct7 only for the shifts (0 elsewhere).
+_OP: dict[tuple[int, int], Callable[[int, int], int]] = {
+    (0x00, 0): _alu("add"),
+    (0x00, 1): _alu("shl", shift=True),
+    (0x00, 2): _cmp("slt"),
+    (0x00, 3): _cmp("ult"),
+    (0x00, 4): _alu("xor"),
+    (0x00, 5): _alu("shru", shift=True),
+    (0x00, 6): _alu("or"),
+    (0x00, 7): _alu("and"),
+    (0x20, 0): _alu("sub"),
+    (0x20, 5): _alu("shrs", shift=True),
+    (0x01, 0): _alu("mul"),
+    (0x01, 1): _mulh(True, True),
+    (0x01, 2): _mulh(True, False),
+    (0x01, 3): _mulh(False, False),
+    (0x01, 4): _alu("divs"),
+    (0x01, 5): _alu("divu"),
+    (0x01, 6): _alu("rems"),
+    (0x01, 7): _alu("remu"),
+}
+#: BRANCH predicates by funct3 (2 and 3 are illegal).
+_BRANCH: dict[int, str] = {0: "eq", 1: "ne", 4: "slt", 5: "sge", 6: "ult", 7: "uge"}
 
 
 def load_elf_segments(elf: Path) -> tuple[int, list[tuple[int, bytes, int]]]:
@@ -169,88 +208,25 @@ class Iss:
             npc = pc + 4
             val: int | None = None
             if opc == 0x33:
-                if f7 == 0:
-                    val = (
-                        a + b,
-                        (a << (b & 31)),
-                        int(_sx(a, 32) < _sx(b, 32)),
-                        int(a < b),
-                        a ^ b,
-                        a >> (b & 31),
-                        a | b,
-                        a & b,
-                    )[f3]
-                elif f7 == 0x20 and f3 == 0:
-                    val = a - b
-                elif f7 == 0x20 and f3 == 5:
-                    val = _sx(a, 32) >> (b & 31)
-                elif f7 == 1:
-                    sa, sb = _sx(a, 32), _sx(b, 32)
-                    if f3 == 0:
-                        val = a * b
-                    elif f3 == 1:
-                        val = (sa * sb) >> 32
-                    elif f3 == 2:
-                        val = (sa * b) >> 32
-                    elif f3 == 3:
-                        val = (a * b) >> 32
-                    elif f3 == 4:
-                        if b == 0:
-                            val = MASK
-                        elif sa == -(1 << 31) and sb == -1:
-                            val = a
-                        else:
-                            q = abs(sa) // abs(sb)
-                            val = q if (sa < 0) == (sb < 0) else -q
-                    elif f3 == 5:
-                        val = MASK if b == 0 else a // b
-                    elif f3 == 6:
-                        if b == 0:
-                            val = a
-                        elif sa == -(1 << 31) and sb == -1:
-                            val = 0
-                        else:
-                            r = abs(sa) % abs(sb)
-                            val = -r if sa < 0 else r
-                    else:
-                        val = a if b == 0 else a % b
-                else:
+                fn = _OP.get((f7, f3))
+                if fn is None:
                     self._illegal(insn)
                     continue
+                val = fn(a, b)
             elif opc == 0x13:
-                imm = _sx(insn >> 20, 12)
-                sh = rs2
-                if f3 == 0:
-                    val = a + imm
-                elif f3 == 1:
-                    if f7 != 0:
-                        self._illegal(insn)
-                        continue
-                    val = a << sh
-                elif f3 == 2:
-                    val = int(_sx(a, 32) < imm)
-                elif f3 == 3:
-                    val = int(a < (imm & MASK))
-                elif f3 == 4:
-                    val = a ^ (imm & MASK)
-                elif f3 == 5:
-                    if f7 == 0:
-                        val = a >> sh
-                    elif f7 == 0x20:
-                        val = _sx(a, 32) >> sh
-                    else:
-                        self._illegal(insn)
-                        continue
-                elif f3 == 6:
-                    val = a | (imm & MASK)
-                else:
-                    val = a & (imm & MASK)
+                # the shifts take funct7 and their amount from the immediate field
+                shift = f3 in (1, 5)
+                fn = _OP.get((f7, f3) if shift else (0, f3))
+                if fn is None or (shift and f7 == 1):  # funct7 1 is M, not OP-IMM
+                    self._illegal(insn)
+                    continue
+                val = fn(a, rs2 if shift else _sx(insn >> 20, 12) & MASK)
             elif opc == 0x03:
                 addr = (a + _sx(insn >> 20, 12)) & MASK
                 if f3 == 0:
-                    val = _sx(rd_(addr, 1), 8)
+                    val = intops.sext(rd_(addr, 1), 8, 32)
                 elif f3 == 1:
-                    val = _sx(rd_(addr, 2), 16)
+                    val = intops.sext(rd_(addr, 2), 16, 32)
                 elif f3 == 2:
                     val = rd_(addr, 4)
                 elif f3 == 4:
@@ -276,12 +252,11 @@ class Iss:
                     | (((insn >> 8) & 0xF) << 1),
                     13,
                 )
-                sa, sb = _sx(a, 32), _sx(b, 32)
-                cond = (a == b, a != b, None, None, sa < sb, sa >= sb, a < b, a >= b)[f3]
-                if cond is None:
+                pred = _BRANCH.get(f3)
+                if pred is None:
                     self._illegal(insn)
                     continue
-                if cond:
+                if intops.compare(pred, 32, a, b):
                     npc = (pc + imm) & MASK
                 rd = 0
             elif opc == 0x37:

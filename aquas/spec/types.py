@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from aquas import intops
+
 MAX_WIDTH = 64
 _TYPE_RE = re.compile(r"^([ui])([0-9]+)$")
 
@@ -19,7 +21,7 @@ class IntTy:
 
     @property
     def mask(self) -> int:
-        return (1 << self.width) - 1
+        return intops.mask(self.width)
 
     @property
     def min(self) -> int:
@@ -46,12 +48,3 @@ def parse_type_name(name: str) -> IntTy | None:
     if not 1 <= width <= MAX_WIDTH or m.group(2) != str(width):
         return None
     return IntTy(width, m.group(1) == "i")
-
-
-def to_unsigned(value: int, width: int) -> int:
-    return value & ((1 << width) - 1)
-
-
-def to_signed(value: int, width: int) -> int:
-    value &= (1 << width) - 1
-    return value - (1 << width) if value >> (width - 1) & 1 else value
