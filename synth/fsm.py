@@ -588,7 +588,8 @@ class AquasSchedulePass(ModulePass):
 
     name = "aquas-schedule"
 
-    clock_ns: float = 10.0
+    # int as well, so that the pipeline text `clock-ns=10` is accepted
+    clock_ns: int | float = 10.0
     """Target clock period (ns); the operator library's delays are chained within it."""
 
     algorithm: str = "list"
