@@ -17,6 +17,18 @@ def _aquas_unroll() -> type[ModulePass]:
     return AquasUnrollPass
 
 
+def _aquas_if_convert() -> type[ModulePass]:
+    from aquas.synth.prepare import AquasIfConvertPass
+
+    return AquasIfConvertPass
+
+
+def _aquas_schedule() -> type[ModulePass]:
+    from aquas.synth.fsm import AquasSchedulePass
+
+    return AquasSchedulePass
+
+
 def _canonicalize() -> type[ModulePass]:
     from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -37,8 +49,12 @@ def _dce() -> type[ModulePass]:
     return DeadCodeElimination
 
 
+# Synthesis passes in the order `aquas synth` runs them; the lowering to hw/comb/seq
+# (convert-aquas-to-hw) registers after aquas-schedule.
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-unroll": _aquas_unroll,
+    "aquas-if-convert": _aquas_if_convert,
+    "aquas-schedule": _aquas_schedule,
     "canonicalize": _canonicalize,
     "cse": _cse,
     "dce": _dce,

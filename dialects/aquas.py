@@ -59,6 +59,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from aquas.dialects import compat
+
 # RISC-V major opcodes reserved for custom extensions (custom-0 .. custom-3).
 CUSTOM_OPCODES: dict[str, int] = {
     "custom0": 0b0001011,
@@ -664,6 +666,9 @@ Aquas = Dialect(
 
 UNROLL_ATTR = "aquas.unroll"
 """Discardable ``scf.for`` attribute: unroll factor requested by the spec (i64)."""
+
+# aquas IR carries discardable attributes on arith ops; xDSL's cmpi format drops them.
+compat.install()
 
 __all__ = [
     "CUSTOM_OPCODES",

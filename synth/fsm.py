@@ -1,9 +1,10 @@
 """Scheduling and binding: one ISAX body → a finite-state machine of control steps.
 
 Data flow: prepared IR (``synth/prepare.py``) → for each straight-line segment, a
-dependence graph (networkx) → list scheduling with operation chaining under the clock
-period (delays from the operator library) and scratchpad bank-port limits → states.
-Structured control flow maps onto the state graph:
+scheduling problem (``segment_problem``: dependences, chaining delays from the operator
+library, scratchpad bank-port and memory-port limits, the clock) → a schedule by the
+builder's algorithm (list scheduling by default, ``synth/schedule.py``), verified against
+the problem → states. Structured control flow maps onto the state graph:
 
 * ``scf.for`` (constant bounds, not unrolled): registers for the induction variable and the
   iteration arguments, initialised in the state before the loop; the body's last state
@@ -24,14 +25,23 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import networkx as nx
+from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i64
 from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
+from aquas.synth.schedule import (
+    SCHEDULERS,
+    InfeasibleError,
+    Schedule,
+    Scheduler,
+    SchedulingProblem,
+    list_schedule,
+)
 
 MEM_OPS = (aq.LoadOp, aq.StoreOp, aq.BurstReadOp, aq.BurstWriteOp)
 FREE_OPS = (arith.ConstantOp, aq.ReadRs1Op, aq.ReadRs2Op)
@@ -207,6 +217,7 @@ class FsmBuilder:
         delay: Callable[[Operation], float],
         first_id: int,
         overhead_ns: float = 0.0,
+        scheduler: Scheduler = list_schedule,
     ):
         self.clock_ns = clock_ns
         # part of every cycle goes to register-input selection and state decoding
@@ -222,6 +233,10 @@ class FsmBuilder:
         self.reg_names: set[str] = set()
         self.isax_name = ""
         self.aliases: dict[SSAValue, SSAValue] = {}
+        self.scheduler = scheduler
+        # every segment's problem and the schedule the scheduler gave it, in build order
+        self.schedules: list[tuple[SchedulingProblem, Schedule]] = []
+        self.cycle_of: dict[Operation, int] = {}
 
     # -- naming ------------------------------------------------------------------------
 
@@ -308,6 +323,7 @@ class FsmBuilder:
         for op in work:
             st = states[cycles[op]]
             self.def_state[op] = st.id
+            self.cycle_of[op] = cycles[op]
             if isinstance(op, MEM_OPS):
                 st.wait = op
             else:
@@ -453,65 +469,63 @@ class FsmBuilder:
     # -- scheduling --------------------------------------------------------------------
 
     def schedule(self, ops: list[Operation]) -> dict[Operation, int]:
-        """List scheduling with chaining: op → cycle within the segment."""
-        g = nx.DiGraph()
-        index = {op: i for i, op in enumerate(ops)}
-        for op in ops:
-            g.add_node(op)
-            for v in op.operands:
-                if isinstance(v, OpResult) and v.owner in index:
-                    strict = isinstance(v.owner, MEM_OPS)
-                    g.add_edge(v.owner, op, strict=strict)
-        effects = [o for o in ops if _effect_key(o) is not None]
-        for i, a in enumerate(effects):
-            for b in effects[i + 1 :]:
-                rel = _order(a, b)
-                if rel is not None:
-                    if g.has_edge(a, b):
-                        g.edges[a, b]["strict"] = g.edges[a, b]["strict"] or rel
-                    else:
-                        g.add_edge(a, b, strict=rel)
-        cycle: dict[Operation, int] = {}
-        finish: dict[Operation, float] = {}
-        ports: dict[tuple[int, str, int], int] = {}
-        mem_in_cycle: set[int] = set()
-        for op in ops:  # program order is a topological order
-            d = self.delay(op)
-            if d > self.budget_ns:
-                raise op_error(
-                    op,
-                    f"{op.name} needs {d:.2f} ns, more than the {self.budget_ns:.2f} ns a "
-                    f"{self.clock_ns:g} ns clock period leaves for datapath logic "
-                    f"({self.overhead_ns:.2f} ns go to register and state selection), even in "
-                    "a cycle of its own",
-                    hint="raise --clock-ns, or narrow the operands",
+        """Op → cycle within the segment, by ``self.scheduler``; the schedule is verified
+        against the problem (a violation is a scheduler bug and raises ScheduleError)."""
+        problem = segment_problem(ops, self.delay, self.clock_ns, self.budget_ns)
+        try:
+            problem.check()
+        except InfeasibleError as e:
+            raise op_error(
+                e.op,
+                f"{e.op.name} needs {e.delay_ns:.2f} ns, more than the {self.budget_ns:.2f} ns "
+                f"a {self.clock_ns:g} ns clock period leaves for datapath logic "
+                f"({self.overhead_ns:.2f} ns go to register and state selection), even in "
+                "a cycle of its own",
+                hint="raise --clock-ns, or narrow the operands",
+            ) from None
+        sched = self.scheduler(problem)
+        problem.assert_valid(sched)
+        self.schedules.append((problem, sched))
+        return sched.cycle
+
+
+MEMORY_PORT = "memory interface"
+
+
+def segment_problem(
+    ops: list[Operation], delay: Callable[[Operation], float], clock_ns: float, budget_ns: float
+) -> SchedulingProblem:
+    """The scheduling problem of one straight-line segment (ops in program order):
+
+    * data dependences between the segment's ops; a memory op's results are registered
+      from the bus, so its consumers go to a later cycle;
+    * ordering of side effects (``_order``);
+    * resources: one port per scratchpad bank, one memory-interface op per cycle (each
+      gets a wait state of its own).
+    """
+    problem = SchedulingProblem(clock_ns, budget_ns)
+    for op in ops:
+        uses = [f"@{sp} bank {bank}" for sp, bank in _port_keys(op)]
+        if isinstance(op, MEM_OPS):
+            uses.append(MEMORY_PORT)
+        problem.add_operation(op, delay(op), uses)
+        for r in uses:
+            problem.limits[r] = 1
+    index = set(ops)
+    for op in ops:
+        for v in op.operands:
+            if isinstance(v, OpResult) and v.owner in index:
+                mem = isinstance(v.owner, MEM_OPS)
+                problem.add_dependence(
+                    v.owner, op, 1 if mem else 0, "data from memory" if mem else "data"
                 )
-            c = 0
-            for p in g.predecessors(op):
-                c = max(c, cycle[p] + (1 if g.edges[p, op]["strict"] else 0))
-            while True:
-                start = 0.0
-                for p in g.predecessors(op):
-                    if cycle[p] == c and not g.edges[p, op]["strict"]:
-                        start = max(start, finish[p])
-                if start + d > self.budget_ns:
-                    c += 1
-                    continue
-                if isinstance(op, MEM_OPS) and c in mem_in_cycle:
-                    c += 1
-                    continue
-                keys = _port_keys(op)
-                if any(ports.get((c, sp, bank), 0) >= 1 for sp, bank in keys):
-                    c += 1
-                    continue
-                break
-            cycle[op] = c
-            finish[op] = start + d
-            for sp, bank in _port_keys(op):
-                ports[(c, sp, bank)] = ports.get((c, sp, bank), 0) + 1
-            if isinstance(op, MEM_OPS):
-                mem_in_cycle.add(c)
-        return cycle
+    effects = [o for o in ops if _effect_key(o) is not None]
+    for i, a in enumerate(effects):
+        for b in effects[i + 1 :]:
+            rel = _order(a, b)
+            if rel is not None:
+                problem.add_dependence(a, b, *rel)
+    return problem
 
 
 def _effect_key(op: Operation) -> tuple[str, str] | None:
@@ -528,20 +542,24 @@ def _writes(op: Operation) -> bool:
     return isinstance(op, aq.SpmWriteOp | aq.StateWriteOp | aq.BurstReadOp | aq.StoreOp)
 
 
-def _order(a: Operation, b: Operation) -> bool | None:
-    """Ordering edge a → b (a earlier in program order): None if independent, True if b
-    must be in a strictly later cycle, False if the same cycle is fine."""
+def _order(a: Operation, b: Operation) -> tuple[int, str] | None:
+    """Ordering of side effects a → b (a earlier in program order): None if independent,
+    else (distance, reason) with distance 1 when b must be in a strictly later cycle and
+    0 when the same cycle is fine."""
     if isinstance(a, MEM_OPS):
-        return True  # nothing with effects may overlap or precede-in-time a memory op
+        # nothing with effects may overlap or precede-in-time a memory op
+        return 1, "effects after a memory access"
     if isinstance(b, MEM_OPS):
-        return False  # b's bus traffic starts after a's end-of-cycle updates
+        return 0, "effects before a memory access"  # b's bus traffic starts after a's updates
     ka, kb = _effect_key(a), _effect_key(b)
     if ka != kb or ka is None:
         return None
+    what = {"spm": f"scratchpad @{ka[1]}", "state": f"state @{ka[1]}"}.get(ka[0], "memory")
     if _writes(a):
-        return True  # RAW / WAW: the write lands at the end of a's cycle
+        # the write lands at the end of a's cycle
+        return 1, f"{'write' if _writes(b) else 'read'} after write ({what})"
     if _writes(b):
-        return False  # WAR: read the old value, write at the end of the same cycle
+        return 0, f"write after read ({what})"  # reads the old value; the write lands at the end
     return None
 
 
@@ -552,4 +570,72 @@ def _port_keys(op: Operation) -> list[tuple[str, int]]:
     return []
 
 
-__all__ = ["FsmBuilder", "IsaxFsm", "Latency", "State"]
+STATE_ATTR = "aquas.state"
+"""Discardable attribute ``aquas-schedule`` puts on each scheduled op: its FSM state (i64)."""
+CYCLE_ATTR = "aquas.cycle"
+"""Discardable attribute: the op's cycle within its straight-line segment (i64)."""
+
+
+@dataclass(frozen=True)
+class AquasSchedulePass(ModulePass):
+    """Schedules every ISAX into FSM states; annotates each op with its state and cycle.
+
+    The states are numbered as in the generated unit (0 idle, 1 respond, then the ISAXs in
+    order). Ops that need no state (constants, ``aquas.rs1``/``rs2``) and control-flow ops
+    get no annotation. The pass schedules the IR as it is: run ``aquas-unroll`` and
+    ``aquas-if-convert`` first to schedule what ``aquas synth`` schedules.
+    """
+
+    name = "aquas-schedule"
+
+    # int as well, so that the pipeline text `clock-ns=10` is accepted
+    clock_ns: int | float = 10.0
+    """Target clock period (ns); the operator library's delays are chained within it."""
+
+    algorithm: str = "list"
+    """Scheduling algorithm (``list``: list scheduling with chaining)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # flow.py owns the delay model and the state numbering, and imports this module
+        from aquas.interpreter import find_extension
+        from aquas.synth.flow import OVERHEAD_LEVELS, RESP_STATE, op_delay
+        from aquas.synth.oplib import OperatorLibrary
+
+        if not self.clock_ns > 0 or self.clock_ns == float("inf"):
+            raise AquasError(
+                f"aquas-schedule: clock-ns must be a positive number, not {self.clock_ns}"
+            )
+        if self.algorithm not in SCHEDULERS:
+            known = ", ".join(sorted(SCHEDULERS))
+            raise AquasError(
+                f"aquas-schedule: unknown algorithm {self.algorithm!r} (known: {known})"
+            )
+        for inner in op.walk():
+            inner.attributes.pop(STATE_ATTR, None)
+            inner.attributes.pop(CYCLE_ATTR, None)
+        lib = OperatorLibrary.load()
+        builder = FsmBuilder(
+            self.clock_ns,
+            lambda o: op_delay(lib, o),
+            first_id=RESP_STATE + 1,
+            overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
+            scheduler=SCHEDULERS[self.algorithm],
+        )
+        for isax in find_extension(op).isaxs():
+            builder.build_isax(isax)
+            builder.finish(RESP_STATE)
+        for scheduled, state in builder.def_state.items():
+            scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
+            scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)
+
+
+__all__ = [
+    "CYCLE_ATTR",
+    "STATE_ATTR",
+    "AquasSchedulePass",
+    "FsmBuilder",
+    "IsaxFsm",
+    "Latency",
+    "State",
+    "segment_problem",
+]

@@ -4,15 +4,20 @@
    datapaths, limited later by scratchpad bank ports);
 2. ``canonicalize`` + ``cse`` fold the constant index arithmetic unrolling exposes, so that
    scratchpad banks become known at compile time;
-3. if-conversion: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
-   ``arith.select``s, so data-dependent choices cost no FSM states.
+3. ``aquas-if-convert``: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
+   ``arith.select``s, so data-dependent choices cost no FSM states;
+4. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from xdsl.context import Context
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
 
 from aquas.context import make_context
 from aquas.passes import parse_pipeline
@@ -65,10 +70,28 @@ def if_convert(module: ModuleOp) -> int:
     return count
 
 
+@dataclass(frozen=True)
+class AquasIfConvertPass(ModulePass):
+    """Turns each ``scf.if`` whose branches hold only ``arith`` ops into ``arith.select``s.
+
+    The branch ops move in front of the ``if`` (they are pure, so computing both sides is
+    safe) and each result becomes a select on the condition. Nested pure ifs collapse from
+    the innermost out; an ``if`` with any other op (a memory access, a state write, a loop)
+    is left alone and becomes a branch in the state machine.
+    """
+
+    name = "aquas-if-convert"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if_convert(op)
+
+
+PIPELINE = "aquas-unroll,canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
+"""What ``aquas synth`` runs before scheduling."""
+
+
 def prepare(module: ModuleOp) -> ModuleOp:
     """Runs the preparation pipeline in place and returns the module."""
-    parse_pipeline("aquas-unroll,canonicalize,cse").apply(make_context(), module)
-    if_convert(module)
-    parse_pipeline("canonicalize,cse,dce").apply(make_context(), module)
+    parse_pipeline(PIPELINE).apply(make_context(), module)
     module.verify()
     return module

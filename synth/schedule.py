@@ -1,0 +1,330 @@
+"""The scheduling problem of a straight-line segment, kept apart from the algorithms.
+
+The split follows CIRCT's scheduling library: a *problem* states what any schedule must
+satisfy, an *algorithm* produces a schedule, and ``verify`` checks a schedule against every
+constraint of the problem without knowing which algorithm made it (or whether a person
+wrote it by hand).
+
+A problem has:
+
+* operations, in program order (a topological order of the dependences);
+* dependences ``src -> dst`` with a *distance*: 0 lets ``dst`` share ``src``'s cycle,
+  chained behind it; 1 puts ``dst`` in a strictly later cycle (a memory load's consumers,
+  read-after-write on a scratchpad, ...). Each carries the reason it exists;
+* a combinational delay per operation (from the operator library). Operations in one
+  cycle are *chained*: an operation starts when its same-cycle predecessors finish, and
+  must finish within the datapath budget (the clock period minus the per-cycle overhead);
+* resources with a limit of uses per cycle (a scratchpad bank's port, the memory
+  interface) and the resources each operation uses.
+
+A schedule gives each operation a cycle (relative to the segment's first state) and a
+start time within that cycle. ``list_schedule`` is the algorithm the flow uses; any other
+callable with the ``Scheduler`` signature (for example an SDC or ILP formulation) can be
+passed to ``FsmBuilder`` and is held to the same ``verify``.
+
+Building a problem from aquas IR (which ops depend on which, which bank an access uses) is
+``synth/fsm.py:segment_problem``; this module knows nothing of the aquas dialect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Protocol
+
+from xdsl.ir import Operation
+
+from aquas.diagnostics import loc_of
+
+# Start and finish times are sums of the same floats in the same order whoever computes
+# them; the tolerance only absorbs rounding when a schedule comes from elsewhere.
+EPS_NS = 1e-9
+
+
+def describe(op: Operation) -> str:
+    """A short, human-readable name for ``op``: its name, result name and spec line."""
+    text = op.name
+    hint = op.results[0].name_hint if op.results else None
+    if hint:
+        text += f" %{hint}"
+    loc = loc_of(op)
+    if loc is not None:
+        text += f" ({PurePath(loc.filename).name}:{loc.line}:{loc.column})"
+    return text
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """``dst`` may start no earlier than ``distance`` cycles after ``src``'s cycle; in the
+    same cycle it starts after ``src`` finishes."""
+
+    src: Operation
+    dst: Operation
+    distance: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken constraint. ``kind`` is one of ``unscheduled``, ``unknown``, ``range``,
+    ``dependence``, ``chaining``, ``clock`` and ``resource``."""
+
+    kind: str
+    message: str
+    ops: tuple[Operation, ...]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+class ScheduleError(Exception):
+    """A schedule that breaks its problem's constraints (a scheduler bug, never user
+    input: the flow verifies every schedule it makes)."""
+
+    def __init__(self, violations: list[Violation]):
+        self.violations = violations
+        lines = "\n  ".join(str(v) for v in violations)
+        super().__init__(f"the schedule breaks {len(violations)} constraint(s):\n  {lines}")
+
+
+class InfeasibleError(Exception):
+    """An operation slower than the datapath budget: no schedule exists."""
+
+    def __init__(self, op: Operation, delay_ns: float, budget_ns: float):
+        self.op, self.delay_ns, self.budget_ns = op, delay_ns, budget_ns
+        super().__init__(
+            f"{describe(op)} needs {delay_ns:.2f} ns, more than the {budget_ns:.2f} ns budget"
+        )
+
+
+@dataclass
+class Schedule:
+    """Operation → cycle, and operation → start time (ns after the cycle begins)."""
+
+    cycle: dict[Operation, int] = field(default_factory=dict)
+    start: dict[Operation, float] = field(default_factory=dict)
+
+    @property
+    def length(self) -> int:
+        """Cycles from the first to the last used one (0 for an empty schedule)."""
+        return max(self.cycle.values()) + 1 if self.cycle else 0
+
+    @staticmethod
+    def chained(problem: SchedulingProblem, cycles: dict[Operation, int]) -> Schedule:
+        """The schedule placing ops in ``cycles`` with the earliest start times chaining
+        allows (each op starts when its same-cycle predecessors finish)."""
+        incoming = problem.incoming()
+        start: dict[Operation, float] = {}
+        for op in problem.operations:
+            if op not in cycles:
+                continue
+            t = 0.0
+            for dep in incoming[op]:
+                if dep.src in start and cycles[dep.src] == cycles[op]:
+                    t = max(t, start[dep.src] + problem.delay[dep.src])
+            start[op] = t
+        return Schedule(dict(cycles), start)
+
+
+@dataclass
+class SchedulingProblem:
+    """Constraints on the schedule of one segment (see the module docstring)."""
+
+    clock_ns: float
+    budget_ns: float
+    """Datapath time per cycle: the clock period minus register and state selection."""
+    operations: list[Operation] = field(default_factory=list)
+    delay: dict[Operation, float] = field(default_factory=dict)
+    dependences: dict[tuple[Operation, Operation], Dependence] = field(default_factory=dict)
+    limits: dict[str, int] = field(default_factory=dict)
+    """Resource → uses allowed per cycle."""
+    uses: dict[Operation, tuple[str, ...]] = field(default_factory=dict)
+    """Operation → the resources it occupies in its cycle (each once)."""
+
+    def add_operation(self, op: Operation, delay_ns: float, uses: Iterable[str] = ()) -> None:
+        self.operations.append(op)
+        self.delay[op] = delay_ns
+        self.uses[op] = tuple(dict.fromkeys(uses))
+
+    def add_dependence(self, src: Operation, dst: Operation, distance: int, reason: str) -> None:
+        """Adds ``src -> dst``; a second reason for the same pair keeps the larger
+        distance."""
+        old = self.dependences.get((src, dst))
+        if old is not None:
+            distance = max(distance, old.distance)
+            if reason not in old.reason.split("; "):
+                reason = f"{old.reason}; {reason}"
+            else:
+                reason = old.reason
+        self.dependences[(src, dst)] = Dependence(src, dst, distance, reason)
+
+    def incoming(self) -> dict[Operation, list[Dependence]]:
+        out: dict[Operation, list[Dependence]] = {op: [] for op in self.operations}
+        for dep in self.dependences.values():
+            out[dep.dst].append(dep)
+        return out
+
+    def check(self) -> None:
+        """Checks the problem itself: dependences between its own operations, forward in
+        program order, distances 0 or more, a limit for every resource used. Raises
+        ``ValueError`` for a malformed problem and ``InfeasibleError`` (at the first such
+        op in program order) for an op slower than the budget."""
+        order = {op: i for i, op in enumerate(self.operations)}
+        if len(order) != len(self.operations):
+            raise ValueError("an operation is listed twice")
+        for dep in self.dependences.values():
+            if dep.src not in order or dep.dst not in order:
+                raise ValueError(f"dependence {dep.reason} names an operation not in the problem")
+            if order[dep.src] >= order[dep.dst]:
+                raise ValueError(
+                    f"dependence {describe(dep.src)} -> {describe(dep.dst)} goes backwards "
+                    "in program order"
+                )
+            if dep.distance < 0:
+                raise ValueError(f"dependence {dep.reason} has a negative distance")
+        for op in self.operations:
+            for r in self.uses.get(op, ()):
+                if self.limits.get(r, 0) < 1:
+                    raise ValueError(f"{describe(op)} uses {r}, which has no limit of 1 or more")
+            if self.delay[op] > self.budget_ns:
+                raise InfeasibleError(op, self.delay[op], self.budget_ns)
+
+    def verify(self, schedule: Schedule) -> list[Violation]:
+        """Every constraint ``schedule`` breaks (empty when it is valid)."""
+        out: list[Violation] = []
+        cyc, start = schedule.cycle, schedule.start
+        known = set(self.operations)
+        for op in self.operations:
+            if op not in cyc or op not in start:
+                out.append(Violation("unscheduled", f"{describe(op)} has no cycle", (op,)))
+            elif cyc[op] < 0 or start[op] < 0:
+                out.append(
+                    Violation(
+                        "range",
+                        f"{describe(op)} at cycle {cyc[op]}, {start[op]:.2f} ns: "
+                        "cycles and start times cannot be negative",
+                        (op,),
+                    )
+                )
+        for op in cyc.keys() - known:
+            out.append(Violation("unknown", f"{describe(op)} is not in the problem", (op,)))
+        placed = [op for op in self.operations if op in cyc and op in start]
+        on = set(placed)
+        for dep in self.dependences.values():
+            a, b = dep.src, dep.dst
+            if a not in on or b not in on:
+                continue
+            if cyc[b] < cyc[a] + dep.distance:
+                need = "a later cycle than" if dep.distance == 1 else "a cycle no earlier than"
+                if dep.distance > 1:
+                    need = f"at least {dep.distance} cycles after"
+                out.append(
+                    Violation(
+                        "dependence",
+                        f"{describe(b)} (cycle {cyc[b]}) must be in {need} {describe(a)} "
+                        f"(cycle {cyc[a]}): {dep.reason}",
+                        (a, b),
+                    )
+                )
+            elif cyc[b] == cyc[a] and start[b] + EPS_NS < start[a] + self.delay[a]:
+                out.append(
+                    Violation(
+                        "chaining",
+                        f"{describe(b)} starts at {start[b]:.2f} ns in cycle {cyc[b]}, before "
+                        f"{describe(a)} finishes at {start[a] + self.delay[a]:.2f} ns "
+                        f"({dep.reason})",
+                        (a, b),
+                    )
+                )
+        for op in placed:
+            end = start[op] + self.delay[op]
+            if end > self.budget_ns + EPS_NS:
+                out.append(
+                    Violation(
+                        "clock",
+                        f"{describe(op)} finishes at {end:.2f} ns in cycle {cyc[op]}, past the "
+                        f"{self.budget_ns:.2f} ns a {self.clock_ns:g} ns clock leaves for the "
+                        "datapath",
+                        (op,),
+                    )
+                )
+        users: dict[tuple[int, str], list[Operation]] = {}
+        for op in placed:
+            for r in self.uses.get(op, ()):
+                users.setdefault((cyc[op], r), []).append(op)
+        for (c, r), ops in sorted(users.items(), key=lambda kv: kv[0]):
+            limit = self.limits.get(r, 0)
+            if len(ops) > limit:
+                names = ", ".join(describe(o) for o in ops)
+                out.append(
+                    Violation(
+                        "resource",
+                        f"cycle {c}: {len(ops)} uses of {r} (limit {limit}): {names}",
+                        tuple(ops),
+                    )
+                )
+        return out
+
+    def assert_valid(self, schedule: Schedule) -> None:
+        """Raises ``ScheduleError`` listing every violation, if there is any."""
+        violations = self.verify(schedule)
+        if violations:
+            raise ScheduleError(violations)
+
+
+class Scheduler(Protocol):
+    """An algorithm: a problem that passed ``check()`` → a schedule ``verify`` accepts."""
+
+    def __call__(self, problem: SchedulingProblem) -> Schedule: ...
+
+
+def list_schedule(problem: SchedulingProblem) -> Schedule:
+    """List scheduling in program order with chaining: each op goes to the earliest cycle
+    its dependences allow in which it still finishes within the budget and finds its
+    resources free. Greedy, so not optimal in length, but fast and deterministic."""
+    incoming = problem.incoming()
+    sched = Schedule()
+    cycle, start = sched.cycle, sched.start
+    used: dict[tuple[int, str], int] = {}
+    for op in problem.operations:  # program order is a topological order
+        d = problem.delay[op]
+        if d > problem.budget_ns:
+            raise InfeasibleError(op, d, problem.budget_ns)
+        c = 0
+        for dep in incoming[op]:
+            c = max(c, cycle[dep.src] + dep.distance)
+        while True:
+            t = 0.0
+            for dep in incoming[op]:
+                if cycle[dep.src] == c:
+                    t = max(t, start[dep.src] + problem.delay[dep.src])
+            if t + d > problem.budget_ns:
+                c += 1
+                continue
+            if any(used.get((c, r), 0) >= problem.limits[r] for r in problem.uses[op]):
+                c += 1
+                continue
+            break
+        cycle[op] = c
+        start[op] = t
+        for r in problem.uses[op]:
+            used[(c, r)] = used.get((c, r), 0) + 1
+    return sched
+
+
+SCHEDULERS: dict[str, Scheduler] = {"list": list_schedule}
+"""Algorithms by name (``aquas-schedule{algorithm=...}``)."""
+
+__all__ = [
+    "SCHEDULERS",
+    "Dependence",
+    "InfeasibleError",
+    "Schedule",
+    "ScheduleError",
+    "Scheduler",
+    "SchedulingProblem",
+    "Violation",
+    "describe",
+    "list_schedule",
+]
