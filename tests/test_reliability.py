@@ -508,3 +508,16 @@ def test_library_rooms_do_not_import_the_cli() -> None:
                 offenders.append(str(f.relative_to(ROOT)))
     assert offenders == []
     assert not (ROOT / "synth" / "cli.py").exists() and not (ROOT / "egraph" / "cli.py").exists()
+
+
+def test_stage_directories_of_an_older_aquas_are_adopted(tmp_path: Path) -> None:
+    """Outputs written before the manifest existed are recognised by their stage.json."""
+    from aquas.flow import _stage_record
+
+    old = tmp_path / "synth"
+    old.mkdir()
+    (old / "stage.json").write_text('{"key": "k", "files": [], "result": {}}\n')
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "stage.json").write_text('{"notes": 1}\n')
+    assert _stage_record(old / "stage.json") is not None
+    assert _stage_record(tmp_path / "mine" / "stage.json") is None
