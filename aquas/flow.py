@@ -120,6 +120,8 @@ class Flow:
                 f"isax_master.setup_latency = {self.platform.isax_master.setup_latency})",
                 filename=str(self.platform.path) if self.platform.path else None,
             )
+        path = self.platform.path
+        self.platform_digest = file_digest(path) if path else repr(self.platform)
         m, dv = self.platform.memory, self.platform.devices
         # the program is linked for the memory map it runs on (the platform file's)
         self.memory_map = {
@@ -235,6 +237,7 @@ class Flow:
                 "sources": sources,
                 "headers": self.dependencies(p.sources),
                 "memory_map": self.memory_map,
+                "platform": self.platform_digest,
                 "rewritten": match["digests"],
                 "header": match["header_digest"],
                 "opt": p.opt,
@@ -250,7 +253,7 @@ class Flow:
             {
                 "elfs": {k: file_digest(v) for k, v in elfs.items()},
                 "unit": unit_digest,
-                "platform": file_digest(self.platform.path) if self.platform.path else p.soc,
+                "platform": self.platform_digest,
                 "max_cycles": p.max_cycles,
             },
             lambda d: self._sim(d, unit_v, elfs),

@@ -521,3 +521,21 @@ def test_stage_directories_of_an_older_aquas_are_adopted(tmp_path: Path) -> None
     (tmp_path / "mine" / "stage.json").write_text('{"notes": 1}\n')
     assert _stage_record(old / "stage.json") is not None
     assert _stage_record(tmp_path / "mine" / "stage.json") is None
+
+
+def test_d10_output_file_in_an_unwritable_place(spec: Path) -> None:
+    code, out = invoke("lower", str(spec), "-o", "/proc/aquas-cannot-be-here/ir.mlir")
+    assert code == 2 and "cannot write /proc/aquas-cannot-be-here/ir.mlir" in out
+    assert "Traceback" not in out and "internal error" not in out
+
+
+def test_d12_build_and_sim_keys_follow_the_platform_file(kyber: Path) -> None:
+    from aquas.flow import Flow
+    from aquas.project import load_project
+
+    plat = kyber.parent / "plat.toml"
+    plat.write_text((ROOT / "rtl_templates" / "platforms" / "picorv32.toml").read_text())
+    kyber.write_text(kyber.read_text().replace("[target]", '[target]\nplatform = "plat.toml"'))
+    before = Flow(load_project(kyber), kyber.parent / "out").platform_digest
+    plat.write_text(plat.read_text() + "\n# a comment still changes the file\n")
+    assert Flow(load_project(kyber), kyber.parent / "out").platform_digest != before
