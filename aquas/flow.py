@@ -133,12 +133,16 @@ class Flow:
         key = _sha(json.dumps({"inputs": inputs, "tool": tool_digest()}, sort_keys=True).encode())
         final = self.out / name
         record = final / "stage.json"
-        if not self.force and record.is_file():
-            rec = json.loads(record.read_text())
-            if rec.get("key") == key and all((final / f).exists() for f in rec.get("files", [])):
-                self.console.print(f"[{n}/{len(STAGES)}] {name}: unchanged, skipped", markup=False)
-                self.log.append(StageLog(name, True, 0.0))
-                return dict(rec["result"])
+        rec = _stage_record(record)
+        if (
+            not self.force
+            and rec is not None
+            and rec["key"] == key
+            and all((final / f).exists() for f in rec["files"])
+        ):
+            self.console.print(f"[{n}/{len(STAGES)}] {name}: unchanged, skipped", markup=False)
+            self.log.append(StageLog(name, True, 0.0))
+            return dict(rec["result"])
         guard = self.guard
         assert guard is not None, "stages run inside Flow.run"
         tmp = guard.temporary(name)
@@ -160,6 +164,8 @@ class Flow:
             tmp / "stage.json",
             json.dumps({"key": key, "files": files, "result": result}, indent=2) + "\n",
         )
+        if not guard.owns(name) and _stage_record(record) is not None:
+            guard.adopt(name)  # a stage directory of an older aquas (before the manifest)
         guard.replace(name, tmp)  # refuses to replace a directory aquas did not create
         self.console.print(f"[{n}/{len(STAGES)}] {name}: done in {secs:.1f} s", markup=False)
         self.log.append(StageLog(name, False, secs))
@@ -506,6 +512,17 @@ class Flow:
             "sizes": build["sizes"],
             "stages": [s.__dict__ for s in self.log],
         }
+
+
+def _stage_record(path: Path) -> dict[str, Any] | None:
+    """A stage's ``stage.json`` when it is one (a key, files and a result), else None."""
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if isinstance(rec, dict) and {"key", "files", "result"} <= set(rec):
+        return rec
+    return None
 
 
 def core_params(target: Target) -> dict[str, int]:

@@ -191,6 +191,11 @@ class OutputDir:
     def owns(self, name: str) -> bool:
         return name in self.entries
 
+    def adopt(self, name: str) -> None:
+        """Records ``name`` as aquas' own: for outputs of an aquas version that predates
+        the manifest, recognised by the caller from their contents."""
+        self._claim(name)
+
     def entry(self, name: str) -> Path:
         """``path/name`` for writing: refused when it exists and aquas did not create it."""
         target = self.path / name

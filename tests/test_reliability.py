@@ -506,3 +506,40 @@ def test_library_rooms_do_not_import_the_cli() -> None:
                 offenders.append(str(f.relative_to(ROOT)))
     assert offenders == []
     assert not (ROOT / "synth" / "cli.py").exists() and not (ROOT / "egraph" / "cli.py").exists()
+
+
+def test_stage_directories_of_an_older_aquas_are_adopted(tmp_path: Path) -> None:
+    """Outputs written before the manifest existed are recognised by their stage.json."""
+    from aquas.flow import _stage_record
+
+    old = tmp_path / "synth"
+    old.mkdir()
+    (old / "stage.json").write_text('{"key": "k", "files": [], "result": {}}\n')
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "stage.json").write_text('{"notes": 1}\n')
+    assert _stage_record(old / "stage.json") is not None
+    assert _stage_record(tmp_path / "mine" / "stage.json") is None
+
+
+def test_d10_output_file_in_an_unwritable_place(spec: Path) -> None:
+    code, out = invoke("lower", str(spec), "-o", "/proc/aquas-cannot-be-here/ir.mlir")
+    assert code == 2 and "cannot write /proc/aquas-cannot-be-here/ir.mlir" in out
+    assert "Traceback" not in out and "internal error" not in out
+
+
+def test_d12_build_and_sim_keys_follow_the_platform_file(kyber: Path) -> None:
+    from aquas.flow import Flow
+    from aquas.project import load_project
+
+    plat = kyber.parent / "plat.toml"
+    plat.write_text('base = "picorv32"\n[memory]\nlatency = 10\n')
+    kyber.write_text(kyber.read_text().replace("[target]", '[target]\nplatform = "plat.toml"'))
+
+    def key() -> str:
+        return Flow(load_project(kyber), kyber.parent / "out").platform.fingerprint()
+
+    before = key()
+    plat.write_text(plat.read_text() + "# a comment changes no value: same builds\n")
+    assert key() == before
+    plat.write_text('base = "picorv32"\n[memory]\nlatency = 11\n')
+    assert key() != before

@@ -78,7 +78,8 @@ def test_installed_sim_and_run(installed: tuple[Path, Path], tmp_path: Path) -> 
         env=env,
     )
     assert "sum=42" in r.stdout, r.stdout + r.stderr
-    assert r.returncode == 7, r.stdout + r.stderr  # the program's exit status
+    assert "exit code: 7" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 4, r.stdout + r.stderr  # the program exited non-zero
 
     # aquas run: the small Kyber project (spec copied next to it: nothing from the checkout)
     proj = tmp_path / "kyber"
