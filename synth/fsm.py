@@ -209,6 +209,9 @@ class FsmBuilder:
     Control points: ``pending`` holds the transitions waiting for the next state's id;
     ``open`` is the state ending the current straight-line segment (its Goto is the only
     pending transition), to which loop initialisation and branch decisions are attached.
+    Each segment is scheduled by ``scheduler`` (list scheduling unless another algorithm
+    is given); ``schedules`` keeps every segment's problem and verified schedule, and
+    ``cycle_of`` each op's cycle within its segment.
     """
 
     def __init__(
