@@ -209,6 +209,9 @@ class FsmBuilder:
     Control points: ``pending`` holds the transitions waiting for the next state's id;
     ``open`` is the state ending the current straight-line segment (its Goto is the only
     pending transition), to which loop initialisation and branch decisions are attached.
+    Each segment is scheduled by ``scheduler`` (list scheduling unless another algorithm
+    is given); ``schedules`` keeps every segment's problem and verified schedule, and
+    ``cycle_of`` each op's cycle within its segment.
     """
 
     def __init__(
@@ -597,7 +600,6 @@ class AquasSchedulePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # flow.py owns the delay model and the state numbering, and imports this module
-        from aquas.interpreter import find_extension
         from aquas.synth.flow import OVERHEAD_LEVELS, RESP_STATE, op_delay
         from aquas.synth.oplib import OperatorLibrary
 
@@ -614,19 +616,21 @@ class AquasSchedulePass(ModulePass):
             inner.attributes.pop(STATE_ATTR, None)
             inner.attributes.pop(CYCLE_ATTR, None)
         lib = OperatorLibrary.load()
-        builder = FsmBuilder(
-            self.clock_ns,
-            lambda o: op_delay(lib, o),
-            first_id=RESP_STATE + 1,
-            overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
-            scheduler=SCHEDULERS[self.algorithm],
-        )
-        for isax in find_extension(op).isaxs():
-            builder.build_isax(isax)
-            builder.finish(RESP_STATE)
-        for scheduled, state in builder.def_state.items():
-            scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
-            scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)
+        # one unit per extension, each numbering its states from its own idle state
+        for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:
+            builder = FsmBuilder(
+                self.clock_ns,
+                lambda o: op_delay(lib, o),
+                first_id=RESP_STATE + 1,
+                overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
+                scheduler=SCHEDULERS[self.algorithm],
+            )
+            for isax in ext.isaxs():
+                builder.build_isax(isax)
+                builder.finish(RESP_STATE)
+            for scheduled, state in builder.def_state.items():
+                scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
+                scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)
 
 
 __all__ = [

@@ -56,7 +56,10 @@ def apply(module, pipeline: str):  # type: ignore[no-untyped-def]
 
 
 def test_registry_lists_the_passes() -> None:
-    assert {"aquas-unroll", "canonicalize", "cse", "dce"} <= set(PASSES)
+    assert {"aquas-unroll", "aquas-if-convert", "aquas-schedule", "canonicalize", "cse"} <= set(
+        PASSES
+    )
+    assert "dce" in PASSES
     with pytest.raises(ValueError, match="Unrecognized passes"):
         parse_pipeline("nonsense")
 
@@ -69,6 +72,9 @@ def test_registry_lists_the_passes() -> None:
         "aquas-unroll{full=true}",
         "canonicalize,cse",
         "aquas-unroll,canonicalize,cse,dce",
+        "aquas-if-convert",
+        # what `aquas synth` runs, then the schedule annotations
+        "aquas-unroll,canonicalize,cse,aquas-if-convert,canonicalize,cse,dce,aquas-schedule",
     ],
 )
 def test_pipelines_preserve_semantics(path: Path, pipeline: str) -> None:
@@ -79,7 +85,45 @@ def test_pipelines_preserve_semantics(path: Path, pipeline: str) -> None:
         assert not any(aq.UNROLL_ATTR in o.attributes for o in loops)
         if "full=true" in pipeline:
             assert loops == []
+    if "aquas-if-convert" in pipeline:
+        for op in after.walk():
+            if isinstance(op, scf.IfOp):  # only ifs with side effects remain
+                assert any(not o.name.startswith(("arith.", "scf.")) for o in op.walk())
+    if "aquas-schedule" in pipeline:
+        assert any("aquas.state" in o.attributes for o in after.walk())
     assert_equivalent(before, after, cases=40, seed=len(path.name))
+
+
+IF_SRC = """
+state acc: u32 = 0;
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd {
+    var v: u32 = rs1;
+    if rs1 < rs2 {
+        v = rs2 - rs1;
+        if rs2 > 100 { v = v * 3; }
+    } else {
+        v = rs1 ^ rs2;
+    }
+    if v > 50 { acc = acc + v; }
+    return v + acc;
+}
+"""
+
+
+def test_if_convert_keeps_semantics_and_only_the_side_effecting_if() -> None:
+    before = lower_spec(IF_SRC, "if.isax")
+    after = apply(lower_spec(IF_SRC, "if.isax"), "aquas-if-convert")
+    assert sum(isinstance(o, scf.IfOp) for o in before.walk()) == 3
+    (kept,) = [o for o in after.walk() if isinstance(o, scf.IfOp)]
+    assert any(isinstance(o, aq.StateWriteOp) for o in kept.walk())
+    assert sum(o.name == "arith.select" for o in after.walk()) == 2
+    isax = next(find_extension(after).isaxs())
+    # (rs1, rs2) -> rd from the reset state, by hand
+    cases = {(10, 200): 570 + 570, (10, 50): 40, (7, 3): 4, (0, 101): 303 + 303}
+    for (rs1, rs2), rd in cases.items():
+        assert execute(isax, rs1, rs2).rd == rd
+    assert_equivalent(before, after, cases=200, seed=7)
 
 
 UNROLL_SRC = """

@@ -266,6 +266,10 @@ def test_schedule_options_are_checked() -> None:
         parse_pipeline("aquas-schedule{clock-ns=fast}")
 
 
+def test_a_module_without_an_extension_has_nothing_to_schedule() -> None:
+    assert run("builtin.module {\n}\n", "aquas-schedule") == "builtin.module {\n}\n"
+
+
 def test_an_op_slower_than_the_clock_is_a_located_error() -> None:
     text = SCHED_INPUT.replace(
         "%p = arith.muli %0, %1 : i32", '%p = arith.muli %0, %1 : i32 loc("m.isax":3:7)'
