@@ -24,7 +24,7 @@ def _aquas_if_convert() -> type[ModulePass]:
 
 
 def _aquas_schedule() -> type[ModulePass]:
-    from aquas.synth.fsm import AquasSchedulePass
+    from aquas.synth.timing import AquasSchedulePass
 
     return AquasSchedulePass
 

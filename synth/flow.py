@@ -13,70 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, ModuleOp
-from xdsl.ir import Operation, OpResult
+from xdsl.dialects.builtin import ModuleOp
 
 from aquas.diagnostics import AquasError
-from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
-from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
-from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
+from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
+from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare
 from aquas.synth.rtlgen import Unit, UnitGenerator
-
-IDLE_STATE, RESP_STATE = 0, 1
-# Gate levels of every cycle reserved for what surrounds the chained datapath: the
-# register-input select (an AND-OR tree over the register's writers, then a hold mux) and
-# the state decode feeding it. Checked against Yosys' depth of every example unit.
-OVERHEAD_LEVELS = 10
-
-
-def _w(op: Operation) -> int:
-    t = op.results[0].type if op.results else op.operands[0].type
-    assert isinstance(t, IntegerType)
-    return t.width.data
-
-
-def _const_rhs(op: Operation) -> bool:
-    if len(op.operands) < 2:
-        return False
-    v = op.operands[1]
-    return isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp)
-
-
-def op_delay(lib: OperatorLibrary, op: Operation) -> float:
-    """Combinational delay (ns) of one IR op in the generated datapath."""
-    if isinstance(op, (*FREE_OPS, *MEM_OPS, aq.StateReadOp, aq.StateWriteOp, aq.WriteRdOp)):
-        return 0.0
-    if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp):
-        # element select: a mux tree over the elements, plus the index compare for writes
-        from aquas.synth.fsm import spm_of
-
-        spm = spm_of(op)
-        levels = max(1, (spm.size - 1).bit_length())
-        d = levels * lib.delay_ns("mux", spm.width)
-        if isinstance(op, aq.SpmWriteOp):
-            d = lib.delay_ns("icmp_eq", 32)
-        return d
-    name = op.name
-    pred = None
-    if isinstance(op, arith.CmpiOp):
-        pred = CMPI_PREDICATE_NAMES[op.predicate.value.data]
-    kind = arith_kind(name, pred, _const_rhs(op))
-    width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
-    d = lib.delay_ns(kind, width)
-    if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
-        d += 2 * lib.delay_ns("mux", width)  # RISC-V corner-case selects
-    if name in ("arith.shli", "arith.shrui", "arith.shrsi") and not _const_rhs(op):
-        d += lib.delay_ns("mux", width)  # shift-out guard
-    return d
-
-
-def _width_of(t: Any) -> int:
-    assert isinstance(t, IntegerType)
-    return t.width.data
+from aquas.synth.timing import schedule_extension
 
 
 @dataclass
@@ -133,21 +79,7 @@ def schedule_isaxs(
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Prepare ``module`` in place and schedule every ISAX of its extension."""
     prepare(module)
-    ext = find_extension(module)
-    builder = FsmBuilder(
-        clock_ns,
-        lambda op: op_delay(lib, op),
-        first_id=RESP_STATE + 1,
-        overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
-    )
-    fsms = []
-    for isax in ext.isaxs():
-        fsm = builder.build_isax(isax)
-        builder.finish(RESP_STATE)
-        if fsm.entry < 0:
-            fsm.entry = RESP_STATE
-        fsms.append(fsm)
-    return builder, fsms
+    return schedule_extension(find_extension(module), clock_ns, lib)
 
 
 def isax_latencies(

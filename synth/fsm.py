@@ -25,17 +25,14 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
-from xdsl.passes import ModulePass
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
 from aquas.synth.schedule import (
-    SCHEDULERS,
     InfeasibleError,
     Schedule,
     Scheduler,
@@ -573,70 +570,7 @@ def _port_keys(op: Operation) -> list[tuple[str, int]]:
     return []
 
 
-STATE_ATTR = "aquas.state"
-"""Discardable attribute ``aquas-schedule`` puts on each scheduled op: its FSM state (i64)."""
-CYCLE_ATTR = "aquas.cycle"
-"""Discardable attribute: the op's cycle within its straight-line segment (i64)."""
-
-
-@dataclass(frozen=True)
-class AquasSchedulePass(ModulePass):
-    """Schedules every ISAX into FSM states; annotates each op with its state and cycle.
-
-    The states are numbered as in the generated unit (0 idle, 1 respond, then the ISAXs in
-    order). Ops that need no state (constants, ``aquas.rs1``/``rs2``) and control-flow ops
-    get no annotation. The pass schedules the IR as it is: run ``aquas-unroll`` and
-    ``aquas-if-convert`` first to schedule what ``aquas synth`` schedules.
-    """
-
-    name = "aquas-schedule"
-
-    # int as well, so that the pipeline text `clock-ns=10` is accepted
-    clock_ns: int | float = 10.0
-    """Target clock period (ns); the operator library's delays are chained within it."""
-
-    algorithm: str = "list"
-    """Scheduling algorithm (``list``: list scheduling with chaining)."""
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # flow.py owns the delay model and the state numbering, and imports this module
-        from aquas.synth.flow import OVERHEAD_LEVELS, RESP_STATE, op_delay
-        from aquas.synth.oplib import OperatorLibrary
-
-        if not self.clock_ns > 0 or self.clock_ns == float("inf"):
-            raise AquasError(
-                f"aquas-schedule: clock-ns must be a positive number, not {self.clock_ns}"
-            )
-        if self.algorithm not in SCHEDULERS:
-            known = ", ".join(sorted(SCHEDULERS))
-            raise AquasError(
-                f"aquas-schedule: unknown algorithm {self.algorithm!r} (known: {known})"
-            )
-        for inner in op.walk():
-            inner.attributes.pop(STATE_ATTR, None)
-            inner.attributes.pop(CYCLE_ATTR, None)
-        lib = OperatorLibrary.load()
-        # one unit per extension, each numbering its states from its own idle state
-        for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:
-            builder = FsmBuilder(
-                self.clock_ns,
-                lambda o: op_delay(lib, o),
-                first_id=RESP_STATE + 1,
-                overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
-                scheduler=SCHEDULERS[self.algorithm],
-            )
-            for isax in ext.isaxs():
-                builder.build_isax(isax)
-                builder.finish(RESP_STATE)
-            for scheduled, state in builder.def_state.items():
-                scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
-                scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)
-
-
 __all__ = [
-    "CYCLE_ATTR",
-    "STATE_ATTR",
-    "AquasSchedulePass",
     "FsmBuilder",
     "IsaxFsm",
     "Latency",

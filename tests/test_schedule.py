@@ -13,7 +13,7 @@ from xdsl.ir import Operation
 from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
 from aquas.spec.frontend import lower_spec, lower_spec_file
-from aquas.synth.flow import OVERHEAD_LEVELS, RESP_STATE, op_delay, schedule_isaxs
+from aquas.synth.flow import schedule_isaxs
 from aquas.synth.fsm import FsmBuilder
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare
@@ -26,6 +26,7 @@ from aquas.synth.schedule import (
     Violation,
     list_schedule,
 )
+from aquas.synth.timing import OVERHEAD_LEVELS, RESP_STATE, op_delay
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.isax"))

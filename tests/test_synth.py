@@ -13,8 +13,9 @@ import pytest
 from aquas.diagnostics import AquasError
 from aquas.interpreter import find_extension
 from aquas.spec.frontend import lower_spec
-from aquas.synth.flow import OVERHEAD_LEVELS, build_unit, export_verilog, synthesize
+from aquas.synth.flow import build_unit, export_verilog, synthesize
 from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.timing import OVERHEAD_LEVELS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.isax"))

@@ -20,9 +20,9 @@ from aquas.dialects import aquas as aq
 from aquas.passes import PASSES, describe_passes, parse_pipeline
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import build_unit
-from aquas.synth.fsm import CYCLE_ATTR, STATE_ATTR
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import PIPELINE
+from aquas.synth.timing import CYCLE_ATTR, STATE_ATTR
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.isax"))

@@ -1,0 +1,146 @@
+"""The timing model of generated units and the scheduling entry points.
+
+The combinational delay of each IR op in the generated datapath (from the Yosys-characterised
+operator library), the state numbering every unit shares (idle, respond, then the ISAXs'
+states), and :func:`schedule_extension`, which both ``aquas synth`` (through
+:func:`aquas.synth.flow.schedule_isaxs`) and the ``aquas-schedule`` pass use, so the pass
+annotates exactly the states the generated unit has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i64
+from xdsl.ir import Operation, OpResult
+from xdsl.passes import ModulePass
+
+from aquas.diagnostics import AquasError
+from aquas.dialects import aquas as aq
+from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, spm_of
+from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
+from aquas.synth.schedule import SCHEDULERS, Scheduler, list_schedule
+
+IDLE_STATE, RESP_STATE = 0, 1
+# Gate levels of every cycle reserved for what surrounds the chained datapath: the
+# register-input select (an AND-OR tree over the register's writers, then a hold mux) and
+# the state decode feeding it. Checked against Yosys' depth of every example unit.
+OVERHEAD_LEVELS = 10
+
+
+def _w(op: Operation) -> int:
+    t = op.results[0].type if op.results else op.operands[0].type
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _const_rhs(op: Operation) -> bool:
+    if len(op.operands) < 2:
+        return False
+    v = op.operands[1]
+    return isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp)
+
+
+def op_delay(lib: OperatorLibrary, op: Operation) -> float:
+    """Combinational delay (ns) of one IR op in the generated datapath."""
+    if isinstance(op, (*FREE_OPS, *MEM_OPS, aq.StateReadOp, aq.StateWriteOp, aq.WriteRdOp)):
+        return 0.0
+    if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp):
+        # element select: a mux tree over the elements, plus the index compare for writes
+        spm = spm_of(op)
+        levels = max(1, (spm.size - 1).bit_length())
+        d = levels * lib.delay_ns("mux", spm.width)
+        if isinstance(op, aq.SpmWriteOp):
+            d = lib.delay_ns("icmp_eq", 32)
+        return d
+    name = op.name
+    pred = None
+    if isinstance(op, arith.CmpiOp):
+        pred = CMPI_PREDICATE_NAMES[op.predicate.value.data]
+    kind = arith_kind(name, pred, _const_rhs(op))
+    width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
+    d = lib.delay_ns(kind, width)
+    if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
+        d += 2 * lib.delay_ns("mux", width)  # RISC-V corner-case selects
+    if name in ("arith.shli", "arith.shrui", "arith.shrsi") and not _const_rhs(op):
+        d += lib.delay_ns("mux", width)  # shift-out guard
+    return d
+
+
+def _width_of(t: Any) -> int:
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def schedule_extension(
+    ext: aq.ExtensionOp,
+    clock_ns: float,
+    lib: OperatorLibrary,
+    scheduler: Scheduler = list_schedule,
+) -> tuple[FsmBuilder, list[IsaxFsm]]:
+    """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines."""
+    builder = FsmBuilder(
+        clock_ns,
+        lambda op: op_delay(lib, op),
+        first_id=RESP_STATE + 1,
+        overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
+        scheduler=scheduler,
+    )
+    fsms = []
+    for isax in ext.isaxs():
+        fsm = builder.build_isax(isax)
+        builder.finish(RESP_STATE)
+        if fsm.entry < 0:
+            fsm.entry = RESP_STATE
+        fsms.append(fsm)
+    return builder, fsms
+
+
+STATE_ATTR = "aquas.state"
+"""Discardable attribute ``aquas-schedule`` puts on each scheduled op: its FSM state (i64)."""
+CYCLE_ATTR = "aquas.cycle"
+"""Discardable attribute: the op's cycle within its straight-line segment (i64)."""
+
+
+@dataclass(frozen=True)
+class AquasSchedulePass(ModulePass):
+    """Schedules every ISAX into FSM states; annotates each op with its state and cycle.
+
+    The states are numbered as in the generated unit (0 idle, 1 respond, then the ISAXs in
+    order). Ops that need no state (constants, ``aquas.rs1``/``rs2``) and control-flow ops
+    get no annotation. The pass schedules the IR as it is: run ``aquas-unroll`` and
+    ``aquas-if-convert`` first to schedule what ``aquas synth`` schedules.
+    """
+
+    name = "aquas-schedule"
+
+    # int as well, so that the pipeline text `clock-ns=10` is accepted
+    clock_ns: int | float = 10.0
+    """Target clock period (ns); the operator library's delays are chained within it."""
+
+    algorithm: str = "list"
+    """Scheduling algorithm (``list``: list scheduling with chaining)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.clock_ns > 0 or self.clock_ns == float("inf"):
+            raise AquasError(
+                f"aquas-schedule: clock-ns must be a positive number, not {self.clock_ns}"
+            )
+        if self.algorithm not in SCHEDULERS:
+            known = ", ".join(sorted(SCHEDULERS))
+            raise AquasError(
+                f"aquas-schedule: unknown algorithm {self.algorithm!r} (known: {known})"
+            )
+        for inner in op.walk():
+            inner.attributes.pop(STATE_ATTR, None)
+            inner.attributes.pop(CYCLE_ATTR, None)
+        lib = OperatorLibrary.load()
+        # one unit per extension, each numbering its states from its own idle state
+        for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:
+            builder, _ = schedule_extension(ext, self.clock_ns, lib, SCHEDULERS[self.algorithm])
+            for scheduled, state in builder.def_state.items():
+                scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
+                scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)
