@@ -481,6 +481,9 @@ _ARITH: dict[str, type | tuple[type, type]] = {
 
 
 def _fold(kind: str, a: int, b: int) -> int | bool | None:
+    """Folds two untyped constants exactly, as the language defines (docs/spec-language.md):
+    they have no width yet, so w-bit semantics (aquas.intops) do not apply; the result must
+    fit the type the context gives it, checked when it is materialized."""
     if kind in ("div", "rem") and b == 0:
         return None
     return {
