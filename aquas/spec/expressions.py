@@ -10,8 +10,8 @@ from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import Block, Operation, SSAValue
 
 from aquas.dialects import aquas as aq
+from aquas.spec.limits import MAX_CONST_BITS
 from aquas.spec.lowering import Const, LoweringBase, Typed, Val, Where, conv_hint, signless
-from aquas.spec.parse import parse_int
 from aquas.spec.types import U1, U32, IntTy, parse_type_name
 
 
@@ -97,10 +97,7 @@ class ExprLowering(LoweringBase):
     def e_literal(self, e: Tree, expected: IntTy | None) -> Val:
         tok = e.children[0]
         assert isinstance(tok, Token)
-        try:
-            value, suffix, pattern = parse_int(str(tok))
-        except ValueError as exc:
-            raise self.error(tok, f"malformed integer literal '{tok}'") from exc
+        value, suffix, pattern = self.literal(tok)
         if suffix is None:
             return Const(value, pattern)
         ty = parse_type_name(suffix)
@@ -338,10 +335,10 @@ class ExprLowering(LoweringBase):
             if isinstance(lhs, Const) and isinstance(rhs, Const):
                 if rhs.value < 0:
                     raise self.error(rhs_e, "negative shift amount")
-                return Const(
-                    lhs.value << rhs.value if kind == "shl" else lhs.value >> rhs.value,
-                    lhs.bit_pattern,
-                )
+                # Clamping the amount keeps `1 << 100000` cheap and still over the limit.
+                amount = min(rhs.value, MAX_CONST_BITS + 1)
+                shifted = lhs.value << amount if kind == "shl" else lhs.value >> rhs.value
+                return self.untyped(shifted, lhs.bit_pattern, e)
             if isinstance(lhs, Const):
                 lhs = self.materialize(lhs, self.typed_or(expected, lhs, lhs_e), lhs_e)
             return self.binop(kind, lhs, rhs, e, rhs_e)
@@ -366,7 +363,7 @@ class ExprLowering(LoweringBase):
                 raise self.error(e, "division by zero in a constant expression")
             if is_cmp:
                 return self.const(int(folded), U1, e)
-            return Const(folded, a0.bit_pattern and b0.bit_pattern)
+            return self.untyped(folded, a0.bit_pattern and b0.bit_pattern, e)
         return self.binop(kind, a0, b0, e, rhs_e)
 
     def typed_or(self, expected: IntTy | None, c: Const, at: Where) -> IntTy:
@@ -484,6 +481,9 @@ _ARITH: dict[str, type | tuple[type, type]] = {
 
 
 def _fold(kind: str, a: int, b: int) -> int | bool | None:
+    """Folds two untyped constants exactly, as the language defines (docs/spec-language.md):
+    they have no width yet, so w-bit semantics (aquas.intops) do not apply; the result must
+    fit the type the context gives it, checked when it is materialized."""
     if kind in ("div", "rem") and b == 0:
         return None
     return {

@@ -21,13 +21,20 @@ from pathlib import Path
 
 from lark import Token, Tree
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i32, i64
+from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, IntegerType, ModuleOp, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from aquas.diagnostics import AquasError, SourceLoc
 from aquas.dialects import aquas as aq
 from aquas.spec.expressions import BINOPS, ExprLowering
+from aquas.spec.limits import (
+    MAX_BURST_BEATS,
+    MAX_NAME_LENGTH,
+    SpecBudgets,
+    heaviest_unrolled_loop,
+    unrolled_counts,
+)
 from aquas.spec.lowering import (
     Binding,
     Const,
@@ -62,9 +69,12 @@ class SpecFrontend(ExprLowering):
     def run(self, tree: Tree) -> ModuleOp:
         children = list(tree.children)
         name = Path(self.filename).stem.replace("-", "_").replace(".", "_") or "extension"
+        name_at: Where = None
         if children and isinstance(children[0], Tree) and children[0].data == "header":
-            name = str(children[0].children[0])
+            name_at = children[0].children[0]
+            name = str(name_at)
             children = children[1:]
+        self.check_name_length(name, "extension", name_at)
         ext_ops: list[Operation] = []
         for item in children:
             assert isinstance(item, Tree)
@@ -90,6 +100,17 @@ class SpecFrontend(ExprLowering):
                 f"generated IR failed verification: {e}", filename=self.filename
             ) from e
         return module
+
+    def check_name_length(self, name: str, what: str, at: Where) -> None:
+        if len(name) > MAX_NAME_LENGTH:
+            hint = "it names generated files, Verilog modules and C functions"
+            if what == "extension" and at is None:
+                hint = "the name comes from the file name; declare a shorter one: extension NAME;"
+            raise self.error(
+                at,
+                f"{what} name of {len(name)} characters is longer than {MAX_NAME_LENGTH}",
+                hint=hint,
+            )
 
     def declare_global(self, tok: Token) -> str:
         name = str(tok)
@@ -122,8 +143,15 @@ class SpecFrontend(ExprLowering):
         name = self.declare_global(name_tok)
         ty = self.type_of(ty_tok)
         size = self.int_token(size_tok)
-        if size <= 0 or size > 1 << 20:
-            raise self.error(size_tok, f"scratchpad size must be in 1..{1 << 20}, got {size}")
+        if size <= 0:
+            raise self.error(size_tok, f"scratchpad size must be positive, got {size}")
+        if size > self.budgets.scratchpad_elements:
+            raise self.error(
+                size_tok,
+                f"scratchpad '{name}' of {size} elements exceeds the synthesis budget of "
+                f"{self.budgets.scratchpad_elements} elements",
+                hint=self.budgets.hint("scratchpad_elements"),
+            )
         kind, factor = "none", 1
         if part is not None:
             kind_tok, factor_tok = part.children
@@ -146,6 +174,7 @@ class SpecFrontend(ExprLowering):
         *attrs, name_tok, params, result, body = t.children
         assert isinstance(name_tok, Token) and isinstance(body, Tree)
         name = self.declare_global(name_tok)
+        self.check_name_length(name, "ISAX", name_tok)
         enc = self.encoding(attrs, name_tok)
         key = enc
         if key in self.encodings:
@@ -213,6 +242,7 @@ class SpecFrontend(ExprLowering):
                 f"ISAX '{name}' declares -> rd but never returns a value",
                 hint="end the body with `return <expr>;`",
             )
+        self.check_unrolled(name, name_tok)
         op = aq.IsaxOp(name, enc[0], enc[1], enc[2], uses)
         # Move the lowered ops into the ISAX's region.
         op.body.detach_block(0)
@@ -222,16 +252,54 @@ class SpecFrontend(ExprLowering):
         self.block = Block()
         return op
 
+    def check_unrolled(self, name: str, at: Token) -> None:
+        """The ISAX's size after unrolling stays within the synthesis budgets."""
+        ops, bursts = unrolled_counts(self.block)
+        for count, field, what in (
+            (ops, "unrolled_ops", "operations"),
+            (bursts, "bursts", "burst statements"),
+        ):
+            limit = getattr(self.budgets, field)
+            if count <= limit:
+                continue
+            loop = heaviest_unrolled_loop(self.block, bursts=field == "bursts")
+            where: Where = at
+            if loop is not None and isinstance(loop.location, FileLineColLoc):
+                fl = loop.location
+                where = SourceLoc(fl.filename.data, fl.line.data, fl.column.data)
+            raise self.error(
+                where,
+                f"ISAX '{name}' has {count} {what} after unrolling, over the synthesis budget "
+                f"of {limit}" + (" (this loop contributes most)" if loop is not None else ""),
+                hint=self.budgets.hint(field),
+            )
+
+    def check_repeated(self, key_tok: Token, seen: dict[str, Token]) -> None:
+        """An attribute given twice is an error: the later one would silently win."""
+        key = str(key_tok)
+        first = seen.get(key)
+        if first is not None:
+            raise self.error(
+                key_tok,
+                f"attribute '{key}' is given twice (first at line {first.line}, column "
+                f"{first.column})",
+                hint="keep one of them",
+            )
+        seen[key] = key_tok
+
     def encoding(self, attrs: list[Tree | Token | None], name_tok: Token) -> tuple[int, int, int]:
         opcode: int | None = None
         funct3 = 0
         funct7: int | None = None
+        seen: dict[str, Token] = {}
         for a in attrs:
             assert isinstance(a, Tree)
             for item in a.children:
                 assert isinstance(item, Tree)
                 key_tok, arg = item.children
+                assert isinstance(key_tok, Token)
                 key = str(key_tok)
+                self.check_repeated(key_tok, seen)
                 if arg is None:
                     raise self.error(key_tok, f"attribute '{key}' needs a value, e.g. {key}(1)")
                 if key == "opcode":
@@ -405,6 +473,14 @@ class SpecFrontend(ExprLowering):
         n = self.int_token(n_tok)
         if n <= 0:
             raise self.error(n_tok, f"burst length must be positive, got {n}")
+        per_element = 2 if ety.width == 64 else 1  # 32-bit bus beats
+        if n * per_element > MAX_BURST_BEATS:
+            raise self.error(
+                n_tok,
+                f"burst of {n} {ety} elements is {n * per_element} bus beats; the memory port "
+                f"moves at most {MAX_BURST_BEATS} per burst",
+                hint=f"split it into bursts of at most {MAX_BURST_BEATS // per_element} elements",
+            )
         off_v = self.expr(off_e, U32)
         if isinstance(off_v, Const):
             if off_v.value < 0 or off_v.value + n > size:
@@ -487,11 +563,14 @@ class SpecFrontend(ExprLowering):
             )
         trip = max(0, (hi - lo + step - 1) // step)
         unroll: int | None = None
+        seen: dict[str, Token] = {}
         for a in attrs:
             assert isinstance(a, Tree)
             for item in a.children:
                 assert isinstance(item, Tree)
                 key_tok, arg = item.children
+                assert isinstance(key_tok, Token)
+                self.check_repeated(key_tok, seen)
                 if str(key_tok) != "unroll":
                     raise self.error(
                         key_tok,
@@ -546,11 +625,15 @@ def _assigned_names(t: Tree) -> Iterator[str]:
                 yield str(lv.children[0])
 
 
-def lower_spec(source: str, filename: str = "<input>") -> ModuleOp:
-    """Parse, check and lower spec text to a verified module holding one aquas.extension."""
+def lower_spec(
+    source: str, filename: str = "<input>", budgets: SpecBudgets | None = None
+) -> ModuleOp:
+    """Parse, check and lower spec text to a verified module holding one aquas.extension.
+
+    ``budgets`` defaults to :meth:`SpecBudgets.from_env`."""
     tree = parse_spec(source, filename)
     try:
-        return SpecFrontend(source, filename).run(tree)
+        return SpecFrontend(source, filename, budgets).run(tree)
     except RecursionError:
         raise AquasError(
             "the spec nests expressions or blocks too deeply",

@@ -13,7 +13,8 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from aquas import intops
 from aquas.diagnostics import AquasError, SourceLoc
-from aquas.spec.parse import parse_int
+from aquas.spec.limits import MAX_CONST_BITS, SpecBudgets
+from aquas.spec.parse import LiteralTooLarge, parse_int
 from aquas.spec.types import IntTy, parse_type_name
 
 
@@ -56,9 +57,10 @@ class IsaxScope:
 class LoweringBase:
     """Declarations, scopes, diagnostics and emission of one spec file's lowering."""
 
-    def __init__(self, source: str, filename: str):
+    def __init__(self, source: str, filename: str, budgets: SpecBudgets | None = None):
         self.source = source
         self.filename = filename
+        self.budgets = budgets if budgets is not None else SpecBudgets.from_env()
         self.states: dict[str, tuple[IntTy, SourceLoc]] = {}
         self.scratchpads: dict[str, tuple[IntTy, int, SourceLoc]] = {}
         self.globals: dict[str, SourceLoc] = {}
@@ -113,12 +115,34 @@ class LoweringBase:
     def int_token(self, tok: Token | Tree) -> int:
         if not isinstance(tok, Token) or tok.type != "INT":
             raise self.error(tok, "expected an integer literal")
-        value, suffix, _ = parse_int(str(tok))
+        value, suffix, _ = self.literal(tok)
         if suffix is not None:
             raise self.error(tok, "a type suffix is not allowed here")
         return value
 
-    # -- ISAX definitions --------------------------------------------------------------
+    def literal(self, tok: Token) -> tuple[int, str | None, bool]:
+        """:func:`parse_int` of a literal token, its failures as diagnostics."""
+        try:
+            return parse_int(str(tok))
+        except LiteralTooLarge:
+            raise self.error(
+                tok,
+                f"integer literal of {len(tok)} characters exceeds {MAX_CONST_BITS} bits",
+                hint="types are at most 64 bits wide",
+            ) from None
+        except ValueError:
+            shown = str(tok) if len(tok) <= 40 else str(tok)[:40] + "..."
+            raise self.error(tok, f"malformed integer literal '{shown}'") from None
+
+    def untyped(self, value: int, bit_pattern: bool, at: Where) -> Const:
+        """An untyped constant, kept within :data:`MAX_CONST_BITS` so folding stays cheap."""
+        if value.bit_length() > MAX_CONST_BITS:
+            raise self.error(
+                at,
+                f"constant expression exceeds {MAX_CONST_BITS} bits",
+                hint="types are at most 64 bits wide; give an operand a type suffix, e.g. 1u64",
+            )
+        return Const(value, bit_pattern)
 
     # -- scopes ------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import lark
 from lark import Tree
 
 from aquas.diagnostics import AquasError, SourceLoc
+from aquas.spec.limits import MAX_CONST_BITS
 
 _GRAMMAR = Path(__file__).with_name("isax.lark")
 
@@ -23,22 +24,33 @@ def _parser() -> lark.Lark:
     )
 
 
+class LiteralTooLarge(ValueError):
+    """An integer literal of more than :data:`MAX_CONST_BITS` bits."""
+
+
 def parse_int(text: str) -> tuple[int, str | None, bool]:
-    """(value, type suffix or None, written as a bit pattern) of an INT token."""
+    """(value, type suffix or None, written as a bit pattern) of an INT token.
+
+    Raises :class:`LiteralTooLarge` for a value of more than ``MAX_CONST_BITS`` bits, without
+    converting an arbitrarily long digit string first."""
     t = text.replace("_", "")
     suffix = None
     low = t.lower()
+    base, bits_per_digit, pattern = 10, 3.33, False
     if low.startswith(("0x", "0b")):
-        digits = t[2:]
-        for i, ch in enumerate(digits):
-            if ch in "ui":
-                digits, suffix = digits[:i], digits[i:]
-                break
-        return int(digits, 16 if low.startswith("0x") else 2), suffix, True
+        base, bits_per_digit, pattern = (16, 4.0, True) if low[1] == "x" else (2, 1.0, True)
+        t = t[2:]
     for i, ch in enumerate(t):
         if ch in "ui":
-            return int(t[:i]), t[i:], False
-    return int(t), None, False
+            t, suffix = t[:i], t[i:]
+            break
+    significant = t.lstrip("0") or t[-1:]  # Python's digit limit counts leading zeros too
+    if (len(significant) - 1) * bits_per_digit > MAX_CONST_BITS:
+        raise LiteralTooLarge(text)
+    value = int(significant, base)
+    if value.bit_length() > MAX_CONST_BITS:
+        raise LiteralTooLarge(text)
+    return value, suffix, pattern
 
 
 def _syntax_error(e: lark.exceptions.LarkError, source: str, filename: str) -> AquasError:
