@@ -31,6 +31,8 @@ COMMON_RTL = [
     RTL / "soc" / "aquas_wb_port.v",
     RTL / "devices" / "aquas_devices.v",
     RTL / "soc" / "aquas_isax_empty_slot.v",
+    RTL / "soc" / "aquas_isax_slot.v",
+    RTL / "soc" / "aquas_mem_system.v",
 ]
 SOC_RTL = {
     "vexriscv": [RTL / "adapters" / "cfu_adapter.v", RTL / "soc" / "aquas_soc_vexriscv.v"],

@@ -18,6 +18,8 @@ MODULES = [
     RTL / "soc" / "aquas_wb_port.v",
     RTL / "soc" / "aquas_isax_empty_slot.v",
     RTL / "devices" / "aquas_devices.v",
+    RTL / "soc" / "aquas_isax_slot.v",
+    RTL / "soc" / "aquas_mem_system.v",
     RTL / "adapters" / "cfu_adapter.v",
     RTL / "adapters" / "pcpi_adapter.v",
     TEST_UNIT,
@@ -30,9 +32,17 @@ def lint(files: list[Path], *extra: str) -> None:
     assert r.returncode == 0, r.stderr
 
 
+# Templates that instantiate other templates are linted together with them.
+DEPS = {
+    "aquas_isax_slot.v": MODULES[2:3],
+    "aquas_mem_system.v": MODULES[:5],
+}
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_lint_module(path: Path):
-    lint([path])
+    deps = DEPS.get(path.name, [])
+    lint([*deps, path], *(["--top-module", path.stem] if deps else []))
 
 
 @pytest.mark.parametrize("soc", ["vexriscv", "picorv32"])
@@ -42,7 +52,7 @@ def test_lint_soc(soc: str, with_unit: bool):
     files = [
         WAIVERS,
         core_rtl(soc),
-        *MODULES[:4],
+        *MODULES[:6],
         RTL / "adapters" / adapter,
         RTL / "soc" / f"aquas_soc_{soc}.v",
     ]
