@@ -205,6 +205,8 @@ def run(
             print(out, end="")
         if proc.returncode != 0 or not result_file.exists():
             raise AquasError(f"simulator failed (status {proc.returncode}):\n{err.strip()}")
+        if vcd is not None and not Path(vcd).is_file():
+            raise AquasError("the simulator did not write the waveform", filename=str(vcd))
         records = [json.loads(line) for line in result_file.read_text().splitlines() if line]
     end = next(r for r in records if r["type"] == "end")
     stats: dict[str, Any] = next((r for r in records if r["type"] == "stats"), {})
