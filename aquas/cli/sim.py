@@ -82,6 +82,8 @@ def _sim(
     from aquas.sim.runner import run
 
     plat = load_target(platform, soc=soc)
+    if vcd is not None and not _writable(vcd):
+        raise AquasError("cannot write the waveform file here", filename=str(vcd))
     with tempfile.TemporaryDirectory(prefix="aquas-sim-prog-") as td:
         if len(program) == 1 and program[0].suffix not in (".c", ".S", ".s"):
             elf = program[0]
@@ -134,3 +136,16 @@ def _sim(
     # never the code itself: it would wrap modulo 256 (256 looks like success) and
     # collide with the tool's own statuses
     return 0 if result.exit_code == 0 else EXIT_PROGRAM_FAILED
+
+
+def _writable(path: Path) -> bool:
+    """Whether a file can be created or overwritten at ``path`` (checked before the run, so a
+    waveform that cannot be written is an error, not a report of one)."""
+    import os
+
+    if path.is_dir():
+        return False
+    if path.exists():
+        return os.access(path, os.W_OK)
+    parent = path.absolute().parent
+    return parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)

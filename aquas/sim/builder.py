@@ -43,6 +43,8 @@ COMMON_RTL = [
     RTL / "soc" / "aquas_wb_port.v",
     RTL / "devices" / "aquas_devices.v",
     RTL / "soc" / "aquas_isax_empty_slot.v",
+    RTL / "soc" / "aquas_isax_slot.v",
+    RTL / "soc" / "aquas_mem_system.v",
 ]
 
 
@@ -261,12 +263,17 @@ def build(
 
     if exe.exists():
         return result(True, 0.0)
-    with _locked(root / f".{key}.lock"):
+    with _locked(root / f".{key}.lock"), contextlib.ExitStack() as cleanup:
         if exe.exists():
             return result(True, 0.0)
         tmp = root / f".{key}.tmp{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
+        # Holding the lock, any other temporary directory of this key is left over from a
+        # killed build.
+        for stale in root.glob(f".{key}.tmp*"):
+            shutil.rmtree(stale, ignore_errors=True)
         tmp.mkdir(parents=True)
+        # Interrupted (Ctrl-C included) or failed: leave no half-built directory behind.
+        cleanup.callback(shutil.rmtree, tmp, ignore_errors=True)
         cmd = [
             *verilator_cmd(),
             *flags,
@@ -294,8 +301,10 @@ def build(
         secs = time.monotonic() - t0
         if proc.returncode != 0 or not (tmp / "obj_dir" / "Vtop").exists():
             tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-25:])
+            kept = root / f"{key}.failed.log"  # the temporary directory goes, the log stays
+            shutil.copyfile(log_path, kept)
             raise AquasError(
-                f"Verilator build of the {soc} SoC failed (log: {log_path}):\n{tail}",
+                f"Verilator build of the {soc} SoC failed (log: {kept}):\n{tail}",
                 hint="check the ISAX Verilog against docs/isax-port.md" if isax_files else None,
             )
         (tmp / "build.json").write_text(

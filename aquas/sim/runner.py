@@ -6,7 +6,7 @@ import json
 import struct
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,32 @@ class Region:
         return self.cycles / self.count if self.count else 0.0
 
 
+@dataclass(frozen=True)
+class BadAccess:
+    """An access to an address that is neither RAM nor a device; the run ended there, before
+    the access read or wrote anything (``aquas_mem_system.v``)."""
+
+    master: str  # core_fetch | core_data | isax
+    channel: int | None  # the ISAX unit's DMA channel (master == "isax")
+    write: bool
+    address: int  # the first byte address outside RAM and the devices
+    start: int  # the request's address (a burst may start in RAM and run past its end)
+    beats: int
+    pc: int | None  # core_data: the load/store; isax: the custom instruction; core_fetch: None
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> BadAccess:
+        return cls(
+            master=str(doc["master"]),
+            channel=None if doc["channel"] is None else int(doc["channel"]),
+            write=bool(doc["write"]),
+            address=int(doc["address"]),
+            start=int(doc["start"]),
+            beats=int(doc["beats"]),
+            pc=None if doc["pc"] is None else int(doc["pc"]),
+        )
+
+
 @dataclass
 class SimResult:
     output: str
@@ -38,6 +64,7 @@ class SimResult:
     timed_out: bool
     reason: str = "exit"  # exit | timeout | unattached | trap | bad_access | burst_too_long
     report: str = ""  # the harness's explanation when the program did not exit normally
+    bad_access: BadAccess | None = None  # set when reason == "bad_access"
     l2_hits: int = 0
     l2_misses: int = 0
     wall_seconds: float = 0.0
@@ -55,6 +82,7 @@ class SimResult:
             "timed_out": self.timed_out,
             "reason": self.reason,
             "report": self.report,
+            "bad_access": asdict(self.bad_access) if self.bad_access else None,
             "output": self.output,
             "regions": {
                 str(r.id): {"cycles": r.cycles, "count": r.count} for r in self.regions.values()
@@ -177,6 +205,8 @@ def run(
             print(out, end="")
         if proc.returncode != 0 or not result_file.exists():
             raise AquasError(f"simulator failed (status {proc.returncode}):\n{err.strip()}")
+        if vcd is not None and not Path(vcd).is_file():
+            raise AquasError("the simulator did not write the waveform", filename=str(vcd))
         records = [json.loads(line) for line in result_file.read_text().splitlines() if line]
     end = next(r for r in records if r["type"] == "end")
     stats: dict[str, Any] = next((r for r in records if r["type"] == "stats"), {})
@@ -191,6 +221,7 @@ def run(
         timed_out=end["reason"] == "timeout",
         reason=end["reason"],
         report=end.get("detail", ""),
+        bad_access=BadAccess.from_json(end["bad_access"]) if end.get("bad_access") else None,
         l2_hits=int(stats.get("l2_hits", 0)),
         l2_misses=int(stats.get("l2_misses", 0)),
         wall_seconds=float(stats.get("wall_seconds", 0.0)),

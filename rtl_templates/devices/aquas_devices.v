@@ -2,7 +2,9 @@
 // Simple request/acknowledge slave: a request is held (valid and payload stable) until
 // `ack`, which comes one cycle after `valid` (so a device access costs 2 cycles at the bus).
 // Side effects are reported to the simulation harness on the ev_* outputs (one-cycle pulse,
-// in the cycle of the acknowledgement).
+// in the cycle of the acknowledgement). `mapped` tells the memory system's decoder whether
+// `addr`/`write` name a device register at all (the cycle counter is read-only, the others
+// write-only); it never forwards any other access here (aquas_mem_system.v).
 `default_nettype none
 
 module aquas_devices #(
@@ -17,13 +19,16 @@ module aquas_devices #(
   input  wire        rst,
   input  wire        valid,
   input  wire        write,
-  input  wire [31:0] addr,     // byte address (low 2 bits ignored)
+  /* verilator lint_off UNUSEDSIGNAL */  // registers are words: the byte offset is ignored
+  input  wire [31:0] addr,
+  /* verilator lint_on UNUSEDSIGNAL */
   input  wire [31:0] wdata,
   output reg         ack,
   output reg  [31:0] rdata,
   output reg  [63:0] cycles,   // cycles since reset
+  output wire        mapped,
   output wire        ev_valid,
-  output wire [2:0]  ev_kind,  // 1 console, 2 exit, 3 region begin, 4 region end, 5 bad access
+  output wire [2:0]  ev_kind,  // 1 console, 2 exit, 3 region begin, 4 region end
   output wire [31:0] ev_data
 );
   wire [31:0] a = {addr[31:2], 2'b00};
@@ -53,14 +58,12 @@ module aquas_devices #(
       else if (a == DEV_EXIT) kind = 3'd2;
       else if (a == DEV_REGION_BEGIN) kind = 3'd3;
       else if (a == DEV_REGION_END) kind = 3'd4;
-      else kind = 3'd5;
-    end else if (a != DEV_CYCLE_LO && a != DEV_CYCLE_HI) begin
-      kind = 3'd5;
     end
   end
+  assign mapped = write ? (kind != 3'd0) : (a == DEV_CYCLE_LO || a == DEV_CYCLE_HI);
   assign ev_valid = fire && kind != 3'd0;
   assign ev_kind = kind;
-  assign ev_data = (kind == 3'd5) ? addr : wdata;
+  assign ev_data = wdata;
 endmodule
 
 `default_nettype wire

@@ -8,7 +8,8 @@
 // The program's console output goes to stdout. A human-readable summary goes to stderr.
 // Machine-readable results are JSON lines written to --result:
 //   {"type":"end","reason":"exit|timeout|unattached|trap|bad_access|burst_too_long",
-//    "exit_code":N,"cycles":N,...}
+//    "exit_code":N,"cycles":N,...,"bad_access":null|{"master":"core_fetch|core_data|isax",
+//    "channel":N|null,"write":B,"address":N,"start":N,"beats":N,"pc":N|null}}
 //   {"type":"region","id":N,"cycles":N,"count":N}
 //   {"type":"stats","l2_hits":N,"l2_misses":N,"wall_seconds":F,"cycles_per_second":F}
 #include "Vtop.h"
@@ -51,6 +52,54 @@ const char* opcode_name(unsigned op) {
     default: return "unknown";
   }
 }
+
+// An access to an address that is neither RAM nor a device (aquas_mem_system.v).
+struct BadAccess {
+  bool seen = false;
+  unsigned master = 0;  // 0 core instruction fetch, 1 core data, 2 + n ISAX channel n
+  bool write = false;
+  uint32_t address = 0;  // the first byte address outside RAM and the devices
+  uint32_t start = 0;    // the request's address
+  unsigned beats = 1;
+  uint32_t pc = 0;  // core data: the access's instruction; ISAX: the custom instruction
+
+  std::string describe() const {
+    char buf[320];
+    const char* dir = write ? "write to" : "read from";
+    if (master == 0) {
+      std::snprintf(buf, sizeof buf, "core instruction fetch from unmapped address 0x%08x",
+                    address);
+    } else if (master == 1) {
+      std::snprintf(buf, sizeof buf, "core data %s unmapped address 0x%08x at pc 0x%08x",
+                    write ? "store to" : "load from", address, pc);
+    } else {
+      int n = std::snprintf(buf, sizeof buf, "ISAX unit channel %u %s unmapped address 0x%08x",
+                            master - 2, dir, address);
+      if (beats > 1 && n > 0 && n < static_cast<int>(sizeof buf)) {
+        n += std::snprintf(buf + n, sizeof buf - n, " (%u-beat burst from 0x%08x)", beats, start);
+      }
+      if (n > 0 && n < static_cast<int>(sizeof buf)) {
+        std::snprintf(buf + n, sizeof buf - n, " by the custom instruction at pc 0x%08x", pc);
+      }
+    }
+    return buf;
+  }
+
+  std::string json() const {
+    if (!seen) return "null";
+    const char* who = master == 0 ? "core_fetch" : master == 1 ? "core_data" : "isax";
+    char chan[16] = "null";
+    if (master >= 2) std::snprintf(chan, sizeof chan, "%u", master - 2);
+    char pcs[16] = "null";
+    if (master != 0) std::snprintf(pcs, sizeof pcs, "%u", pc);
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "{\"master\":\"%s\",\"channel\":%s,\"write\":%s,\"address\":%u,"
+                  "\"start\":%u,\"beats\":%u,\"pc\":%s}",
+                  who, chan, write ? "true" : "false", address, start, beats, pcs);
+    return buf;
+  }
+};
 
 }  // namespace
 
@@ -110,6 +159,7 @@ int main(int argc, char** argv) {
   long long exit_code = -1;
   uint64_t cycle = 0;
   uint64_t unmatched_ends = 0;
+  BadAccess bad;
   auto t0 = std::chrono::steady_clock::now();
   bool done = false;
   while (!done && cycle < max_cycles) {
@@ -144,14 +194,8 @@ int main(int argc, char** argv) {
           }
           break;
         }
-        default: {
-          char buf[160];
-          std::snprintf(buf, sizeof buf, "access to unmapped device address 0x%08x", d);
-          reason = "bad_access";
-          detail = buf;
-          done = true;
+        default:
           break;
-        }
       }
     }
     if (top->unattached) {
@@ -178,6 +222,19 @@ int main(int argc, char** argv) {
     if (top->burst_too_long) {
       reason = "burst_too_long";
       detail = "ISAX memory request longer than isax_master.max_burst_beats";
+      done = true;
+    }
+    if (top->bad_access) {
+      // The memory system holds the request back, so nothing was read or written.
+      bad.seen = true;
+      bad.master = top->bad_master;
+      bad.write = top->bad_write;
+      bad.address = top->bad_addr;
+      bad.start = top->bad_start;
+      bad.beats = top->bad_len + 1u;
+      bad.pc = top->bad_pc;
+      reason = "bad_access";
+      detail = bad.describe();
       done = true;
     }
     top->clk = 1; top->eval(); ctx->timeInc(1); DUMP();
@@ -214,8 +271,9 @@ int main(int argc, char** argv) {
     }
     std::fprintf(f,
                  "{\"type\":\"end\",\"reason\":\"%s\",\"exit_code\":%lld,\"cycles\":%" PRIu64
-                 ",\"detail\":\"%s\",\"unmatched_region_ends\":%" PRIu64 "}\n",
-                 reason.c_str(), exit_code, cycle, esc.c_str(), unmatched_ends);
+                 ",\"detail\":\"%s\",\"unmatched_region_ends\":%" PRIu64 ",\"bad_access\":%s}\n",
+                 reason.c_str(), exit_code, cycle, esc.c_str(), unmatched_ends,
+                 bad.json().c_str());
     for (auto& kv : regions) {
       std::fprintf(f,
                    "{\"type\":\"region\",\"id\":%u,\"cycles\":%" PRIu64 ",\"count\":%" PRIu64

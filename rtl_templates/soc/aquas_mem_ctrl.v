@@ -18,7 +18,8 @@
 // lives in the one RAM array, so every master sees coherent data by construction.
 //
 // The RAM is loaded with $readmemh from the plusarg +aquas_image=<file> (word-addressed,
-// index = (address - RAM_BASE) / 4). Addresses outside RAM wrap around modulo its size.
+// index = (address - RAM_BASE) / 4). It only ever sees requests that lie wholly in RAM:
+// aquas_mem_system reports every other one as a bad access instead of forwarding it.
 `default_nettype none
 
 module aquas_mem_ctrl #(

@@ -1,12 +1,9 @@
 // aquas reference SoC with VexRiscv (VexRiscv_FullCfu.v from pythondata-cpu-vexriscv,
 // unmodified: RV32IM, 4 KiB I$ and 4 KiB write-through D$, CfuPlugin).
 //
-//   iBus (Wishbone) ----> port 1 \
-//   dBus (Wishbone) -+--> port 0  +--> aquas_mem_ctrl (arbiter, optional L2, RAM)
-//                    |           /
-//   ISAX mem master -+--------> port 2 (DMA channel 0; channels 1.. tied off)
-//                    +--> devices when address bit 31 is set (the core's I/O range)
-//   CfuPlugin bus --> aquas_cfu_adapter --> ISAX unit (`AQUAS_ISAX_MODULE) or empty slot
+//   dBus (Wishbone) -> aquas_wb_port -> core port 0 (data) \
+//   iBus (Wishbone) -> aquas_wb_port -> core port 1 (fetch) +-> aquas_mem_system (RAM, devices,
+//   CfuPlugin bus -> aquas_cfu_adapter -> ISAX command -----/    ISAX slot, bad accesses)
 //
 // Parameters come from the platform file (aquas/sim/platform.py, Verilator -G).
 // The ISAX unit is selected with +define+AQUAS_ISAX_MODULE=<name>_isax_unit; without it the
@@ -42,11 +39,16 @@ module aquas_soc_vexriscv #(
   output wire        core_trap,
   output wire [31:0] core_trap_pc,
   output wire        burst_too_long,
+  output wire        bad_access,
+  output wire [3:0]  bad_master,
+  output wire        bad_write,
+  output wire [31:0] bad_start,
+  output wire [7:0]  bad_len,
+  output wire [31:0] bad_addr,
+  output wire [31:0] bad_pc,
   output wire [31:0] stat_l2_hits,
   output wire [31:0] stat_l2_misses
 );
-  localparam integer NPORTS = 2 + DMA_CHANNELS;
-
   // ---------------- core ----------------
   wire        cfu_cmd_valid, cfu_cmd_ready, cfu_rsp_valid, cfu_rsp_ready;
   wire [9:0]  cfu_fid;
@@ -93,44 +95,21 @@ module aquas_soc_vexriscv #(
   assign core_trap = 1'b0;       // VexRiscv traps to mtvec; software reports
   assign core_trap_pc = 32'd0;
 
-  // ---------------- dBus: devices (address bit 31 set) or memory ----------------
-  wire dev_sel = db_adr[29];
-  wire        dev_ack;
-  wire [31:0] dev_rdata;
-  wire [63:0] dev_cycles;
-  wire        dbm_ack;
-  wire [31:0] dbm_dat_r;
-  assign db_ack = dev_sel ? dev_ack : dbm_ack;
-  assign db_dat_r = dev_sel ? dev_rdata : dbm_dat_r;
-
-  aquas_devices #(
-    .DEV_CONSOLE(DEV_CONSOLE), .DEV_EXIT(DEV_EXIT), .DEV_CYCLE_LO(DEV_CYCLE_LO),
-    .DEV_CYCLE_HI(DEV_CYCLE_HI), .DEV_REGION_BEGIN(DEV_REGION_BEGIN),
-    .DEV_REGION_END(DEV_REGION_END)
-  ) u_dev (
-    .clk(clk), .rst(rst),
-    .valid(db_cyc && db_stb && dev_sel), .write(db_we), .addr({db_adr, 2'b00}),
-    .wdata(db_dat_w), .ack(dev_ack), .rdata(dev_rdata), .cycles(dev_cycles),
-    .ev_valid(ev_valid), .ev_kind(ev_kind), .ev_data(ev_data)
-  );
-
-  // ---------------- memory ports ----------------
-  wire [NPORTS-1:0]    p_req_valid, p_req_ready, p_req_write, p_wvalid, p_wready, p_rvalid, p_rready;
-  wire [NPORTS*32-1:0] p_req_addr, p_wdata;
-  wire [NPORTS*2-1:0]  p_req_size;
-  wire [NPORTS*8-1:0]  p_req_len;
-  wire [NPORTS*4-1:0]  p_wstrb;
-  wire [31:0]          m_rdata;
-  wire                 m_rlast;
+  // ---------------- memory ports: 0 = dBus (data, devices), 1 = iBus (fetch) ----------------
+  wire [1:0]  p_req_valid, p_req_ready, p_req_write, p_wvalid, p_wready, p_rvalid, p_rready, p_rlast;
+  wire [63:0] p_req_addr, p_wdata, p_rdata;
+  wire [3:0]  p_req_size;
+  wire [15:0] p_req_len;
+  wire [7:0]  p_wstrb;
 
   aquas_wb_port u_dport (
     .clk(clk), .rst(rst),
-    .wb_cyc(db_cyc && !dev_sel), .wb_stb(db_stb), .wb_we(db_we), .wb_adr(db_adr),
-    .wb_dat_w(db_dat_w), .wb_sel(db_sel), .wb_cti(db_cti), .wb_ack(dbm_ack), .wb_dat_r(dbm_dat_r),
+    .wb_cyc(db_cyc), .wb_stb(db_stb), .wb_we(db_we), .wb_adr(db_adr),
+    .wb_dat_w(db_dat_w), .wb_sel(db_sel), .wb_cti(db_cti), .wb_ack(db_ack), .wb_dat_r(db_dat_r),
     .req_valid(p_req_valid[0]), .req_ready(p_req_ready[0]), .req_write(p_req_write[0]),
     .req_addr(p_req_addr[0*32 +: 32]), .req_size(p_req_size[0*2 +: 2]), .req_len(p_req_len[0*8 +: 8]),
     .wvalid(p_wvalid[0]), .wready(p_wready[0]), .wdata(p_wdata[0*32 +: 32]), .wstrb(p_wstrb[0*4 +: 4]),
-    .rvalid(p_rvalid[0]), .rready(p_rready[0]), .rdata(m_rdata), .rlast(m_rlast)
+    .rvalid(p_rvalid[0]), .rready(p_rready[0]), .rdata(p_rdata[0*32 +: 32]), .rlast(p_rlast[0])
   );
   aquas_wb_port u_iport (
     .clk(clk), .rst(rst),
@@ -139,10 +118,31 @@ module aquas_soc_vexriscv #(
     .req_valid(p_req_valid[1]), .req_ready(p_req_ready[1]), .req_write(p_req_write[1]),
     .req_addr(p_req_addr[1*32 +: 32]), .req_size(p_req_size[1*2 +: 2]), .req_len(p_req_len[1*8 +: 8]),
     .wvalid(p_wvalid[1]), .wready(p_wready[1]), .wdata(p_wdata[1*32 +: 32]), .wstrb(p_wstrb[1*4 +: 4]),
-    .rvalid(p_rvalid[1]), .rready(p_rready[1]), .rdata(m_rdata), .rlast(m_rlast)
+    .rvalid(p_rvalid[1]), .rready(p_rready[1]), .rdata(p_rdata[1*32 +: 32]), .rlast(p_rlast[1])
   );
 
-  // ---------------- ISAX unit ----------------
+  // The pc of the instruction behind the current dBus request, for bad-access reports. The
+  // data cache issues a command while the instruction is in writeBack; pipeline registers
+  // delay it on its way to the Wishbone bus, so the pcs wait here in the same order (one
+  // command per request: a refill burst is acknowledged as one command).
+  wire        dc_push = u_cpu.dataCache_1_io_mem_cmd_valid && u_cpu.dataCache_1_io_mem_cmd_ready;
+  wire        dc_pop = u_cpu.dBus_cmd_valid && u_cpu.dBus_cmd_ready;
+  reg  [31:0] dpc_fifo [0:3];
+  reg  [1:0]  dpc_rd, dpc_wr;
+  always @(posedge clk) begin
+    if (rst) begin
+      dpc_rd <= 2'd0;
+      dpc_wr <= 2'd0;
+    end else begin
+      if (dc_push) begin
+        dpc_fifo[dpc_wr] <= u_cpu.writeBack_PC;
+        dpc_wr <= dpc_wr + 2'd1;
+      end
+      if (dc_pop) dpc_rd <= dpc_rd + 2'd1;
+    end
+  end
+
+  // ---------------- custom instructions ----------------
   wire        x_cmd_valid, x_cmd_ready, x_rsp_valid, x_rsp_ready;
   wire [6:0]  x_opcode, x_funct7;
   wire [2:0]  x_funct3;
@@ -162,91 +162,36 @@ module aquas_soc_vexriscv #(
   // is in memory before the unit can issue a request (stores are acknowledged only then).
   assign x_cmd_valid = core_cmd_valid && !db_cyc;
   assign core_cmd_ready = x_cmd_ready && !db_cyc;
-
-  wire        u_req_valid, u_req_ready, u_req_write, u_wvalid, u_wready, u_wlast, u_rsp_valid, u_rsp_ready;
-  wire [31:0] u_req_addr, u_wdata;
-  wire [1:0]  u_req_size;
-  wire [7:0]  u_req_len;
-  wire [3:0]  u_wstrb;
-
-`ifdef AQUAS_ISAX_MODULE
-  `AQUAS_ISAX_MODULE u_isax (
-    .clk(clk), .rst(rst),
-    .cmd_valid(x_cmd_valid), .cmd_ready(x_cmd_ready), .cmd_opcode(x_opcode), .cmd_funct3(x_funct3),
-    .cmd_funct7(x_funct7), .cmd_rs1(x_rs1), .cmd_rs2(x_rs2),
-    .rsp_valid(x_rsp_valid), .rsp_ready(x_rsp_ready), .rsp_rd(x_rd),
-    .mem_req_valid(u_req_valid), .mem_req_ready(u_req_ready), .mem_req_write(u_req_write),
-    .mem_req_addr(u_req_addr), .mem_req_size(u_req_size), .mem_req_len(u_req_len),
-    .mem_wdata_valid(u_wvalid), .mem_wdata_ready(u_wready), .mem_wdata(u_wdata),
-    .mem_wstrb(u_wstrb), .mem_wlast(u_wlast),
-    .mem_rsp_valid(u_rsp_valid), .mem_rsp_ready(u_rsp_ready), .mem_rsp_rdata(m_rdata),
-    .mem_rsp_last(m_rlast)
-  );
-  assign unattached = 1'b0;
-  assign unattached_insn = 17'd0;
-`else
-  aquas_isax_empty_slot u_isax (
-    .clk(clk), .rst(rst),
-    .cmd_valid(x_cmd_valid), .cmd_ready(x_cmd_ready), .cmd_opcode(x_opcode), .cmd_funct3(x_funct3),
-    .cmd_funct7(x_funct7), .cmd_rs1(x_rs1), .cmd_rs2(x_rs2),
-    .rsp_valid(x_rsp_valid), .rsp_ready(x_rsp_ready), .rsp_rd(x_rd),
-    .mem_req_valid(u_req_valid), .mem_req_ready(u_req_ready), .mem_req_write(u_req_write),
-    .mem_req_addr(u_req_addr), .mem_req_size(u_req_size), .mem_req_len(u_req_len),
-    .mem_wdata_valid(u_wvalid), .mem_wdata_ready(u_wready), .mem_wdata(u_wdata),
-    .mem_wstrb(u_wstrb), .mem_wlast(u_wlast),
-    .mem_rsp_valid(u_rsp_valid), .mem_rsp_ready(u_rsp_ready), .mem_rsp_rdata(m_rdata),
-    .mem_rsp_last(m_rlast),
-    .unattached(unattached), .unattached_insn(unattached_insn)
-  );
-`endif
   // PC of the custom instruction (it sits in the execute stage while its command is valid).
   assign unattached_pc = u_cpu.execute_PC;
 
-  // DMA channel 0 = the unit's memory master; further channels are idle in this SoC.
-  assign p_req_valid[2] = u_req_valid;
-  assign u_req_ready = p_req_ready[2];
-  assign p_req_write[2] = u_req_write;
-  assign p_req_addr[2*32 +: 32] = u_req_addr;
-  assign p_req_size[2*2 +: 2] = u_req_size;
-  assign p_req_len[2*8 +: 8] = u_req_len;
-  assign p_wvalid[2] = u_wvalid;
-  assign u_wready = p_wready[2];
-  assign p_wdata[2*32 +: 32] = u_wdata;
-  assign p_wstrb[2*4 +: 4] = u_wstrb;
-  assign u_rsp_valid = p_rvalid[2];
-  assign p_rready[2] = u_rsp_ready;
-  assign burst_too_long = u_req_valid && ({24'd0, u_req_len} >= MAX_BURST_BEATS);
-  genvar c;
-  generate
-    for (c = 3; c < NPORTS; c = c + 1) begin : g_idle_dma
-      assign p_req_valid[c] = 1'b0;
-      assign p_req_write[c] = 1'b0;
-      assign p_req_addr[c*32 +: 32] = 32'd0;
-      assign p_req_size[c*2 +: 2] = 2'd2;
-      assign p_req_len[c*8 +: 8] = 8'd0;
-      assign p_wvalid[c] = 1'b0;
-      assign p_wdata[c*32 +: 32] = 32'd0;
-      assign p_wstrb[c*4 +: 4] = 4'd0;
-      assign p_rready[c] = 1'b1;
-    end
-  endgenerate
-
-  aquas_mem_ctrl #(
-    .NPORTS(NPORTS), .FIRST_DMA(2), .RAM_BASE(RAM_BASE), .RAM_WORDS_LOG2(RAM_WORDS_LOG2),
-    .MEM_LATENCY(MEM_LATENCY), .DMA_SETUP(DMA_SETUP), .L2_ENABLE(L2_ENABLE),
-    .L2_LINES_LOG2(L2_LINES_LOG2), .L2_LINE_WORDS_LOG2(L2_LINE_WORDS_LOG2),
-    .L2_HIT_LATENCY(L2_HIT_LATENCY)
-  ) u_mem (
+  aquas_mem_system #(
+    .NCORE(2), .DATA_PORT(0), .RAM_BASE(RAM_BASE), .RAM_WORDS_LOG2(RAM_WORDS_LOG2),
+    .MEM_LATENCY(MEM_LATENCY), .L2_ENABLE(L2_ENABLE), .L2_LINES_LOG2(L2_LINES_LOG2),
+    .L2_LINE_WORDS_LOG2(L2_LINE_WORDS_LOG2), .L2_HIT_LATENCY(L2_HIT_LATENCY),
+    .DMA_SETUP(DMA_SETUP), .DMA_CHANNELS(DMA_CHANNELS), .MAX_BURST_BEATS(MAX_BURST_BEATS),
+    .DEV_CONSOLE(DEV_CONSOLE), .DEV_EXIT(DEV_EXIT), .DEV_CYCLE_LO(DEV_CYCLE_LO),
+    .DEV_CYCLE_HI(DEV_CYCLE_HI), .DEV_REGION_BEGIN(DEV_REGION_BEGIN),
+    .DEV_REGION_END(DEV_REGION_END)
+  ) u_memsys (
     .clk(clk), .rst(rst),
-    .req_valid(p_req_valid), .req_ready(p_req_ready), .req_write(p_req_write),
-    .req_addr(p_req_addr), .req_size(p_req_size), .req_len(p_req_len),
-    .wvalid(p_wvalid), .wready(p_wready), .wdata(p_wdata), .wstrb(p_wstrb),
-    .rvalid(p_rvalid), .rready(p_rready), .rdata(m_rdata), .rlast(m_rlast),
+    .core_req_valid(p_req_valid), .core_req_ready(p_req_ready), .core_req_write(p_req_write),
+    .core_req_fetch(2'b10), .core_req_addr(p_req_addr), .core_req_size(p_req_size),
+    .core_req_len(p_req_len), .core_wvalid(p_wvalid), .core_wready(p_wready),
+    .core_wdata(p_wdata), .core_wstrb(p_wstrb), .core_rvalid(p_rvalid), .core_rready(p_rready),
+    .core_rdata(p_rdata), .core_rlast(p_rlast), .core_data_pc(dpc_fifo[dpc_rd]),
+    .x_cmd_valid(x_cmd_valid), .x_cmd_ready(x_cmd_ready), .x_opcode(x_opcode),
+    .x_funct3(x_funct3), .x_funct7(x_funct7), .x_rs1(x_rs1), .x_rs2(x_rs2), .x_pc(unattached_pc),
+    .x_rsp_valid(x_rsp_valid), .x_rsp_ready(x_rsp_ready), .x_rd(x_rd),
+    .ev_valid(ev_valid), .ev_kind(ev_kind), .ev_data(ev_data),
+    .unattached(unattached), .unattached_insn(unattached_insn), .burst_too_long(burst_too_long),
+    .bad_access(bad_access), .bad_master(bad_master), .bad_write(bad_write),
+    .bad_start(bad_start), .bad_len(bad_len), .bad_addr(bad_addr), .bad_pc(bad_pc),
     .stat_l2_hits(stat_l2_hits), .stat_l2_misses(stat_l2_misses)
   );
 
-  // Unused outputs of the core and of its buses (the core always reports them).
-  wire _unused = &{1'b0, ib_bte, db_bte, u_wlast, dev_cycles, unattached_insn[0]};
+  // Unused outputs of the core's buses (the core always reports them).
+  wire _unused = &{1'b0, ib_bte, db_bte};
 endmodule
 
 `default_nettype wire

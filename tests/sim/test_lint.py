@@ -27,6 +27,8 @@ MODULES = [
     RTL / "soc" / "aquas_wb_port.v",
     RTL / "soc" / "aquas_isax_empty_slot.v",
     RTL / "devices" / "aquas_devices.v",
+    RTL / "soc" / "aquas_isax_slot.v",
+    RTL / "soc" / "aquas_mem_system.v",
     RTL / "adapters" / "cfu_adapter.v",
     RTL / "adapters" / "pcpi_adapter.v",
     TEST_UNIT,
@@ -39,9 +41,17 @@ def lint(files: list[Path], *extra: str) -> None:
     assert r.returncode == 0, r.stderr
 
 
+# Templates that instantiate other templates are linted together with them.
+DEPS = {
+    "aquas_isax_slot.v": MODULES[2:3],
+    "aquas_mem_system.v": MODULES[:5],
+}
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_lint_module(path: Path):
-    lint([path])
+    deps = DEPS.get(path.name, [])
+    lint([*deps, path], *(["--top-module", path.stem] if deps else []))
 
 
 @pytest.mark.parametrize("soc", target_names())

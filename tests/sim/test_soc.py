@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -89,8 +94,6 @@ def test_bad_elf(tmp_path: Path, soc_binary):
 
 
 def test_elf_outside_ram(tmp_path: Path, program, soc_binary):
-    import subprocess
-
     from conftest import FIXTURES
 
     elf = tmp_path / "high.elf"
@@ -118,3 +121,71 @@ def test_build_is_cached(soc_binary):
 
     b = build("vexriscv", quiet=True)
     assert b.cached and b.path == soc_binary("vexriscv").path
+
+
+def _sim_cli(*args: object) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "aquas.cli", "sim", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def test_vcd_to_unwritable_path_fails_before_the_run(tmp_path: Path, program, soc_binary):
+    soc_binary("picorv32")
+    elf = program("hello", "picorv32")
+    for bad in (tmp_path / "missing-dir" / "wave.vcd", tmp_path):
+        r = _sim_cli(elf, "--soc", "picorv32", "--vcd", bad)
+        assert r.returncode == 2, r.stderr
+        assert "cannot write the waveform file" in r.stderr and "Traceback" not in r.stderr
+        assert "hello" not in r.stdout and "waveform:" not in r.stdout  # nothing ran
+    assert not (tmp_path / "missing-dir").exists()
+
+
+def test_vcd_is_written(tmp_path: Path, program, soc_binary):
+    wave = tmp_path / "hello.vcd"
+    r = run(soc_binary("picorv32"), program("hello", "picorv32"), max_cycles=200_000, vcd=wave)
+    assert (r.reason, r.output) == ("exit", "hello, world\n")
+    text = wave.read_text()
+    assert "$enddefinitions" in text and "ev_valid" in text
+
+
+def test_failed_build_leaves_no_temporary_directory(tmp_path: Path):
+    from aquas.sim import build
+
+    unit = tmp_path / "broken_isax_unit.v"
+    unit.write_text("module broken_isax_unit(input wire clk); this is not verilog endmodule\n")
+    cache = tmp_path / "cache"
+    with pytest.raises(AquasError, match="Verilator build of the picorv32 SoC failed") as e:
+        build("picorv32", None, [unit], quiet=True, cache_root=cache)
+    leftovers = sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock"))
+    assert len(leftovers) == 1 and leftovers[0].endswith(".failed.log"), leftovers
+    assert str(cache / leftovers[0]) in str(e.value)
+    assert "syntax error" in (cache / leftovers[0]).read_text()
+
+
+def test_interrupted_build_leaves_no_temporary_directory(tmp_path: Path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during a real build."""
+    cache = tmp_path / "cache"
+    code = (
+        "from pathlib import Path; from aquas.sim import build; "
+        f"build('picorv32', quiet=True, cache_root=Path({str(cache)!r}))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not list(cache.glob(".*.tmp*/build.log")) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.1)
+        time.sleep(2.0)  # Verilator is running
+        assert proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    assert sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock")) == []
