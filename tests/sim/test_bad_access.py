@@ -15,11 +15,11 @@ from conftest import TEST_UNIT, symbol
 
 from aquas.runtime.build import build_program
 from aquas.sim import run
-from aquas.target import load_target
+from aquas.target import load_target, target_names
 
 pytestmark = pytest.mark.sim
 
-SOCS = ["vexriscv", "picorv32"]
+SOCS = target_names()
 PROGRAM = Path(__file__).parent / "programs" / "bad_access.c"
 (
     STORE_PAST_END,
