@@ -633,6 +633,13 @@ class Matcher:
         ok, prover = self.prove(pairs)
         if not ok:
             st = prover.stats
+            if st.stopped == "time":  # never silent: this answer depends on the machine
+                return (
+                    RULE,
+                    f"the proof hit the wall-clock safety limit ({self.opt.limits.seconds:g} s "
+                    f"per proof, Options.limits.seconds) after {st.iterations} iterations and "
+                    f"{st.nodes} e-nodes; the iteration and e-node limits did not decide",
+                )
             return (
                 RULE,
                 f"equal on {self.opt.random_trials} random inputs but not proven by the rule sets "
