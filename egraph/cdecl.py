@@ -6,7 +6,6 @@ with integer constant expressions."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation, SSAValue
 
+from aquas import intops
 from aquas.diagnostics import AquasError, SourceLoc
 
 # ---------------------------------------------------------------------------------------
@@ -175,8 +175,7 @@ def _common(a: CType, b: CType) -> CType:
 
 
 def _wrap(v: int, width: int, signed: bool) -> int:
-    v &= (1 << width) - 1
-    return v - (1 << width) if signed and v >> (width - 1) else v
+    return intops.to_signed(v, width) if signed else intops.to_unsigned(v, width)
 
 
 # ---------------------------------------------------------------------------------------
@@ -341,35 +340,30 @@ class _Program:
             a, b = self.const_eval(e.left), self.const_eval(e.right)
             if e.op in ("/", "%") and b == 0:
                 raise _Unsupported("division by zero in a constant", e)
-            return _CONST_OPS[e.op](a, b)
+            return _const_binary(e.op, a, b)
         if isinstance(e, c_ast.TernaryOp):
             c = self.const_eval(e.cond)
             return self.const_eval(e.iftrue if c else e.iffalse)
         raise _Unsupported("non-constant expression where a constant is required", e)
 
 
-def _cdiv(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
+# Integer constant expressions are folded with aquas.intops at a width far beyond any C
+# type: + - * & | ^ << are exact modulo 2^1024, so the low 64 bits the user of a value keeps
+# are exact, and / % >> and comparisons are exact while intermediates stay below 2^1023.
+_CONST_W = 1024
+_CONST_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "divs", "%": "rems", "<<": "shl",
+                 ">>": "shrs", "&": "and", "|": "or", "^": "xor"}  # fmt: skip
+_CONST_COMPARE = {"<": "slt", ">": "sgt", "<=": "sle", ">=": "sge", "==": "eq", "!=": "ne"}
 
 
-_CONST_OPS: dict[str, Callable[[int, int], int]] = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": _cdiv,
-    "%": lambda a, b: a - b * _cdiv(a, b),
-    "<<": lambda a, b: a << b,
-    ">>": lambda a, b: a >> b,
-    "&": lambda a, b: a & b,
-    "|": lambda a, b: a | b,
-    "^": lambda a, b: a ^ b,
-    "<": lambda a, b: int(a < b),
-    ">": lambda a, b: int(a > b),
-    "<=": lambda a, b: int(a <= b),
-    ">=": lambda a, b: int(a >= b),
-    "==": lambda a, b: int(a == b),
-    "!=": lambda a, b: int(a != b),
-    "&&": lambda a, b: int(bool(a) and bool(b)),
-    "||": lambda a, b: int(bool(a) or bool(b)),
-}
+def _const_binary(op: str, a: int, b: int) -> int:
+    if op in _CONST_BINARY:
+        return intops.to_signed(intops.binary(_CONST_BINARY[op], _CONST_W, a, b), _CONST_W)
+    if op in _CONST_COMPARE:
+        return int(intops.compare(_CONST_COMPARE[op], _CONST_W, a, b))
+    if op == "&&":
+        return int(bool(a) and bool(b))
+    return int(bool(a) or bool(b))  # "||"
+
+
+_CONST_OPS = (*_CONST_BINARY, *_CONST_COMPARE, "&&", "||")
