@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,7 +80,11 @@ def match_file(
     clock_ns: float = 10.0,
     soc: str = "vexriscv",
     patterns: tuple[aq.ExtensionOp, list[Pattern]] | None = None,
+    include_dirs: Sequence[str | Path] = (),
 ) -> MatchResult:
+    """Match every selected function of ``app`` (C or MLIR) against the ISAXs of ``spec``.
+    C is preprocessed with the source's directory, then ``include_dirs``, on the include
+    path; ``result.program.dependencies`` lists the files the preprocessor read."""
     t0 = time.perf_counter()
     app = Path(app)
     ext, pats = patterns or load_patterns(spec, clock_ns, soc)
@@ -89,6 +93,8 @@ def match_file(
         text = app.read_text()
     except OSError as e:
         raise AquasError(f"cannot read {app}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise AquasError(f"{app} is not UTF-8 text: {e.reason}", filename=str(app)) from None
     decisions: list[Decision] = []
     if app.suffix == ".mlir":
         module = cfront.parse_mlir(text, str(app))
@@ -112,7 +118,7 @@ def match_file(
             module=module,
             seconds=time.perf_counter() - t0,
         )
-    prog = cfront.parse_c(text, str(app), functions)
+    prog = cfront.parse_c(text, str(app), functions, include_dirs)
     names = []
     for cf in prog.functions:
         if not cf.selected or cf.func is None:

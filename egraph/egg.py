@@ -29,6 +29,7 @@ Rule sets (each run with iteration, node and time limits by :class:`Prover`):
 
 from __future__ import annotations
 
+import hashlib
 import time
 import zlib
 from collections.abc import Iterable, Sequence
@@ -291,6 +292,38 @@ class Normalizer:
         self.linears: dict[tuple[int, int], tuple[dict[int, tuple[Term, int]], int]] = {}
         self.views: dict[int, ArgView | None] = {}
         self.factors: dict[tuple[int, int], tuple[E, bool]] = {}  # oriented sum factors
+        self.keys: dict[int, tuple[object, bytes]] = {}  # id(expr decl) -> (decl, order key)
+
+    def multiset(self, elems: Sequence[E]) -> Any:
+        """A multiset whose elements are listed in a canonical order (by structure).
+
+        egglog should identify two multisets of the same elements whatever their order, but
+        egglog 13 does so only depending on a per-process (randomly seeded) hash order: the
+        same question was proven at insertion in most processes and left unproven in
+        others.  Listing the elements in an order that depends only on their structure
+        makes equal multisets identical expressions, which every process hash-conses
+        alike."""
+        return MultiSet(*sorted(elems, key=self._order_key))
+
+    def _order_key(self, e: E) -> bytes:
+        # egglog-python's typed declaration of the expression: a frozen tree of dataclasses
+        # (the public str() pretty-prints with let-bindings, which is far slower).
+        return self._decl_key(e.__egg_typed_expr__)  # type: ignore[attr-defined]
+
+    def _decl_key(self, d: Any) -> bytes:
+        hit = self.keys.get(id(d))
+        if hit is not None:
+            return hit[1]
+        ex = d.expr
+        args = getattr(ex, "args", None)
+        if isinstance(args, tuple) and all(hasattr(a, "expr") for a in args):
+            parts = repr((type(ex).__name__, repr(getattr(ex, "callable", None)), repr(d.tp)))
+            data = parts.encode() + b"".join(self._decl_key(a) for a in args)
+        else:
+            data = repr(d).encode()
+        key = hashlib.blake2b(data, digest_size=12).digest()
+        self.keys[id(d)] = (d, key)  # the entry keeps ``d`` alive: its id is not reused
+        return key
 
     def expr(self, t: Term, w: int | None = None) -> E:
         """``t`` truncated to ``w`` bits (``None``: its own width)."""
@@ -341,7 +374,7 @@ class Normalizer:
         ):
             vals = [self.expr(v) for v in view.values]
             if view.payloads == view.values:
-                return Max(view.kind, t.w, MultiSet(*vals))
+                return Max(view.kind, t.w, self.multiset(vals))
             return ArgFirst(view.kind, Vec(*vals), Vec(*[self.expr(p) for p in view.payloads]))
         a = t.args
         match op:
@@ -479,7 +512,7 @@ class Normalizer:
                 elems.append(self.expr(n, w) if c == 1 else self._prod([n], c, w))
         if k0 or not elems:
             elems.append(E.c(w, BigInt.from_string(str(k0))))
-        return elems[0] if len(elems) == 1 else Sum(w, MultiSet(*elems))
+        return elems[0] if len(elems) == 1 else Sum(w, self.multiset(elems))
 
     def _step(self, t: Term, w: int) -> int | None:
         """k when ``t`` is ``c ? x + k : x`` (modulo 2^w), else None."""
@@ -500,7 +533,9 @@ class Normalizer:
 
     def _scaled(self, n: Term, c: int, w: int) -> E:
         inner = self.expr(n, w)  # memoised: a product shared by many sums is built once
-        return inner if c == 1 else Prod(w, MultiSet(inner, E.c(w, BigInt.from_string(str(c)))))
+        return (
+            inner if c == 1 else Prod(w, self.multiset([inner, E.c(w, BigInt.from_string(str(c)))]))
+        )
 
     def _prod(self, factors: list[Term], k: int, w: int) -> E:
         """A product; a sum factor is oriented canonically (``(a-b)`` or ``(b-a)``), its
@@ -526,7 +561,7 @@ class Normalizer:
                 elems.append(self.expr(f, w))
         if k != 1 or not elems:
             elems.append(E.c(w, BigInt.from_string(str(k))))
-        return elems[0] if len(elems) == 1 else Prod(w, MultiSet(*elems))
+        return elems[0] if len(elems) == 1 else Prod(w, self.multiset(elems))
 
 
 @dataclass(frozen=True)

@@ -22,37 +22,64 @@ with the remainder left in software.
 from __future__ import annotations
 
 import itertools
-import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import func, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, MemRefType
-from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 
-from aquas.dialects import aquas as aq
+from aquas.egraph.cost import software_cycles
 from aquas.egraph.egg import Limits, Normalizer, Prover
-from aquas.egraph.semantics import (
-    ADDR_W,
-    Access,
-    Effects,
-    Executor,
-    StateAccess,
-    Unsupported,
-    isax_effects,
-    linear_form,
-    width_of,
+from aquas.egraph.patterns import (
+    BOUND,
+    DEPENDENCE,
+    LIVEOUT,
+    PROFIT,
+    RULE,
+    SHAPE,
+    TYPE,
+    UNSUPPORTED,
+    VALUE,
+    Pattern,
+    patterns_of,
+)
+from aquas.egraph.regions import (
+    AppBlock,
+    AppFunction,
+    AppParam,
+    AppStmt,
+    Binding,
+    Decision,
+    defs_of,
+    function_of,
+    is_pure,
+    loop_of,
+    params_of_mlir,
+    uses_of,
+)
+from aquas.egraph.semantics import ADDR_W, Access, Effects, Executor, Unsupported, width_of
+from aquas.egraph.soundness import (
+    Trial,
+    access_of,
+    base_name,
+    c_type_name,
+    covered,
+    dedup,
+    groups,
+    hulls,
+    indirect_on,
+    leaf_operands,
+    pieces,
+    where,
 )
 from aquas.egraph.terms import (
     Linear,
-    RandomMemory,
     Term,
     binop,
     cast,
     const,
-    evaluate,
     linear,
     linear_term,
     mask,
@@ -63,211 +90,6 @@ from aquas.egraph.terms import (
     walk,
 )
 from aquas.target import load_target
-from aquas.target.schema import CostSection
-
-# Reasons (the categories ``--explain`` reports)
-BOUND = "bound mismatch"
-SHAPE = "footprint mismatch"
-VALUE = "value mismatch"
-RULE = "missing rule"
-TYPE = "type mismatch"
-DEPENDENCE = "dependence"
-LIVEOUT = "live-out"
-PROFIT = "not profitable"
-UNSUPPORTED = "unsupported"
-
-
-# ---------------------------------------------------------------------------------------
-# Patterns
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class Pattern:
-    extension: str
-    name: str
-    kind: str  # "memory" | "register" | "unsupported"
-    why: str = ""
-    fx: Effects | None = None
-    latency: int = 0  # cycles of one invocation at the platform's memory latency
-    has_rd: bool = False
-    uses: tuple[str, ...] = ()
-    funct7: int = 0
-
-    @property
-    def rd(self) -> Term | None:
-        return self.fx.results[0] if self.fx and self.fx.results else None
-
-    def bases(self) -> dict[str, list[Access]]:
-        """Register name -> the accesses addressed off it (memory ISAXs)."""
-        out: dict[str, list[Access]] = {}
-        assert self.fx is not None
-        for a in self.fx.reads + self.fx.writes:
-            if len(a.lin.terms) == 1 and a.lin.terms[0][1] == 1:
-                out.setdefault(str(a.lin.terms[0][0].val), []).append(a)
-        return out
-
-
-def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> list[Pattern]:
-    """Every ISAX of ``ext`` as a pattern (or with the reason it cannot be one)."""
-    summaries: dict[str, Effects | Unsupported] = {}
-    for isax in ext.isaxs():
-        try:
-            summaries[isax.sym_name.data] = isax_effects(isax, ext)
-        except Unsupported as e:
-            summaries[isax.sym_name.data] = e
-    # scratchpads some ISAX reads before writing carry state between ISAXs
-    state = {
-        e.scratchpad
-        for e in summaries.values()
-        if isinstance(e, StateAccess) and e.scratchpad is not None
-    }
-    out = []
-    for isax in ext.isaxs():
-        name = isax.sym_name.data
-        p = Pattern(
-            ext.sym_name.data, name, "unsupported", uses=tuple(isax.used), funct7=isax.funct7_value
-        )
-        p.has_rd = "rd" in isax.used
-        p.latency = latencies.get(name, (0, 0))[1]
-        written = sorted(
-            op.scratchpad.root_reference.data
-            for op in isax.walk()
-            if isinstance(op, aq.BurstReadOp | aq.SpmWriteOp)
-            and op.scratchpad.root_reference.data in state
-        )
-        fx = summaries[name]
-        if isinstance(fx, Unsupported):
-            p.why = str(fx)
-        elif written:
-            p.why = f"writes scratchpad {written[0]}, which other ISAXs read as unit state"
-        else:
-            p.fx = fx
-            p.kind, p.why = _kind(fx)
-        out.append(p)
-    return out
-
-
-def _kind(fx: Effects) -> tuple[str, str]:
-    """ "register" (no memory), "memory" (rs1/rs2 only as addresses) or why neither."""
-    if not fx.reads and not fx.writes:
-        return "register", ""
-    regs = {"rs1", "rs2"}
-    data_vars: set[str] = set()
-    for t in [*fx.results, *(w.value for w in fx.writes if w.value is not None)]:
-        data_vars |= {str(v.val) for v in _data_variables(t)}
-    if data_vars & regs:
-        return "unsupported", "uses a register operand both as data and as an address"
-    return "memory", ""
-
-
-def _data_variables(t: Term) -> set[Term]:
-    """Variables reachable without going through a load's address."""
-    out: set[Term] = set()
-    stack, seen = [t], set()
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if n.op == "var":
-            out.add(n)
-        elif n.op != "load":
-            stack.extend(n.args)
-    return out
-
-
-# ---------------------------------------------------------------------------------------
-# Application side: functions, statements, regions
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class AppParam:
-    name: str
-    pointer: bool
-    restrict: bool
-    width: int  # element width for pointers
-    ctype: str = ""
-
-
-@dataclass
-class AppStmt:
-    """One statement of application code with the ops it lowered to (same block)."""
-
-    kind: str
-    line: int
-    col: int
-    ops: list[Operation]
-    span: tuple[int, int] | None = None  # C source offsets
-    target: str | None = None
-    value: SSAValue | None = None
-    iv: str | None = None
-    src: object = None  # the frontend's statement object (C input)
-
-
-@dataclass
-class AppBlock:
-    block: Block
-    stmts: list[AppStmt]
-
-
-@dataclass
-class AppFunction:
-    name: str
-    func: func.FuncOp
-    params: list[AppParam]
-    blocks: list[AppBlock]
-    names: dict[SSAValue, str] = field(default_factory=dict)  # SSA value -> C variable name
-    line: int = 0
-
-
-@dataclass
-class Binding:
-    regs: dict[str, Term]  # rs1/rs2 -> app term
-    chunk: int | None = None  # strip-mine: loop iterations per ISAX call
-    accumulate: bool = False  # live-out = live-in + rd
-    proof: str = ""
-
-
-@dataclass
-class Decision:
-    function: str
-    isax: str
-    line: int
-    status: str  # "matched" | "rejected"
-    reason: str = ""
-    detail: str = ""
-    binding: Binding | None = None
-    sw_cycles: int = 0
-    hw_cycles: int = 0
-    region: list[AppStmt] = field(default_factory=list)
-    liveout: str | None = None  # C variable receiving rd ("return" for a return value)
-    liveout_type: str | None = None
-    pattern: Pattern | None = None
-    anchor: AppStmt | None = None
-    seconds: float = 0.0
-
-
-# ---------------------------------------------------------------------------------------
-# Cost model
-# ---------------------------------------------------------------------------------------
-
-
-def software_cycles(fx: Effects, core: CostSection) -> int:
-    alu = max(0, fx.ops - fx.loads - fx.stores - fx.muls - fx.divs - fx.branches)
-    # address arithmetic the compiler folds into loads/stores is counted as ALU work too:
-    # a conservative (low) estimate of the software cost makes offloading decisions safe.
-    c = (
-        alu * core.alu * 0.5
-        + fx.muls * core.mul
-        + fx.divs * core.div
-        + fx.loads * core.load
-        + fx.stores * core.store
-        + fx.branches * core.branch
-    )
-    return int(c)
-
 
 # ---------------------------------------------------------------------------------------
 # The matcher
@@ -315,12 +137,12 @@ class RegionFx:
         self, fx: Effects, liveouts: dict[SSAValue | None, Term], inits: list[Term]
     ) -> None:
         self.fx, self.liveouts, self.inits = fx, liveouts, inits
-        self.groups = _groups(fx.reads + fx.writes)
-        self.reads = _dedup(fx.reads)
+        self.groups = groups(fx.reads + fx.writes)
+        self.reads = dedup(fx.reads)
         self.read_bytes = sum(a.width // 8 for a in self.reads)
-        self.pieces = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(fx.writes)}
-        self.npieces = len(_pieces(fx.writes))
-        self.hull = _hulls(fx.reads + fx.writes)
+        self.pieces = {(k.lin.terms, k.lin.offset, k.width): k.value for k in pieces(fx.writes)}
+        self.npieces = len(pieces(fx.writes))
+        self.hull = hulls(fx.reads + fx.writes)
 
 
 class Matcher:
@@ -343,7 +165,7 @@ class Matcher:
         self.sigs: dict[int, _Signature] = {}
         self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
         self.substs: dict[tuple[tuple[str, Term], ...], dict[Term, Term]] = {}
-        self.trials = [_Trial(k) for k in range(self.opt.random_trials)]
+        self.trials = [Trial(k) for k in range(self.opt.random_trials)]
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
@@ -407,8 +229,8 @@ class Matcher:
         n = len(blk.stmts)
         if id(blk) not in self.defuse:
             self.defuse[id(blk)] = (
-                [_defs(st) for st in blk.stmts],
-                [_uses(st) for st in blk.stmts],
+                [defs_of(st) for st in blk.stmts],
+                [uses_of(st) for st in blk.stmts],
             )
         defs, uses = self.defuse[id(blk)]
         lo, hi = i, i
@@ -434,7 +256,7 @@ class Matcher:
         self, fn: AppFunction, blk: AppBlock, anchor: AppStmt, p: Pattern
     ) -> list[int | None]:
         """None = the whole loop; k = strip-mine the loop into chunks of k iterations."""
-        loop = _loop(anchor)
+        loop = loop_of(anchor)
         if not isinstance(loop, scf.ForOp) or p.fx is None:
             return [None]
         try:
@@ -507,7 +329,7 @@ class Matcher:
                 return var(params[v].name, ADDR_W if params[v].pointer else width_of(v.type))
             if isinstance(v, OpResult) and v.op not in inside:
                 op = v.op
-                if _pure(op):
+                if is_pure(op):
                     ex = Executor(resolve=resolve, budget=10_000, plans=self.plans)
                     ex.op(op)
                     return ex.env[v]
@@ -549,7 +371,7 @@ class Matcher:
             )
             run = self.runs[key] = _Run(ex, inside, lo)
         ex = run.ex
-        loop = _loop(anchor)
+        loop = loop_of(anchor)
         while run.next <= hi:
             if run.error is not None:
                 raise run.error
@@ -659,7 +481,7 @@ class Matcher:
                 if results:
                     v = results[0][0]
                     d.liveout = "return" if v is None else fn.names.get(v)
-                    d.liveout_type = _ctype(v.type) if v is not None else None
+                    d.liveout_type = c_type_name(v.type) if v is not None else None
                 return self.finish(d, fx, p)
             if not tried or _REASON_RANK[r[0]] > _REASON_RANK[last_reason[0]]:
                 last_reason = r
@@ -673,8 +495,8 @@ class Matcher:
             assert p.fx is not None
             sig = _Signature(
                 p.bases(),
-                sum(a.width // 8 for a in _dedup(p.fx.reads)),
-                len(_pieces(p.fx.writes)),
+                sum(a.width // 8 for a in dedup(p.fx.reads)),
+                len(pieces(p.fx.writes)),
             )
             self.sigs[id(p)] = sig
         return sig
@@ -707,7 +529,7 @@ class Matcher:
         fx = region.fx
         callable_names = {q.name for q in fn.params}
         if b.chunk is not None:
-            loop = _loop(anchor)
+            loop = loop_of(anchor)
             assert isinstance(loop, scf.ForOp)
             callable_names.add(self.iv_name(fn, loop))
         for r, t in b.regs.items():
@@ -732,43 +554,43 @@ class Matcher:
         # the write set first, from the addresses alone (values are substituted only when
         # the addresses agree)
         aw = region.pieces
-        ikeys = {(k.lin.terms, k.lin.offset, k.width) for k in _pieces(p.fx.writes, s, False)}
+        ikeys = {(k.lin.terms, k.lin.offset, k.width) for k in pieces(p.fx.writes, s, False)}
         if ikeys != set(aw):
             missing = sorted(ikeys - set(aw), key=lambda x: x[1])
             extra = sorted(set(aw) - ikeys, key=lambda x: x[1])
             what = []
             if missing:
-                what.append(f"{p.name} writes {_where(missing[0])} which the region does not")
+                what.append(f"{p.name} writes {where(missing[0])} which the region does not")
             if extra:
-                what.append(f"the region stores to {_where(extra[0])} which {p.name} does not")
+                what.append(f"the region stores to {where(extra[0])} which {p.name} does not")
             return (SHAPE, "; ".join(what))
         # reads: every read of the region must be one the ISAX performs
-        iread = {(a.lin, a.width) for a in (_access(s(a.addr), a.width) for a in p.fx.reads)}
+        iread = {(a.lin, a.width) for a in (access_of(s(a.addr), a.width) for a in p.fx.reads)}
         for a in region.reads:
             if not all(t.op == "var" for t, _ in a.lin.terms):
                 continue  # data-dependent address: compared through the values that use it
-            if (a.lin, a.width) not in iread and not _covered(a, iread):
+            if (a.lin, a.width) not in iread and not covered(a, iread):
                 return (SHAPE, f"the region reads {show(a.addr)} which {p.name} does not read")
         hull = region.hull
         for a in p.fx.reads:
-            sa = _access(s(a.addr), a.width)
+            sa = access_of(s(a.addr), a.width)
             if sa.lin.terms in hull:
                 lo, hi = hull[sa.lin.terms]
                 outside = sa.lin.offset < lo or sa.lin.offset + sa.width // 8 > hi
-                if outside and not _indirect_on(fx, sa.lin.terms):
+                if outside and not indirect_on(fx, sa.lin.terms):
                     return (
                         SHAPE,
                         f"{p.name} reads {show(sa.addr)}, outside what the region touches",
                     )
         # components: values of every written location and the result
-        iw = {(k.lin.terms, k.lin.offset, k.width): k.value for k in _pieces(p.fx.writes, s)}
+        iw = {(k.lin.terms, k.lin.offset, k.width): k.value for k in pieces(p.fx.writes, s)}
         pairs: list[tuple[Term, Term]] = []
         for key, v in iw.items():
             assert v is not None
             av = aw[key]
             assert av is not None
             if av.w != v.w:
-                return (TYPE, f"store width {av.w} vs {v.w} at {_where(key)}")
+                return (TYPE, f"store width {av.w} vs {v.w} at {where(key)}")
             pairs.append((av, s(v)))
         accumulate = False
         if results:
@@ -778,7 +600,7 @@ class Matcher:
             cand = cast("trunc", out.w, rd) if out.w < 32 else rd
             if out.w > 32:
                 return (TYPE, f"the live-out value is {out.w} bits, rd is 32")
-            loop = _loop(anchor)
+            loop = loop_of(anchor)
             acc_init = None
             if isinstance(loop, scf.ForOp) and val in loop.results:
                 acc_init = inits[list(loop.results).index(val)]  # type: ignore[arg-type]
@@ -802,13 +624,23 @@ class Matcher:
         # dependences: hazards between different bases need restrict
         hz = self.hazard(fn, fx.hazards) or self.hazard(
             fn,
-            [(_access(s(x.addr), x.width), _access(s(y.addr), y.width)) for x, y in p.fx.hazards],
+            [
+                (access_of(s(x.addr), x.width), access_of(s(y.addr), y.width))
+                for x, y in p.fx.hazards
+            ],
         )
         if hz:
             return (DEPENDENCE, hz)
         ok, prover = self.prove(pairs)
         if not ok:
             st = prover.stats
+            if st.stopped == "time":  # never silent: this answer depends on the machine
+                return (
+                    RULE,
+                    f"the proof hit the wall-clock safety limit ({self.opt.limits.seconds:g} s "
+                    f"per proof, Options.limits.seconds) after {st.iterations} iterations and "
+                    f"{st.nodes} e-nodes; the iteration and e-node limits did not decide",
+                )
             return (
                 RULE,
                 f"equal on {self.opt.random_trials} random inputs but not proven by the rule sets "
@@ -856,7 +688,7 @@ class Matcher:
     def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:
         restrict = {p.name for p in fn.params if p.pointer and p.restrict}
         for x, y in pairs:
-            bx, by = _base_name(x), _base_name(y)
+            bx, by = base_name(x), base_name(y)
             if bx == by and bx is not None:
                 continue
             if bx in restrict or by in restrict:
@@ -941,7 +773,7 @@ class Matcher:
         d = Decision(fn.name, p.name, st.line, "rejected", pattern=p, anchor=st, region=[st])
         if term.w > 32:
             return None
-        leaves = _leaves(term)
+        leaves = leaf_operands(term)
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
         if not leaves or len(leaves) > 6:
             return None
@@ -988,218 +820,8 @@ _REASON_RANK = {  # how far a region got through the checks (the furthest is rep
 }
 
 
-def _defs(st: AppStmt) -> set[SSAValue]:
-    return {r for op in st.ops for r in op.results}
-
-
-def _uses(st: AppStmt) -> set[SSAValue]:
-    inner = {o for op in st.ops for o in op.walk()}
-    return {v for o in inner for v in o.operands if not (isinstance(v, OpResult) and v.op in inner)}
-
-
-def _loop(st: AppStmt) -> Operation | None:
-    return next((op for op in st.ops if isinstance(op, scf.ForOp | scf.WhileOp)), None)
-
-
 def _gain(d: Decision) -> int:
     return d.sw_cycles - d.hw_cycles
-
-
-def _pure(op: Operation) -> bool:
-    """Arithmetic, or a branch whose regions only do arithmetic."""
-    if op.dialect_name() == "arith":
-        return True
-    if isinstance(op, scf.IfOp):
-        return all(
-            o.dialect_name() == "arith" or isinstance(o, scf.YieldOp)
-            for r in op.regions
-            for o in r.walk()
-        )
-    return False
-
-
-def _rand_value(rng: random.Random, trial: int) -> int:
-    if trial % 4 == 0:
-        return rng.choice([0, 1, 2, 0xFFFF_FFFF, 0x8000_0000, 0x7FFF_FFFF, 3329])
-    return rng.getrandbits(64)
-
-
-class _RandomEnv(dict[str, int]):
-    """Variable values of one trial: a function of the variable's name, made on first use."""
-
-    def __init__(self, k: int):
-        super().__init__()
-        self.k = k
-
-    def __missing__(self, name: str) -> int:
-        v = self[name] = _rand_value(random.Random(f"{self.k}/{name}"), self.k)
-        return v
-
-
-class _Trial:
-    """One random input of the equality filter: variable values, a pseudo-random memory,
-    and the value of every term evaluated so far (kept across calls)."""
-
-    def __init__(self, k: int):
-        self.env = _RandomEnv(k)
-        self.memory = RandomMemory(k)
-        self.memo: dict[Term, int] = {}
-
-    def value(self, t: Term) -> int:
-        return evaluate(t, self.env, self.memory, self.memo)
-
-
-def _access(addr: Term, w: int) -> Access:
-    return Access(addr, linear_form(addr), w, 0)
-
-
-def _dedup(xs: Iterable[Access]) -> list[Access]:
-    seen, out = set(), []
-    for a in xs:
-        k = (a.lin, a.width)
-        if k not in seen:
-            seen.add(k)
-            out.append(a)
-    return out
-
-
-def _groups(xs: Iterable[Access]) -> dict[tuple, list[Access]]:
-    out: dict[tuple, list[Access]] = {}
-    for a in xs:
-        if all(t.op == "var" for t, _ in a.lin.terms):
-            out.setdefault(a.lin.terms, []).append(a)
-    return out
-
-
-def _hulls(xs: Iterable[Access]) -> dict[tuple, tuple[int, int]]:
-    out: dict[tuple, tuple[int, int]] = {}
-    for a in xs:
-        lo, hi = out.get(a.lin.terms, (a.lin.offset, a.lin.offset + a.width // 8))
-        out[a.lin.terms] = (min(lo, a.lin.offset), max(hi, a.lin.offset + a.width // 8))
-    return out
-
-
-def _indirect_on(fx: Effects, key: tuple) -> bool:
-    """True when the region also reads at data-dependent offsets from the same pointer."""
-    names = {t for t, _ in key if t.op == "var"}
-    for a in fx.reads:
-        atoms = {t for t, _ in a.lin.terms}
-        if names <= atoms and any(t.op != "var" for t in atoms):
-            return True
-    return False
-
-
-def _covered(a: Access, reads: set[tuple[Linear, int]]) -> bool:
-    """A narrower read inside a wider read of the ISAX (e.g. a byte of a word)."""
-    end = a.lin.offset + a.width // 8
-    return any(
-        lin.terms == a.lin.terms and lin.offset <= a.lin.offset and end <= lin.offset + w // 8
-        for lin, w in reads
-    )
-
-
-def _pieces(
-    writes: Iterable[Access], s: Callable[[Term], Term] | None = None, values: bool = True
-) -> list[Access]:
-    """Writes split into at most 32-bit little-endian pieces (the granularity of RV32 code);
-    ``s`` substitutes addresses and (unless ``values`` is False) values."""
-    out = []
-    for w in writes:
-        addr = s(w.addr) if s else w.addr
-        val = s(w.value) if (s and values and w.value is not None) else w.value
-        assert val is not None
-        if w.width <= 32:
-            out.append(Access(addr, linear(addr), w.width, w.seq, val))
-            continue
-        for k in range(w.width // 32):
-            a = binop("add", addr, const(ADDR_W, 4 * k))
-            v = cast("trunc", 32, binop("shru", val, const(val.w, 32 * k)) if k else val)
-            out.append(Access(a, linear(a), 32, w.seq, v))
-    return out
-
-
-def _leaves(t: Term) -> list[Term]:
-    """Candidate register operands: 32-bit values with a C name (the call site can name
-    them)."""
-    out = []
-    for n in walk(t):
-        if n.op == "var" and n.w == 32 and not str(n.val).startswith("%") and n not in out:
-            out.append(n)
-    return out
-
-
-def _base_name(a: Access) -> str | None:
-    names = [str(t.val) for t, _ in a.lin.terms if t.op == "var" and t.w == ADDR_W]
-    return names[0] if len(names) >= 1 else None
-
-
-def _where(key: tuple) -> str:
-    terms, off, w = key
-    base = " + ".join(f"{show(t)}" if c == 1 else f"{c}*{show(t)}" for t, c in terms) or "0"
-    return f"[{base} + {off}] ({w}-bit)"
-
-
-def _ctype(ty: object) -> str:
-    w = width_of(ty)
-    return f"uint{w}_t" if w in (8, 16, 32, 64) else "uint32_t"
-
-
-def function_of(fop: func.FuncOp, params: list[AppParam]) -> AppFunction:
-    """An :class:`AppFunction` for MLIR input.  A "statement" is one op with an effect
-    (store, loop, branch, return) together with the pure ops computed for it since the
-    previous statement, which is the granularity a C statement would have."""
-    blocks = []
-    for op in fop.walk():
-        for region in op.regions:
-            for blk in region.blocks:
-                sts: list[AppStmt] = []
-                pending: list[Operation] = []
-                for o in blk.ops:
-                    pending.append(o)
-                    if o.dialect_name() == "arith" or isinstance(o, memref.LoadOp):
-                        continue
-                    sts.append(_mlir_stmt(pending))
-                    pending = []
-                if pending:
-                    sts.append(_mlir_stmt(pending))
-                blocks.append(AppBlock(blk, sts))
-    return AppFunction(fop.sym_name.data, fop, params, blocks, {})
-
-
-def _mlir_stmt(ops: list[Operation]) -> AppStmt:
-    o = ops[-1]
-    loc = o.location
-    line, col = (loc.line.data, loc.column.data) if isinstance(loc, FileLineColLoc) else (0, 0)
-    kind = "expr"
-    if isinstance(o, scf.ForOp):
-        kind = "for"
-    elif isinstance(o, scf.WhileOp):
-        kind = "while"
-    elif isinstance(o, scf.IfOp):
-        kind = "if"
-    elif isinstance(o, memref.StoreOp):
-        kind = "assign"
-    elif isinstance(o, func.ReturnOp):
-        kind = "return"
-    value = o.operands[0] if kind == "return" and o.operands else None
-    return AppStmt(kind, line, col, list(ops), value=value)
-
-
-def params_of_mlir(fop: func.FuncOp) -> list[AppParam]:
-    out = []
-    for k, a in enumerate(fop.body.block.args):
-        ptr = isinstance(a.type, MemRefType)
-        out.append(
-            AppParam(
-                a.name_hint or f"arg{k}",
-                ptr,
-                restrict=ptr,  # MLIR memrefs passed as distinct arguments: see docs/matcher.md
-                width=width_of(a.type.element_type)
-                if isinstance(a.type, MemRefType)
-                else width_of(a.type),
-            )
-        )
-    return out
 
 
 __all__ = [

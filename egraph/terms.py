@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+from aquas import intops
+
 BINARY = (
     "add",
     "sub",
@@ -43,13 +45,10 @@ BINARY = (
 CASTS = ("sext", "zext", "trunc")
 
 
-def mask(w: int) -> int:
-    return (1 << w) - 1
-
-
-def signed(v: int, w: int) -> int:
-    v &= mask(w)
-    return v - (1 << w) if v >> (w - 1) else v
+# w-bit integer semantics are aquas.intops' (the one definition shared with the interpreter,
+# the ISS, the frontends and RTL generation); these names stay for the matcher's callers.
+mask = intops.mask
+signed = intops.to_signed
 
 
 class Term:
@@ -74,12 +73,14 @@ class Term:
 
 def mk(op: str, w: int, args: tuple[Term, ...] = (), val: int | str = 0) -> Term:
     if op in BINARY and all(a.op == "const" for a in args):
-        return const(w, _fold(op, w, int(args[0].val), int(args[1].val)))
+        return const(w, intops.binary(op, w, int(args[0].val), int(args[1].val)))
     if op in CASTS and args[0].op == "const":
         v = int(args[0].val)
         return const(w, signed(v, int(val)) if op == "sext" else v)
     if op == "cmp" and all(a.op == "const" for a in args):
-        return const(1, int(_compare(str(val), args[0].w, int(args[0].val), int(args[1].val))))
+        return const(
+            1, int(intops.compare(str(val), args[0].w, int(args[0].val), int(args[1].val)))
+        )
     if op == "select" and args[0].op == "const":
         return args[1] if args[0].val else args[2]
     key = (op, w, tuple(id(a) for a in args), val)
@@ -123,57 +124,6 @@ def cast(op: str, w: int, a: Term) -> Term:
 
 def load(w: int, addr: Term) -> Term:
     return mk("load", w, (addr,))
-
-
-def _compare(pred: str, w: int, a: int, b: int) -> bool:
-    if pred[0] == "s":
-        a, b = signed(a, w), signed(b, w)
-    return {
-        "eq": a == b,
-        "ne": a != b,
-        "lt": a < b,
-        "le": a <= b,
-        "gt": a > b,
-        "ge": a >= b,
-    }[pred.lstrip("su") if pred not in ("eq", "ne") else pred]
-
-
-def _fold(op: str, w: int, a: int, b: int) -> int:
-    m = mask(w)
-    sa, sb = signed(a, w), signed(b, w)
-    if op in ("divu", "remu", "divs", "rems") and b == 0:
-        # RISC-V rules: x/0 = all ones, x%0 = x.
-        return m if op.startswith("div") else a
-    match op:
-        case "add":
-            return (a + b) & m
-        case "sub":
-            return (a - b) & m
-        case "mul":
-            return (a * b) & m
-        case "and":
-            return a & b
-        case "or":
-            return a | b
-        case "xor":
-            return a ^ b
-        case "shl":
-            return (a << b) & m if b < w else 0
-        case "shru":
-            return a >> b if b < w else 0
-        case "shrs":
-            return (sa >> min(b, w - 1)) & m
-        case "divu":
-            return a // b
-        case "remu":
-            return a % b
-        case "divs":
-            q = abs(sa) // abs(sb)
-            return (q if (sa < 0) == (sb < 0) else -q) & m
-        case "rems":
-            r = abs(sa) % abs(sb)
-            return (r if sa >= 0 else -r) & m
-    raise ValueError(op)
 
 
 def walk(t: Term) -> Iterator[Term]:
@@ -238,7 +188,7 @@ def evaluate(
             case "var":
                 v = env[str(n.val)] & mask(n.w)
             case "cmp":
-                v = int(_compare(str(n.val), n.args[0].w, a[0], a[1]))
+                v = int(intops.compare(str(n.val), n.args[0].w, a[0], a[1]))
             case "select":
                 v = a[1] if a[0] else a[2]
             case "sext":
@@ -250,7 +200,7 @@ def evaluate(
             case "load":
                 v = memory(a[0], n.w)
             case _:
-                v = _fold(n.op, n.w, a[0], a[1])
+                v = intops.binary(n.op, n.w, a[0], a[1])
         memo[n] = v
     return memo[t]
 

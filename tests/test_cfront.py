@@ -369,12 +369,76 @@ def test_syntax_error_has_location() -> None:
     assert "syntax error" in e.value.message
 
 
-def test_preprocessor_limits_are_errors() -> None:
-    with pytest.raises(AquasError, match="object-like macros") as e:
-        parse_c("#define F(x) (x)\nint f(int a) { return a; }\n", "m.c")
+def test_real_preprocessor_macros_conditionals_and_columns() -> None:
+    """gcc -E expands function-like macros and conditionals; locations are the original
+    file's lines and columns, also after a macro expansion earlier on the line."""
+    src = (
+        "#include <stdint.h>\n"
+        "#define SQ(x) ((x) * (x))\n"
+        "#ifdef NOPE\n"
+        "int broken(\n"
+        "#else\n"
+        "int32_t f(int32_t a) { return SQ(a + 1) + INT8_MAX; }\n"
+        "#endif\n"
+        "int g(int a) {  /* c */  return SQ(a) + h(a); }\n"
+    )
+    prog = parse_c(src, "m.c")
+    f = next(fn for fn in prog.functions if fn.name == "f")
+    assert f.func is not None and (f.line, f.col) == (6, 9)
+    assert [cs.kind for cs in f.stmts] == ["return"]
+    assert src[f.stmts[0].span.start : f.stmts[0].span.end] == "return SQ(a + 1) + INT8_MAX;"
+    assert Evaluator(prog.module).call("f", [2]) == 9 + 127  # SQ(a + 1) + INT8_MAX
+    (diag,) = prog.diagnostics
+    assert diag.loc is not None and (diag.loc.line, diag.loc.column) == (8, 41)
+    assert "call of function 'h'" in diag.message
+
+
+def test_preprocessor_errors_are_located(tmp_path: Path) -> None:
+    with pytest.raises(AquasError, match="#error stop here") as e:
+        parse_c("int a;\n  #error stop here\n", "m.c")
+    assert e.value.loc is not None and (e.value.loc.filename, e.value.loc.line) == ("m.c", 2)
+    with pytest.raises(AquasError, match=r"missing\.h") as e:
+        parse_c('#include "missing.h"\nint a;\n', str(tmp_path / "m.c"))
     assert e.value.loc is not None and e.value.loc.line == 1
-    with pytest.raises(AquasError, match="'#ifdef'"):
-        parse_c("#ifdef X\n#endif\n", "m.c")
+
+
+def test_include_path_and_dependencies(tmp_path: Path) -> None:
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "deep.h").write_text("#define K 3\n")
+    (tmp_path / "local.h").write_text('#include "deep.h"\n#define M (K + 1)\n')
+    src = tmp_path / "m.c"
+    src.write_text(
+        '#include <stdint.h>\n#include "local.h"\nint32_t f(int32_t a) { return a * M; }\n'
+    )
+    with pytest.raises(AquasError, match=r"deep\.h"):
+        parse_c_file(src)
+    prog = parse_c_file(src, include_dirs=[tmp_path / "inc"])
+    assert prog.functions[0].func is not None
+    assert prog.dependencies == [src.resolve(), (tmp_path / "local.h").resolve(),
+                                 (tmp_path / "inc" / "deep.h").resolve()]  # fmt: skip
+
+
+def test_gnu_extensions_are_removed() -> None:
+    src = (
+        "static __inline__ int __attribute__((always_inline)) f(int *__restrict p) {\n"
+        "  return *p;\n"
+        "}\n"
+        'int g(int a) { __asm__ __volatile__("nop" ::: "memory"); return a; }\n'
+        "__extension__ typedef long long i64;\n"
+    )
+    prog = parse_c(src, "m.c")
+    f, g = prog.functions
+    assert f.func is not None and f.params[0].ctype.restrict
+    assert g.func is None
+    (diag,) = prog.diagnostics
+    assert "'__asm__'" in diag.message and diag.loc is not None and diag.loc.column == 16
+
+
+def test_missing_preprocessor_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AQUAS_CPP", "no-such-cpp-aquas")
+    with pytest.raises(AquasError, match="needs a C preprocessor: 'no-such-cpp-aquas'") as e:
+        parse_c("int a;\n", "m.c")
+    assert e.value.hint is not None and "gcc" in e.value.hint
 
 
 def test_garbage_never_crashes() -> None:

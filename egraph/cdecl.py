@@ -1,0 +1,369 @@
+"""C frontend, declarations and types: the public data model of a lowered C program, C's
+integer types under RV32 rules (int = long = 32 bits) with the usual arithmetic
+conversions, integer and character literals, and the file-level state (typedefs, globals)
+with integer constant expressions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pycparser import c_ast
+from xdsl.dialects.builtin import (
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Operation, SSAValue
+
+from aquas import intops
+from aquas.diagnostics import AquasError, SourceLoc
+
+# ---------------------------------------------------------------------------------------
+# Public data model
+
+
+@dataclass(frozen=True)
+class CType:
+    """An integer type, or a pointer to one (``width``/``signed`` then describe the pointee)."""
+
+    width: int
+    signed: bool
+    pointer: bool = False
+    const: bool = False
+    restrict: bool = False
+
+    def c_name(self) -> str:
+        base = f"{'' if self.signed else 'u'}int{self.width}_t"
+        if not self.pointer:
+            return base
+        return f"{'const ' if self.const else ''}{base} *{'restrict' if self.restrict else ''}"
+
+    @property
+    def ir(self) -> IntegerType:
+        return IntegerType(self.width)
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+@dataclass
+class CVar:
+    name: str
+    ctype: CType
+    line: int
+    col: int
+
+
+@dataclass
+class CStmt:
+    """One C statement and what its lowering produced (IR fields are empty when the
+    function was not lowered).  ``writes`` maps each scalar assigned by the statement to
+    its SSA value right after it; for a pointer local the value is its i32 element offset."""
+
+    kind: str
+    span: Span
+    line: int
+    col: int
+    depth: int
+    op: Operation | None = None
+    value: SSAValue | None = None
+    target: str | None = None
+    writes: dict[str, SSAValue] = field(default_factory=dict)
+    iv: str | None = None
+    header_span: Span | None = None
+    body_span: Span | None = None
+    init_span: Span | None = None
+    cond_span: Span | None = None
+    step_span: Span | None = None
+
+
+@dataclass
+class CFunction:
+    name: str
+    span: Span
+    line: int
+    col: int
+    selected: bool
+    func: FuncOp | None
+    params: list[CVar]
+    ret: CType | None
+    stmts: list[CStmt]
+    locals: dict[str, CVar]
+    globals_used: set[str]
+
+
+@dataclass
+class CProgram:
+    filename: str
+    source: str
+    module: ModuleOp
+    functions: list[CFunction]
+    diagnostics: list[AquasError]
+    globals: dict[str, CVar]
+    # the files the preprocessor read (the source first, then every header it included)
+    dependencies: list[Path] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------
+# Types
+
+I1 = IntegerType(1)
+INT = CType(32, True)
+UINT = CType(32, False)
+
+_STDINT: dict[str, CType] = {
+    **{f"int{w}_t": CType(w, True) for w in (8, 16, 32, 64)},
+    **{f"uint{w}_t": CType(w, False) for w in (8, 16, 32, 64)},
+    "size_t": UINT,
+    "uintptr_t": UINT,
+    "intptr_t": INT,
+    "ptrdiff_t": INT,
+}
+_PRELUDE = "".join(f"typedef int {n};\n" for n in _STDINT) + "typedef _Bool bool;\n"
+
+_BASIC: dict[tuple[str, ...], CType] = {}
+for _words, _ty in [
+    (("char",), CType(8, True)),
+    (("signed", "char"), CType(8, True)),
+    (("unsigned", "char"), CType(8, False)),
+    (("short",), CType(16, True)),
+    (("short", "int"), CType(16, True)),
+    (("signed", "short"), CType(16, True)),
+    (("signed", "short", "int"), CType(16, True)),
+    (("unsigned", "short"), CType(16, False)),
+    (("unsigned", "short", "int"), CType(16, False)),
+    (("int",), INT),
+    (("signed",), INT),
+    (("signed", "int"), INT),
+    (("unsigned",), UINT),
+    (("unsigned", "int"), UINT),
+    (("long",), INT),
+    (("long", "int"), INT),
+    (("signed", "long"), INT),
+    (("signed", "long", "int"), INT),
+    (("unsigned", "long"), UINT),
+    (("unsigned", "long", "int"), UINT),
+    (("long", "long"), CType(64, True)),
+    (("long", "long", "int"), CType(64, True)),
+    (("signed", "long", "long"), CType(64, True)),
+    (("signed", "long", "long", "int"), CType(64, True)),
+    (("unsigned", "long", "long"), CType(64, False)),
+    (("unsigned", "long", "long", "int"), CType(64, False)),
+]:
+    _BASIC[tuple(sorted(_words))] = _ty
+
+
+def _promote(t: CType) -> CType:
+    return INT if t.width < 32 else CType(t.width, t.signed)
+
+
+def _common(a: CType, b: CType) -> CType:
+    """The usual arithmetic conversions (C11 6.3.1.8) for RV32."""
+    a, b = _promote(a), _promote(b)
+    if a == b:
+        return a
+    if a.signed == b.signed:
+        return a if a.width >= b.width else b
+    u, s = (a, b) if not a.signed else (b, a)
+    return u if u.width >= s.width else s
+
+
+def _wrap(v: int, width: int, signed: bool) -> int:
+    return intops.to_signed(v, width) if signed else intops.to_unsigned(v, width)
+
+
+# ---------------------------------------------------------------------------------------
+# Lowering
+
+
+class _Unsupported(Exception):
+    def __init__(self, construct: str, node: c_ast.Node | None):
+        super().__init__(construct)
+        self.construct = construct
+        self.node = node
+
+
+@dataclass
+class _Global:
+    var: CVar
+    mtype: MemRefType
+    array: bool
+
+
+def _int_literal(text: str) -> tuple[int, CType]:
+    """Value and C type of an integer constant (C11 6.4.4.1, RV32)."""
+    m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)([uUlL]*)", text)
+    if m is None:
+        raise ValueError(text)
+    digits, suffix = m.group(1), m.group(2).lower()
+    if digits[:2].lower() in ("0x", "0b"):
+        value = int(digits, 0)
+    else:
+        value = int(digits, 8) if digits.startswith("0") else int(digits)
+    decimal = not digits.startswith("0") or digits == "0"
+    unsigned = "u" in suffix
+    long_long = "ll" in suffix
+    candidates: list[CType] = []
+    if not long_long:
+        if not unsigned:
+            candidates.append(INT)
+        if unsigned or not decimal:
+            candidates.append(UINT)
+    if not unsigned:
+        candidates.append(CType(64, True))
+    if unsigned or not decimal:
+        candidates.append(CType(64, False))
+    for ty in candidates:
+        if value < (1 << (ty.width - 1 if ty.signed else ty.width)):
+            return value, ty
+    return value & ((1 << 64) - 1), CType(64, False)
+
+
+_ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8,
+            "f": 12, "v": 11, "?": 63}  # fmt: skip
+
+
+def _char_literal(text: str) -> int:
+    body = text[1:-1]
+    if not body.startswith("\\"):
+        if len(body) != 1:
+            raise ValueError(text)
+        return _wrap(ord(body), 8, True)
+    esc = body[1:]
+    if esc[:1] in ("x", "X"):
+        return _wrap(int(esc[1:], 16), 8, True)
+    if esc.isdigit():
+        return _wrap(int(esc, 8), 8, True)
+    if esc in _ESCAPES:
+        return _ESCAPES[esc]
+    raise ValueError(text)
+
+
+class _Program:
+    """File-level state shared by all functions of one translation unit."""
+
+    def __init__(self, source: str, filename: str):
+        self.source = source
+        self.filename = filename
+        # A str value says why the type is unsupported.
+        self.typedefs: dict[str, CType | str] = {**_STDINT, "bool": "'bool' type"}
+        self.globals: dict[str, _Global] = {}
+        self.bad_globals: dict[str, str] = {}
+
+    def loc(self, node: c_ast.Node | None) -> SourceLoc:
+        coord = getattr(node, "coord", None)
+        if coord is None:
+            return SourceLoc(self.filename, 1, 1)
+        return SourceLoc(self.filename, coord.line, coord.column or 1)
+
+    def scalar_type(self, t: c_ast.Node) -> CType | None:
+        """The integer type named by a TypeDecl / Typename type; None for void."""
+        if isinstance(t, c_ast.TypeDecl):
+            if "volatile" in t.quals:
+                raise _Unsupported("'volatile' qualifier", t)
+            t = t.type
+        if isinstance(t, c_ast.Struct | c_ast.Union):
+            raise _Unsupported(f"{type(t).__name__.lower()} type", t)
+        if isinstance(t, c_ast.Enum):
+            raise _Unsupported("enum type", t)
+        if not isinstance(t, c_ast.IdentifierType):
+            raise _Unsupported(f"type '{type(t).__name__}'", t)
+        names = t.names
+        if names == ["void"]:
+            return None
+        if len(names) == 1 and names[0] in self.typedefs:
+            ty = self.typedefs[names[0]]
+            if isinstance(ty, str):
+                raise _Unsupported(ty, t)
+            return ty
+        if {"float", "double"} & set(names):
+            raise _Unsupported("floating-point type", t)
+        if "_Bool" in names or "bool" in names:
+            raise _Unsupported("'_Bool' type", t)
+        key = tuple(sorted(names))
+        if key not in _BASIC:
+            raise _Unsupported(f"type '{' '.join(names)}'", t)
+        return _BASIC[key]
+
+    def var_type(self, t: c_ast.Node) -> tuple[CType, int | None]:
+        """(type, array length or None) of a declared object; pointers and arrays of ints."""
+        if isinstance(t, c_ast.PtrDecl):
+            inner = t.type
+            if not isinstance(inner, c_ast.TypeDecl):
+                raise _Unsupported("pointer to pointer or function", t)
+            elem = self.scalar_type(inner)
+            if elem is None:
+                raise _Unsupported("'void' pointer", t)
+            if "volatile" in t.quals:
+                raise _Unsupported("'volatile' qualifier", t)
+            return CType(
+                elem.width, elem.signed, True, "const" in inner.quals, "restrict" in t.quals
+            ), None
+        if isinstance(t, c_ast.ArrayDecl):
+            if not isinstance(t.type, c_ast.TypeDecl):
+                raise _Unsupported("multi-dimensional array", t)
+            elem = self.scalar_type(t.type)
+            if elem is None:
+                raise _Unsupported("array of void", t)
+            n = None if t.dim is None else self.const_eval(t.dim)
+            if n is not None and n <= 0:
+                raise _Unsupported("array of non-positive length", t)
+            return CType(elem.width, elem.signed, const="const" in t.type.quals), n
+        ty = self.scalar_type(t)
+        if ty is None:
+            raise _Unsupported("'void' object", t)
+        return CType(ty.width, ty.signed, const="const" in getattr(t, "quals", [])), None
+
+    def const_eval(self, e: c_ast.Node) -> int:
+        """An integer constant expression (array sizes, global initialisers)."""
+        if isinstance(e, c_ast.Constant):
+            if e.type == "char":
+                return _char_literal(e.value)
+            try:
+                return _int_literal(e.value)[0]
+            except ValueError:
+                raise _Unsupported(f"constant '{e.value}'", e) from None
+        if isinstance(e, c_ast.UnaryOp) and e.op in ("-", "+", "~", "!"):
+            v = self.const_eval(e.expr)
+            return {"-": -v, "+": v, "~": ~v, "!": int(v == 0)}[e.op]
+        if isinstance(e, c_ast.Cast):
+            ty = self.scalar_type(e.to_type.type)
+            v = self.const_eval(e.expr)
+            return v if ty is None else _wrap(v, ty.width, ty.signed)
+        if isinstance(e, c_ast.BinaryOp) and e.op in _CONST_OPS:
+            a, b = self.const_eval(e.left), self.const_eval(e.right)
+            if e.op in ("/", "%") and b == 0:
+                raise _Unsupported("division by zero in a constant", e)
+            return _const_binary(e.op, a, b)
+        if isinstance(e, c_ast.TernaryOp):
+            c = self.const_eval(e.cond)
+            return self.const_eval(e.iftrue if c else e.iffalse)
+        raise _Unsupported("non-constant expression where a constant is required", e)
+
+
+# Integer constant expressions are folded with aquas.intops at a width far beyond any C
+# type: + - * & | ^ << are exact modulo 2^1024, so the low 64 bits the user of a value keeps
+# are exact, and / % >> and comparisons are exact while intermediates stay below 2^1023.
+_CONST_W = 1024
+_CONST_BINARY = {"+": "add", "-": "sub", "*": "mul", "/": "divs", "%": "rems", "<<": "shl",
+                 ">>": "shrs", "&": "and", "|": "or", "^": "xor"}  # fmt: skip
+_CONST_COMPARE = {"<": "slt", ">": "sgt", "<=": "sle", ">=": "sge", "==": "eq", "!=": "ne"}
+
+
+def _const_binary(op: str, a: int, b: int) -> int:
+    if op in _CONST_BINARY:
+        return intops.to_signed(intops.binary(_CONST_BINARY[op], _CONST_W, a, b), _CONST_W)
+    if op in _CONST_COMPARE:
+        return int(intops.compare(_CONST_COMPARE[op], _CONST_W, a, b))
+    if op == "&&":
+        return int(bool(a) and bool(b))
+    return int(bool(a) or bool(b))  # "||"
+
+
+_CONST_OPS = (*_CONST_BINARY, *_CONST_COMPARE, "&&", "||")

@@ -1,0 +1,412 @@
+"""C frontend, expressions: values, pointers and scopes of the function being lowered, and
+the lowering of C expressions to ``arith``/``memref`` ops with every conversion explicit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from pycparser import c_ast
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+)
+from xdsl.ir import Block, Operation, SSAValue
+
+from aquas.egraph.cdecl import (
+    INT,
+    UINT,
+    CType,
+    CVar,
+    _char_literal,
+    _common,
+    _int_literal,
+    _Program,
+    _promote,
+    _Unsupported,
+    _wrap,
+)
+
+
+@dataclass
+class _Val:
+    """An integer rvalue; ``i1`` marks a comparison result of C type int held as ``i1``."""
+
+    v: SSAValue
+    ty: CType
+    i1: bool = False
+
+
+@dataclass
+class _Ptr:
+    base: SSAValue
+    off: SSAValue | None  # i32 element offset, None = 0
+    elem: CType
+
+
+@dataclass
+class _Bind:
+    kind: str  # "scalar" | "ptr" | "array"
+    ty: CType
+    value: SSAValue | None = None
+    base: SSAValue | None = None
+    off: SSAValue | None = None
+
+
+_UNSUPPORTED_STMTS: dict[type[c_ast.Node], str] = {
+    c_ast.Break: "'break' statement",
+    c_ast.Continue: "'continue' statement",
+    c_ast.Goto: "'goto' statement",
+    c_ast.Label: "label",
+    c_ast.Switch: "'switch' statement",
+    c_ast.Case: "'case' label",
+    c_ast.Default: "'default' label",
+    c_ast.FuncCall: "function call",
+    c_ast.Struct: "struct type",
+    c_ast.Union: "union type",
+    c_ast.Enum: "enum type",
+    c_ast.StructRef: "struct member access",
+    c_ast.ExprList: "comma operator",
+    c_ast.CompoundLiteral: "compound literal",
+    c_ast.StaticAssert: "static assertion",
+}
+
+
+_UPDATE_OPS = ("++", "--", "p++", "p--")
+
+
+def _is_update(n: c_ast.Node) -> bool:
+    return isinstance(n, c_ast.Assignment) or (isinstance(n, c_ast.UnaryOp) and n.op in _UPDATE_OPS)
+
+
+_BinOp = Callable[[SSAValue, SSAValue], Operation]
+_ARITH: dict[str, tuple[_BinOp, _BinOp]] = {
+    "+": (arith.AddiOp, arith.AddiOp),
+    "-": (arith.SubiOp, arith.SubiOp),
+    "*": (arith.MuliOp, arith.MuliOp),
+    "/": (arith.DivSIOp, arith.DivUIOp),
+    "%": (arith.RemSIOp, arith.RemUIOp),
+    "&": (arith.AndIOp, arith.AndIOp),
+    "|": (arith.OrIOp, arith.OrIOp),
+    "^": (arith.XOrIOp, arith.XOrIOp),
+}
+_CMP: dict[str, tuple[str, str]] = {
+    "<": ("slt", "ult"),
+    "<=": ("sle", "ule"),
+    ">": ("sgt", "ugt"),
+    ">=": ("sge", "uge"),
+    "==": ("eq", "eq"),
+    "!=": ("ne", "ne"),
+}
+
+
+class _Exprs:
+    """Expression lowering of :class:`aquas.egraph.cstmt._Function` (its state is declared here)."""
+
+    prog: _Program
+    scopes: list[dict[str, _Bind]]
+    locals: dict[str, CVar]
+    globals_used: set[str]
+    block: Block
+    entry: Block
+    global_refs: dict[str, SSAValue]
+
+    # -- emission helpers ------------------------------------------------------------
+
+    def emit(self, op: Operation, at: c_ast.Node | None) -> Operation:
+        loc = self.prog.loc(at)
+        op.location = FileLineColLoc(
+            StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column)
+        )
+        self.block.add_op(op)
+        return op
+
+    def const(self, value: int, ty: CType, at: c_ast.Node | None) -> SSAValue:
+        v = _wrap(value, ty.width, True)
+        return self.emit(arith.ConstantOp(IntegerAttr(v, ty.ir)), at).results[0]
+
+    def index(self, v: SSAValue, at: c_ast.Node | None) -> SSAValue:
+        return self.emit(arith.IndexCastOp(v, IndexType()), at).results[0]
+
+    def convert(self, v: _Val, to: CType, at: c_ast.Node | None) -> SSAValue:
+        """``v`` converted to ``to`` (C11 6.3.1.3, wrapping)."""
+        if v.i1:
+            src = self.emit(arith.ExtUIOp(v.v, IntegerType(32)), at).results[0]
+            return self.convert(_Val(src, INT), to, at)
+        if v.ty.width == to.width:
+            return v.v
+        if v.ty.width < to.width:
+            ext = arith.ExtSIOp if v.ty.signed else arith.ExtUIOp
+            return self.emit(ext(v.v, to.ir), at).results[0]
+        return self.emit(arith.TruncIOp(v.v, to.ir), at).results[0]
+
+    def cond(self, e: c_ast.Node) -> SSAValue:
+        v = self.rvalue(e)
+        if v.i1:
+            return v.v
+        zero = self.const(0, v.ty, e)
+        return self.emit(arith.CmpiOp(v.v, zero, "ne"), e).results[0]
+
+    # -- scopes ----------------------------------------------------------------------
+
+    def lookup(self, name: str) -> _Bind | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def declare(self, name: str, b: _Bind, at: c_ast.Node, param: bool = False) -> None:
+        if self.lookup(name) is not None:
+            raise _Unsupported(f"declaration of '{name}' shadowing another variable", at)
+        self.scopes[-1][name] = b
+        if not param and name not in self.locals:
+            self.locals[name] = CVar(name, b.ty, at.coord.line, at.coord.column or 1)
+
+    def visible(self) -> Iterator[tuple[str, _Bind]]:
+        seen: set[str] = set()
+        for scope in reversed(self.scopes):
+            for n, b in scope.items():
+                if n not in seen and b.kind != "array":
+                    seen.add(n)
+                    yield n, b
+
+    def state(self, b: _Bind) -> SSAValue | None:
+        return b.value if b.kind == "scalar" else b.off
+
+    def carried_value(self, b: _Bind, at: c_ast.Node | None) -> SSAValue:
+        if b.kind == "scalar":
+            assert b.value is not None
+            return b.value
+        return b.off if b.off is not None else self.const(0, INT, at)
+
+    def set_carried(self, b: _Bind, v: SSAValue) -> None:
+        if b.kind == "scalar":
+            b.value = v
+        else:
+            b.off = v
+
+    def global_ref(self, name: str) -> SSAValue:
+        if name not in self.global_refs:
+            g = self.prog.globals[name]
+            op = memref.GetGlobalOp(name, g.mtype)
+            loc = g.var
+            op.location = FileLineColLoc(
+                StringAttr(self.prog.filename), IntAttr(loc.line), IntAttr(loc.col)
+            )
+            self.entry.insert_op_before(
+                op, self.entry.first_op
+            ) if self.entry.first_op else self.entry.add_op(op)
+            self.global_refs[name] = op.results[0]
+        self.globals_used.add(name)
+        return self.global_refs[name]
+
+    # -- memory ----------------------------------------------------------------------
+
+    def pointer(self, e: c_ast.Node) -> _Ptr:
+        if isinstance(e, c_ast.ID):
+            b = self.lookup(e.name)
+            if b is not None and b.kind in ("ptr", "array"):
+                assert b.base is not None
+                return _Ptr(b.base, b.off, CType(b.ty.width, b.ty.signed, const=b.ty.const))
+            if b is None and e.name in self.prog.globals and self.prog.globals[e.name].array:
+                g = self.prog.globals[e.name]
+                return _Ptr(self.global_ref(e.name), None, g.var.ctype)
+            self.undeclared(e)
+            raise _Unsupported(f"'{e.name}' used as a pointer", e)
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+            if self.is_pointer(e.left):
+                if self.is_pointer(e.right):
+                    raise _Unsupported("pointer subtraction", e)
+                p, k = self.pointer(e.left), e.right
+            elif e.op == "+" and self.is_pointer(e.right):
+                p, k = self.pointer(e.right), e.left
+            else:
+                raise _Unsupported("integer used as a pointer", e)
+            delta = self.convert(self.rvalue(k), INT, k)
+            if p.off is None and e.op == "+":
+                return _Ptr(p.base, delta, p.elem)
+            cur = p.off if p.off is not None else self.const(0, INT, e)
+            cls = arith.AddiOp if e.op == "+" else arith.SubiOp
+            return _Ptr(p.base, self.emit(cls(cur, delta), e).results[0], p.elem)
+        if isinstance(e, c_ast.UnaryOp) and e.op == "&":
+            if isinstance(e.expr, c_ast.ArrayRef):
+                return self.element(e.expr)
+            raise _Unsupported("address of a scalar", e)
+        if isinstance(e, c_ast.Cast):
+            ty, _ = self.prog.var_type(e.to_type.type)
+            p = self.pointer(e.expr)
+            if not ty.pointer:
+                raise _Unsupported("pointer converted to an integer", e)
+            if (ty.width, ty.signed) != (p.elem.width, p.elem.signed):
+                raise _Unsupported(f"pointer cast from '{p.elem.c_name()} *' to '{ty.c_name()}'", e)
+            return _Ptr(p.base, p.off, CType(p.elem.width, p.elem.signed, const=ty.const))
+        raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
+
+    def is_pointer(self, e: c_ast.Node) -> bool:
+        if isinstance(e, c_ast.ID):
+            b = self.lookup(e.name)
+            if b is not None:
+                return b.kind in ("ptr", "array")
+            return e.name in self.prog.globals and self.prog.globals[e.name].array
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+            return self.is_pointer(e.left) or self.is_pointer(e.right)
+        if isinstance(e, c_ast.UnaryOp) and e.op == "&":
+            return True
+        if isinstance(e, c_ast.Cast):
+            return isinstance(e.to_type.type, c_ast.PtrDecl)
+        return False
+
+    def element(self, e: c_ast.ArrayRef | c_ast.UnaryOp) -> _Ptr:
+        """The element addressed by ``a[i]`` or ``*p`` (as a pointer with its final offset)."""
+        if isinstance(e, c_ast.ArrayRef):
+            if not self.is_pointer(e.name):
+                raise _Unsupported("subscript of a non-pointer", e)
+            p = self.pointer(e.name)
+            i = self.convert(self.rvalue(e.subscript), INT, e.subscript)
+            off = i if p.off is None else self.emit(arith.AddiOp(p.off, i), e).results[0]
+            return _Ptr(p.base, off, p.elem)
+        return self.pointer(e.expr)
+
+    def load(self, p: _Ptr, at: c_ast.Node) -> _Val:
+        off = p.off if p.off is not None else self.const(0, INT, at)
+        idx = self.index(off, at)
+        v = self.emit(memref.LoadOp.get(p.base, [idx]), at).results[0]
+        return _Val(v, CType(p.elem.width, p.elem.signed))
+
+    def store(self, p: _Ptr, v: SSAValue, at: c_ast.Node) -> None:
+        off = p.off if p.off is not None else self.const(0, INT, at)
+        idx = self.index(off, at)
+        self.emit(memref.StoreOp.get(v, p.base, [idx]), at)
+
+    # -- expressions -----------------------------------------------------------------
+
+    def undeclared(self, e: c_ast.ID) -> None:
+        if e.name in self.prog.bad_globals:
+            raise _Unsupported(f"global '{e.name}' ({self.prog.bad_globals[e.name]})", e)
+        if self.lookup(e.name) is None and e.name not in self.prog.globals:
+            raise _Unsupported(f"undeclared identifier '{e.name}'", e)
+
+    def rvalue(self, e: c_ast.Node) -> _Val:
+        if isinstance(e, c_ast.Constant):
+            if e.type == "char":
+                return _Val(self.const(_char_literal(e.value), INT, e), INT)
+            if e.type == "string":
+                raise _Unsupported("string literal", e)
+            try:
+                value, ty = _int_literal(e.value)
+            except ValueError:
+                raise _Unsupported(f"floating-point constant '{e.value}'", e) from None
+            return _Val(self.const(value, ty, e), ty)
+        if isinstance(e, c_ast.ID):
+            b = self.lookup(e.name)
+            if b is not None and b.kind == "scalar":
+                assert b.value is not None
+                return _Val(b.value, CType(b.ty.width, b.ty.signed))
+            if b is None and e.name in self.prog.globals and not self.prog.globals[e.name].array:
+                g = self.prog.globals[e.name]
+                return self.load(_Ptr(self.global_ref(e.name), None, g.var.ctype), e)
+            self.undeclared(e)
+            raise _Unsupported(f"pointer or array '{e.name}' used as an integer", e)
+        if isinstance(e, c_ast.ArrayRef):
+            return self.load(self.element(e), e)
+        if isinstance(e, c_ast.UnaryOp):
+            return self.unary(e)
+        if isinstance(e, c_ast.BinaryOp):
+            if e.op in ("&&", "||"):
+                a, b2 = self.cond(e.left), self.cond(e.right)
+                cls = arith.AndIOp if e.op == "&&" else arith.OrIOp
+                return _Val(self.emit(cls(a, b2), e).results[0], INT, i1=True)
+            if self.is_pointer(e.left) or self.is_pointer(e.right):
+                what = "pointer comparison" if e.op in _CMP else "pointer arithmetic as a value"
+                raise _Unsupported(what, e)
+            return self.binary(e.op, self.rvalue(e.left), self.rvalue(e.right), e)
+        if isinstance(e, c_ast.TernaryOp):
+            c = self.cond(e.cond)
+            tv, fv = self.rvalue(e.iftrue), self.rvalue(e.iffalse)
+            t = _common(tv.ty, fv.ty)
+            av, bv = self.convert(tv, t, e), self.convert(fv, t, e)
+            return _Val(self.emit(arith.SelectOp(c, av, bv), e).results[0], t)
+        if isinstance(e, c_ast.Cast):
+            if isinstance(e.to_type.type, c_ast.PtrDecl):
+                raise _Unsupported("pointer cast", e)
+            to = self.prog.scalar_type(e.to_type.type)
+            if to is None:
+                raise _Unsupported("cast to void", e)
+            v = self.rvalue(e.expr)
+            return _Val(self.convert(v, to, e), CType(to.width, to.signed))
+        if _is_update(e):
+            raise _Unsupported("assignment inside an expression", e)
+        if type(e) in _UNSUPPORTED_STMTS:
+            raise _Unsupported(_UNSUPPORTED_STMTS[type(e)], e)
+        raise _Unsupported(f"expression '{type(e).__name__}'", e)
+
+    def unary(self, e: c_ast.UnaryOp) -> _Val:
+        op = e.op
+        if op == "*":
+            return self.load(self.element(e), e)
+        if op == "sizeof":
+            if isinstance(e.expr, c_ast.Typename):
+                ty = self.prog.scalar_type(e.expr.type)
+                size = 1 if ty is None else ty.width // 8
+            elif (
+                isinstance(e.expr, c_ast.ID)
+                and (b := self.lookup(e.expr.name))
+                and b.kind == "array"
+            ):
+                base_type = b.base.type if b.base is not None else None
+                assert isinstance(base_type, MemRefType)
+                size = b.ty.width // 8 * base_type.get_shape()[0]
+            elif self.is_pointer(e.expr):
+                size = 4
+            else:
+                size = self.rvalue(e.expr).ty.width // 8
+            return _Val(self.const(size, UINT, e), UINT)
+        if op in ("&",):
+            raise _Unsupported("address-of used as an integer", e)
+        if op in _UPDATE_OPS:
+            raise _Unsupported("assignment inside an expression", e)
+        if isinstance(e.expr, c_ast.Constant) and op == "-" and e.expr.type == "int":
+            value, ty = _int_literal(e.expr.value)
+            return _Val(self.const(-value, ty, e), ty)
+        v = self.rvalue(e.expr)
+        if op == "!":
+            zero = self.const(0, _promote(v.ty), e)
+            x = self.convert(v, _promote(v.ty), e)
+            return _Val(self.emit(arith.CmpiOp(x, zero, "eq"), e).results[0], INT, i1=True)
+        t = _promote(v.ty)
+        x = self.convert(v, t, e)
+        if op == "+":
+            return _Val(x, t)
+        if op == "-":
+            zero = self.const(0, t, e)
+            return _Val(self.emit(arith.SubiOp(zero, x), e).results[0], t)
+        if op == "~":
+            ones = self.const(-1, t, e)
+            return _Val(self.emit(arith.XOrIOp(x, ones), e).results[0], t)
+        raise _Unsupported(f"unary operator '{op}'", e)
+
+    def binary(self, op: str, a: _Val, b: _Val, at: c_ast.Node) -> _Val:
+        if op in ("<<", ">>"):
+            t = _promote(a.ty)
+            x = self.convert(a, t, at)
+            s = self.convert(_Val(self.convert(b, _promote(b.ty), at), _promote(b.ty)), t, at)
+            if op == "<<":
+                cls: _BinOp = arith.ShLIOp
+            else:
+                cls = arith.ShRSIOp if t.signed else arith.ShRUIOp
+            return _Val(self.emit(cls(x, s), at).results[0], t)
+        t = _common(a.ty, b.ty)
+        x, y = self.convert(a, t, at), self.convert(b, t, at)
+        if op in _CMP:
+            pred = _CMP[op][0 if t.signed else 1]
+            return _Val(self.emit(arith.CmpiOp(x, y, pred), at).results[0], INT, i1=True)
+        if op not in _ARITH:
+            raise _Unsupported(f"operator '{op}'", at)
+        cls = _ARITH[op][0 if t.signed else 1]
+        return _Val(self.emit(cls(x, y), at).results[0], t)

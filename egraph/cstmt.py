@@ -1,0 +1,739 @@
+"""C frontend, statements and loops: the statement structure of a function body (with
+source extents for the rewriter), SSA form for scalars, and ``scf`` loops and branches."""
+
+from __future__ import annotations
+
+from pycparser import c_ast
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+)
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from aquas.egraph.cdecl import (
+    I1,
+    INT,
+    CStmt,
+    CType,
+    CVar,
+    Span,
+    _common,
+    _int_literal,
+    _Program,
+    _Unsupported,
+)
+from aquas.egraph.cexpr import (
+    _UNSUPPORTED_STMTS,
+    _UPDATE_OPS,
+    _Bind,
+    _Exprs,
+    _is_update,
+    _Ptr,
+    _Val,
+)
+from aquas.egraph.cpre import _Text
+
+
+def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
+    """The syntactically unsupported construct that comes first in the source."""
+    found: list[tuple[int, int, str, c_ast.Node]] = []
+    statements = _statement_positions(body)
+
+    def visit(n: c_ast.Node) -> None:
+        what = _UNSUPPORTED_STMTS.get(type(n))
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+            what = f"call of function '{n.name.name}'"
+        elif isinstance(n, c_ast.Constant) and n.type == "string":
+            what = "string literal"
+        elif isinstance(n, c_ast.Constant) and n.type in ("float", "double", "long double"):
+            what = "floating-point constant"
+        elif isinstance(n, c_ast.TypeDecl) and "volatile" in n.quals:
+            what = "'volatile' qualifier"
+        elif isinstance(n, c_ast.IdentifierType) and {"float", "double"} & set(n.names):
+            what = "floating-point type"
+        elif _is_update(n) and id(n) not in statements:
+            what = "assignment inside an expression"
+        if what is not None and n.coord is not None:
+            found.append((n.coord.line, n.coord.column or 1, what, n))
+        for _, child in n.children():
+            visit(child)
+
+    visit(body)
+    if not found:
+        return None
+    _, _, what, node = min(found, key=lambda t: (t[0], t[1]))
+    return what, node
+
+
+def _statement_positions(body: c_ast.Node) -> set[int]:
+    """ids of the nodes that stand as statements (where an assignment may appear)."""
+    allowed: set[int] = set()
+
+    def collect(x: c_ast.Node) -> None:
+        if isinstance(x, c_ast.Compound):
+            allowed.update(id(item) for item in x.block_items or [])
+        elif isinstance(x, c_ast.For):
+            allowed.update({id(x.init), id(x.next), id(x.stmt)})
+        elif isinstance(x, c_ast.While | c_ast.DoWhile):
+            allowed.add(id(x.stmt))
+        elif isinstance(x, c_ast.If):
+            allowed.update({id(x.iftrue), id(x.iffalse)})
+        for _, c in x.children():
+            collect(c)
+
+    collect(body)
+    return allowed
+
+
+def _assigned(n: c_ast.Node | None) -> list[str]:
+    """Names of variables assigned anywhere inside ``n``, in source order."""
+    out: dict[str, None] = {}
+
+    def visit(x: c_ast.Node) -> None:
+        if isinstance(x, c_ast.Assignment) and isinstance(x.lvalue, c_ast.ID):
+            out[x.lvalue.name] = None
+        elif isinstance(x, c_ast.UnaryOp) and x.op in _UPDATE_OPS and isinstance(x.expr, c_ast.ID):
+            out[x.expr.name] = None
+        for _, c in x.children():
+            visit(c)
+
+    if n is not None:
+        visit(n)
+    return list(out)
+
+
+def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
+    """(identifiers read, whether memory is read) of an expression."""
+    names: set[str] = set()
+    mem = False
+
+    def visit(x: c_ast.Node) -> None:
+        nonlocal mem
+        if isinstance(x, c_ast.ID):
+            names.add(x.name)
+        elif isinstance(x, c_ast.ArrayRef) or (isinstance(x, c_ast.UnaryOp) and x.op == "*"):
+            mem = True
+        for _, c in x.children():
+            visit(c)
+
+    visit(n)
+    return names, mem
+
+
+class _Function(_Exprs):
+    """Lowers one function definition."""
+
+    def __init__(self, prog: _Program, text: _Text, fdef: c_ast.FuncDef, selected: bool):
+        self.prog = prog
+        self.text = text
+        self.fdef = fdef
+        self.selected = selected
+        self.scopes: list[dict[str, _Bind]] = []
+        self.locals: dict[str, CVar] = {}
+        self.globals_used: set[str] = set()
+        self.stmts: dict[int, CStmt] = {}
+        self.order: list[CStmt] = []
+        self.block = Block()
+        self.entry = self.block
+        self.global_refs: dict[str, SSAValue] = {}
+
+    # -- statement structure (independent of lowering) --------------------------------
+
+    def collect(self, n: c_ast.Node | None, depth: int) -> None:
+        """Create a CStmt for every statement of the body, in source order."""
+        if n is None or isinstance(n, c_ast.Pragma | c_ast.EmptyStatement):
+            return
+        if isinstance(n, c_ast.Compound):
+            for item in n.block_items or []:
+                if isinstance(item, c_ast.Compound):
+                    start = self.text.offset(item.coord.line, item.coord.column or 1)
+                    cs = CStmt(
+                        "block",
+                        Span(start, self.text.match(start)),
+                        item.coord.line,
+                        item.coord.column or 1,
+                        depth,
+                    )
+                    self.stmts[id(item)] = cs
+                    self.order.append(cs)
+                    self.collect(item, depth + 1)
+                else:
+                    self.collect(item, depth)
+            return
+        kind = {
+            c_ast.For: "for",
+            c_ast.While: "while",
+            c_ast.DoWhile: "do",
+            c_ast.If: "if",
+            c_ast.Decl: "decl",
+            c_ast.Return: "return",
+        }.get(type(n))
+        if kind is None:
+            if isinstance(n, c_ast.Label | c_ast.Case | c_ast.Default):
+                self.collect(n.stmt, depth)
+                return
+            if isinstance(n, c_ast.Break | c_ast.Continue | c_ast.Goto | c_ast.Switch):
+                return
+            kind = "assign" if _is_update(n) else "expr"
+        line, col = n.coord.line, n.coord.column or 1
+        start = self.text.stmt_start(self.text.offset(line, col))
+        end = self.text.stmt_end(start)
+        s_line = self.text.source.count("\n", 0, start) + 1
+        s_col = start - self.text.line_starts[s_line - 1] + 1
+        cs = CStmt(kind, Span(start, end), s_line, s_col, depth)
+        self.stmts[id(n)] = cs
+        self.order.append(cs)
+        if kind in ("for", "while", "if"):
+            hs = self.text.paren_after(start + len(kind))
+            cs.header_span = hs
+            body_start = self.text.skip_ws(hs.end)
+            cs.body_span = Span(body_start, self.text.stmt_end(body_start))
+            if kind == "for":
+                inner = self.text.text[hs.start + 1 : hs.end - 1]
+                parts, d, last = [], 0, 0
+                for k, ch in enumerate(inner):
+                    d += ch in "([{"
+                    d -= ch in ")]}"
+                    if ch == ";" and d == 0:
+                        parts.append((last, k))
+                        last = k + 1
+                parts.append((last, len(inner)))
+                if len(parts) == 3:
+                    base = hs.start + 1
+                    cs.init_span, cs.cond_span, cs.step_span = (
+                        self.text.trimmed(base + a, base + b) for a, b in parts
+                    )
+        elif kind == "do":
+            body_start = self.text.skip_ws(start + 2)
+            cs.body_span = Span(body_start, self.text.stmt_end(body_start))
+            cs.header_span = self.text.paren_after(self.text.skip_ws(cs.body_span.end))
+        if isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile):
+            self.collect(n.stmt, depth + 1)
+        elif isinstance(n, c_ast.If):
+            self.collect(n.iftrue, depth + 1)
+            self.collect(n.iffalse, depth + 1)
+
+    # -- top level -------------------------------------------------------------------
+
+    def lower(self) -> tuple[FuncOp, list[CVar], CType | None]:
+        decl = self.fdef.decl
+        ftype = decl.type
+        if self.fdef.param_decls:
+            raise _Unsupported("K&R-style function definition", self.fdef)
+        if not isinstance(ftype, c_ast.FuncDecl):
+            raise _Unsupported("function definition without a parameter list", decl)
+        if not isinstance(ftype.type, c_ast.TypeDecl):
+            raise _Unsupported("function returning a pointer", decl)
+        ret = self.prog.scalar_type(ftype.type)
+        params: list[CVar] = []
+        self.scopes.append({})
+        arg_types: list[Attribute] = []
+        binds: list[tuple[str, _Bind]] = []
+        for p in ftype.args.params if ftype.args else []:
+            if isinstance(p, c_ast.EllipsisParam):
+                raise _Unsupported("variadic function", p)
+            if isinstance(p, c_ast.Typename):
+                if self.prog.scalar_type(p.type) is None:
+                    continue
+                raise _Unsupported("unnamed parameter", p)
+            ty, _ = self.prog.var_type(p.type)
+            if isinstance(p.type, c_ast.ArrayDecl):
+                ty = CType(ty.width, ty.signed, True, ty.const)
+            params.append(CVar(p.name, ty, p.coord.line, p.coord.column or 1))
+            if ty.pointer:
+                arg_types.append(MemRefType(IntegerType(ty.width), [DYNAMIC_INDEX]))
+                binds.append((p.name, _Bind("ptr", ty)))
+            else:
+                arg_types.append(ty.ir)
+                binds.append((p.name, _Bind("scalar", ty)))
+        self.entry = self.block = Block(arg_types=arg_types)
+        for (name, b), arg, p in zip(
+            binds, self.block.args, ftype.args.params if ftype.args else [], strict=False
+        ):
+            if b.kind == "ptr":
+                b.base = arg
+            else:
+                b.value = arg
+            self.declare(name, b, p, param=True)
+        items = [
+            i
+            for i in (self.fdef.body.block_items or [])
+            if not isinstance(i, c_ast.Pragma | c_ast.EmptyStatement)
+        ]
+        for k, item in enumerate(items):
+            if isinstance(item, c_ast.Return):
+                if k != len(items) - 1:
+                    raise _Unsupported("early 'return'", item)
+                self.ret_stmt(item, ret)
+            else:
+                self.stmt(item)
+        if not items or not isinstance(items[-1], c_ast.Return):
+            if ret is not None:
+                raise _Unsupported("non-void function without a final 'return'", self.fdef.body)
+            self.emit(func.ReturnOp(), self.fdef.body)
+        results = [] if ret is None else [ret.ir]
+        fop = FuncOp(decl.name, (arg_types, results), Region(self.block))
+        fop.location = FileLineColLoc(
+            StringAttr(self.prog.filename),
+            IntAttr(decl.coord.line),
+            IntAttr(decl.coord.column or 1),
+        )
+        return fop, params, ret
+
+    def ret_stmt(self, n: c_ast.Return, ret: CType | None) -> None:
+        cs = self.stmts.get(id(n))
+        if ret is None:
+            if n.expr is not None:
+                raise _Unsupported("'return' with a value in a void function", n)
+            self.emit(func.ReturnOp(), n)
+            return
+        if n.expr is None:
+            raise _Unsupported("'return' without a value", n)
+        v = self.convert(self.rvalue(n.expr), ret, n)
+        self.emit(func.ReturnOp(v), n)
+        if cs is not None:
+            cs.value = v
+
+    # -- statements ------------------------------------------------------------------
+
+    def stmt(self, n: c_ast.Node) -> None:
+        if isinstance(n, c_ast.Pragma | c_ast.EmptyStatement):
+            return
+        cs = self.stmts.get(id(n))
+        before = {name: self.state(b) for name, b in self.visible()}
+        if isinstance(n, c_ast.Compound):
+            self.scopes.append({})
+            for item in n.block_items or []:
+                if isinstance(item, c_ast.Return):
+                    raise _Unsupported("early 'return'", item)
+                self.stmt(item)
+            self.scopes.pop()
+        elif isinstance(n, c_ast.Decl):
+            self.decl(n, cs)
+        elif isinstance(n, c_ast.For):
+            self.for_stmt(n, cs)
+        elif isinstance(n, c_ast.While):
+            self.while_stmt(n.cond, n.stmt, None, n, cs, do=False)
+        elif isinstance(n, c_ast.DoWhile):
+            self.while_stmt(n.cond, n.stmt, None, n, cs, do=True)
+        elif isinstance(n, c_ast.If):
+            self.if_stmt(n, cs)
+        elif isinstance(n, c_ast.Return):
+            raise _Unsupported("early 'return'", n)
+        elif isinstance(n, c_ast.Assignment):
+            self.assign(n, cs)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in _UPDATE_OPS:
+            op = "+=" if n.op.endswith("++") else "-="
+            self.assign(
+                c_ast.Assignment(op, n.expr, c_ast.Constant("int", "1", n.coord), n.coord), cs
+            )
+        elif isinstance(n, c_ast.Node) and type(n) in _UNSUPPORTED_STMTS:
+            raise _Unsupported(_UNSUPPORTED_STMTS[type(n)], n)
+        elif isinstance(n, c_ast.Typedef | c_ast.DeclList):
+            raise _Unsupported("local typedef", n)
+        else:
+            self.rvalue(n)  # an expression statement without effect
+        if cs is not None:
+            for name, b in self.visible():
+                st = self.state(b)
+                if st is not None and (name not in before or before[name] is not st):
+                    cs.writes[name] = st
+
+    def decl(self, n: c_ast.Decl, cs: CStmt | None) -> None:
+        if n.storage:
+            raise _Unsupported(f"'{n.storage[0]}' local variable", n)
+        if isinstance(n.type, c_ast.FuncDecl):
+            raise _Unsupported("local function declaration", n)
+        ty, length = self.prog.var_type(n.type)
+        if isinstance(n.type, c_ast.ArrayDecl):
+            if isinstance(n.type.dim, c_ast.Node) and length is None:
+                raise _Unsupported("variable-length array", n)
+            init = n.init
+            if length is None:
+                if not isinstance(init, c_ast.InitList):
+                    raise _Unsupported("array without a length", n)
+                length = len(init.exprs)
+            buf = self.emit(memref.AllocaOp.get(ty.ir, shape=[length]), n).results[0]
+            self.declare(n.name, _Bind("array", ty, base=buf), n)
+            if init is not None:
+                if not isinstance(init, c_ast.InitList) or len(init.exprs) > length:
+                    raise _Unsupported("array initialiser that is not a brace list", init)
+                values = [self.convert(self.rvalue(e), ty, e) for e in init.exprs]
+                values += [self.const(0, ty, init)] * (length - len(values))
+                for k, v in enumerate(values):
+                    idx = self.emit(arith.ConstantOp(IntegerAttr(k, IndexType())), init).results[0]
+                    self.emit(memref.StoreOp.get(v, buf, [idx]), init)
+            return
+        if ty.pointer:
+            if n.init is None:
+                raise _Unsupported("pointer local without an initialiser", n)
+            p = self.pointer(n.init)
+            self.check_elem(ty, p.elem, n.init)
+            self.declare(n.name, _Bind("ptr", ty, base=p.base, off=p.off), n)
+            if cs is not None:
+                cs.target = n.name
+            return
+        if isinstance(n.init, c_ast.InitList):
+            raise _Unsupported("brace initialiser for a scalar", n.init)
+        v = (
+            self.convert(self.rvalue(n.init), ty, n.init)
+            if n.init is not None
+            else self.const(0, ty, n)
+        )
+        self.declare(n.name, _Bind("scalar", ty, value=v), n)
+        if cs is not None:
+            cs.target = n.name
+            if n.init is not None:
+                cs.value = v
+
+    def check_elem(self, want: CType, got: CType, at: c_ast.Node) -> None:
+        if (want.width, want.signed) != (got.width, got.signed):
+            raise _Unsupported(
+                f"pointer conversion from '{got.c_name()} *' to '{want.c_name()}'", at
+            )
+
+    def assign(self, n: c_ast.Assignment, cs: CStmt | None) -> None:
+        lv, op = n.lvalue, n.op
+        if isinstance(lv, c_ast.ID) and (b := self.lookup(lv.name)):
+            if b.kind == "array":
+                raise _Unsupported("assignment to an array", n)
+            if b.kind == "ptr":
+                self.ptr_assign(b, n)
+                if cs is not None:
+                    cs.target = lv.name
+                return
+            cur = _Val(b.value, b.ty) if b.value is not None else None
+            v = self.compute(cur, op, n)
+            b.value = self.convert(v, b.ty, n)
+            if cs is not None:
+                cs.target, cs.value = lv.name, b.value
+            return
+        if isinstance(lv, c_ast.ID) and lv.name in self.prog.globals:
+            g = self.prog.globals[lv.name]
+            if g.array:
+                raise _Unsupported("assignment to an array", n)
+            ptr = _Ptr(self.global_ref(lv.name), None, g.var.ctype)
+        elif isinstance(lv, c_ast.ArrayRef | c_ast.UnaryOp) and (
+            isinstance(lv, c_ast.ArrayRef) or lv.op == "*"
+        ):
+            ptr = self.element(lv)
+        else:
+            raise _Unsupported("assignment target", lv)
+        if ptr.elem.const:
+            raise _Unsupported("store through a pointer to const", n)
+        cur = self.load(ptr, lv) if op != "=" else None
+        stored = self.convert(self.compute(cur, op, n), ptr.elem, n)
+        self.store(ptr, stored, n)
+        if cs is not None:
+            cs.value = stored
+
+    def compute(self, cur: _Val | None, op: str, n: c_ast.Assignment) -> _Val:
+        if op == "=":
+            return self.rvalue(n.rvalue)
+        assert cur is not None
+        return self.binary(op[:-1], cur, self.rvalue(n.rvalue), n)
+
+    def ptr_assign(self, b: _Bind, n: c_ast.Assignment) -> None:
+        if n.op == "=":
+            p = self.pointer(n.rvalue)
+            self.check_elem(b.ty, p.elem, n.rvalue)
+            if p.base is not b.base:
+                raise _Unsupported("pointer local reassigned to a different array", n)
+            b.off = p.off
+            return
+        if n.op not in ("+=", "-="):
+            raise _Unsupported(f"pointer operator '{n.op}'", n)
+        delta = self.convert(self.rvalue(n.rvalue), INT, n.rvalue)
+        cur = b.off if b.off is not None else self.const(0, INT, n)
+        cls = arith.AddiOp if n.op == "+=" else arith.SubiOp
+        b.off = self.emit(cls(cur, delta), n).results[0]
+
+    def if_stmt(self, n: c_ast.If, cs: CStmt | None) -> None:
+        c = self.cond(n.cond)
+        outer = list(self.visible())
+        before = {name: (b.value, b.base, b.off) for name, b in outer}
+        saved = self.block
+        branches: list[tuple[Block, dict[str, tuple[SSAValue | None, ...]]]] = []
+        for arm in (n.iftrue, n.iffalse):
+            self.block = Block()
+            if arm is not None:
+                self.scopes.append({})
+                self.stmt(arm)
+                self.scopes.pop()
+            branches.append((self.block, {name: (b.value, b.base, b.off) for name, b in outer}))
+            for name, b in outer:
+                b.value, b.base, b.off = before[name]
+        self.block = saved
+        changed = [
+            (name, b)
+            for name, b in outer
+            if any(vals[name] != before[name] for _, vals in branches)
+        ]
+        for name, b in changed:
+            if any(vals[name][1] is not b.base for _, vals in branches):
+                raise _Unsupported(f"pointer local '{name}' reassigned to a different array", n)
+        for blk, vals in branches:
+            self.block = blk
+            out = []
+            for name, b in changed:
+                b.value, b.base, b.off = vals[name]
+                out.append(self.carried_value(b, n))
+            self.emit(scf.YieldOp(*out), n)
+            for name, b in outer:
+                b.value, b.base, b.off = before[name]
+        self.block = saved
+        has_else = n.iffalse is not None or bool(changed)
+        types = [INT.ir if b.kind == "ptr" else b.ty.ir for _, b in changed]
+        if_op = scf.IfOp(
+            c, types, Region(branches[0][0]), Region(branches[1][0]) if has_else else None
+        )
+        self.emit(if_op, n)
+        for (_, b), r in zip(changed, if_op.results, strict=True):
+            self.set_carried(b, r)
+        if cs is not None:
+            cs.op = if_op
+
+    def carried(self, names: list[str]) -> list[tuple[str, _Bind]]:
+        out = []
+        for name in names:
+            b = self.lookup(name)
+            if b is not None and b.kind != "array":
+                out.append((name, b))
+        return out
+
+    def loop_body(
+        self, carried: list[tuple[str, _Bind]], args: tuple[SSAValue, ...], at: c_ast.Node
+    ) -> list[SSAValue | None]:
+        """Bind the carried variables to ``args``; returns the pointer bases to check."""
+        bases = [b.base for _, b in carried]
+        for (_, b), a in zip(carried, args, strict=True):
+            self.set_carried(b, a)
+        return bases
+
+    def check_bases(
+        self, carried: list[tuple[str, _Bind]], bases: list[SSAValue | None], at: c_ast.Node
+    ) -> None:
+        for (name, b), base in zip(carried, bases, strict=True):
+            if b.base is not base:
+                raise _Unsupported(f"pointer local '{name}' reassigned to a different array", at)
+
+    def for_stmt(self, n: c_ast.For, cs: CStmt | None) -> None:
+        self.scopes.append({})
+        if isinstance(n.init, c_ast.DeclList):
+            for d in n.init.decls:
+                self.decl(d, None)
+        elif n.init is not None:
+            if not _is_update(n.init):
+                raise _Unsupported("for-loop initialiser without effect", n.init)
+            self.stmt(n.init)
+        canon = self.canonical(n)
+        if canon is None:
+            self.while_stmt(n.cond, n.stmt, n.next, n, cs, do=False)
+        else:
+            self.scf_for(n, cs, *canon)
+        self.scopes.pop()
+
+    def canonical(self, n: c_ast.For) -> tuple[str, _Bind, SSAValue, int, bool] | None:
+        """(iv, binding, upper bound, step, iv declared outside) for a loop that is an
+        ``scf.for``; the upper bound (+1 for ``<=``) is emitted before the loop."""
+        init, cond, nxt = n.init, n.cond, n.next
+        if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init:
+            iv, outside = init.decls[0].name, False
+        elif (
+            isinstance(init, c_ast.Assignment)
+            and init.op == "="
+            and isinstance(init.lvalue, c_ast.ID)
+        ):
+            iv, outside = init.lvalue.name, True
+        else:
+            return None
+        b = self.lookup(iv)
+        if b is None or b.kind != "scalar" or b.ty.width not in (32, 64):
+            return None
+        if not isinstance(cond, c_ast.BinaryOp):
+            return None
+        op, lhs, rhs = cond.op, cond.left, cond.right
+        if isinstance(rhs, c_ast.ID) and rhs.name == iv and op in (">", ">="):
+            op, lhs, rhs = {">": "<", ">=": "<="}[op], rhs, lhs
+        if op not in ("<", "<=", "!=") or not (isinstance(lhs, c_ast.ID) and lhs.name == iv):
+            return None
+        step = self.step_of(iv, nxt)
+        if step is None or (op == "!=" and step != 1):
+            return None
+        body_writes = set(_assigned(n.stmt))
+        names, mem = _reads(rhs)
+        if (
+            iv in body_writes
+            or mem
+            or iv in names
+            or names & body_writes
+            or any(x in self.prog.globals and not self.prog.globals[x].array for x in names)
+        ):
+            return None
+        scratch, saved = Block(), self.block
+        self.block = scratch
+        try:
+            ub = self.rvalue(rhs)
+        finally:
+            self.block = saved
+        ok = _common(b.ty, ub.ty) == b.ty and not ub.i1
+        if ok and not b.ty.signed:
+            # scf.for compares signed: only bounds known to stay below 2^(w-1) are safe.
+            lb_c, ub_c = _const_value(b.value), _const_value(ub.v)
+            ok = (
+                lb_c is not None
+                and ub_c is not None
+                and 0 <= lb_c < (1 << (b.ty.width - 1)) - step
+                and 0 <= ub_c < (1 << (b.ty.width - 1)) - 1
+            )
+        if not ok:
+            for op_ in reversed(list(scratch.ops)):
+                op_.erase(safe_erase=False)
+            return None
+        for op_ in list(scratch.ops):
+            op_.detach()
+            self.block.add_op(op_)
+        ub_v = ub.v
+        if op == "<=":
+            one = self.const(1, b.ty, rhs)
+            ub_v = self.emit(arith.AddiOp(ub_v, one), rhs).results[0]
+        return iv, b, ub_v, step, outside
+
+    def step_of(self, iv: str, nxt: c_ast.Node | None) -> int | None:
+        def is_iv(x: c_ast.Node) -> bool:
+            return isinstance(x, c_ast.ID) and x.name == iv
+
+        def const(x: c_ast.Node) -> int | None:
+            if isinstance(x, c_ast.Constant) and x.type == "int":
+                try:
+                    return _int_literal(x.value)[0]
+                except ValueError:
+                    return None
+            if not isinstance(x, c_ast.ID):  # a constant expression (a macro's expansion)
+                try:
+                    return self.prog.const_eval(x)
+                except _Unsupported:
+                    return None
+            return None
+
+        c: int | None = None
+        if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++") and is_iv(nxt.expr):
+            c = 1
+        elif isinstance(nxt, c_ast.Assignment) and is_iv(nxt.lvalue):
+            if nxt.op == "+=":
+                c = const(nxt.rvalue)
+            elif nxt.op == "=" and isinstance(nxt.rvalue, c_ast.BinaryOp) and nxt.rvalue.op == "+":
+                left, right = nxt.rvalue.left, nxt.rvalue.right
+                c = const(right) if is_iv(left) else const(left) if is_iv(right) else None
+        return c if c is not None and 0 < c < (1 << 31) else None
+
+    def scf_for(
+        self,
+        n: c_ast.For,
+        cs: CStmt | None,
+        iv: str,
+        ivb: _Bind,
+        ub: SSAValue,
+        step: int,
+        outside: bool,
+    ) -> None:
+        lb = ivb.value
+        assert lb is not None
+        st = self.const(step, ivb.ty, n.next)
+        carried = [(nm, b) for nm, b in self.carried(_assigned(n.stmt)) if nm != iv]
+        inits = [self.carried_value(b, n) for _, b in carried]
+        body = Block(arg_types=[ivb.ty.ir, *[v.type for v in inits]])
+        saved = self.block
+        self.block = body
+        ivb.value = body.args[0]
+        bases = self.loop_body(carried, body.args[1:], n)
+        self.scopes.append({})
+        self.stmt(n.stmt)
+        self.scopes.pop()
+        self.check_bases(carried, bases, n)
+        self.emit(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]), n)
+        self.block = saved
+        for_op = scf.ForOp(lb, ub, st, inits, body)
+        self.emit(for_op, n)
+        for (_, b), r in zip(carried, for_op.results, strict=True):
+            self.set_carried(b, r)
+        ivb.value = lb
+        if outside:
+            # The C loop leaves i at lb + ceil((ub - lb) / step) * step (or lb if no trip).
+            t = ivb.ty
+            diff = self.emit(arith.SubiOp(ub, lb), n.cond).results[0]
+            one = self.const(1, t, n.cond)
+            dm1 = self.emit(arith.SubiOp(diff, one), n.cond).results[0]
+            trips = self.emit(arith.DivUIOp(dm1, st), n.cond).results[0]
+            trips = self.emit(arith.AddiOp(trips, one), n.cond).results[0]
+            adv = self.emit(arith.MuliOp(trips, st), n.cond).results[0]
+            last = self.emit(arith.AddiOp(lb, adv), n.cond).results[0]
+            runs = self.emit(arith.CmpiOp(lb, ub, "slt"), n.cond).results[0]
+            ivb.value = self.emit(arith.SelectOp(runs, last, lb), n.cond).results[0]
+        if cs is not None:
+            cs.op, cs.iv = for_op, iv
+
+    def while_stmt(
+        self,
+        cond: c_ast.Node | None,
+        body_n: c_ast.Node,
+        nxt: c_ast.Node | None,
+        n: c_ast.Node,
+        cs: CStmt | None,
+        do: bool,
+    ) -> None:
+        names = _assigned(body_n) + _assigned(nxt)
+        carried = self.carried(list(dict.fromkeys(names)))
+        inits = [self.carried_value(b, n) for _, b in carried]
+        types = [v.type for v in inits]
+        saved = self.block
+
+        def run_body() -> None:
+            self.scopes.append({})
+            self.stmt(body_n)
+            self.scopes.pop()
+            if nxt is not None:
+                self.stmt(nxt)
+
+        def condition() -> SSAValue:
+            if cond is None:
+                return self.emit(arith.ConstantOp(IntegerAttr(1, I1)), n).results[0]
+            return self.cond(cond)
+
+        before, after = Block(arg_types=types), Block(arg_types=types)
+        self.block = before
+        bases = self.loop_body(carried, before.args, n)
+        if do:
+            run_body()
+            self.check_bases(carried, bases, n)
+        c = condition()
+        self.emit(scf.ConditionOp(c, *[self.carried_value(b, n) for _, b in carried]), n)
+        self.block = after
+        self.loop_body(carried, after.args, n)
+        if not do:
+            run_body()
+            self.check_bases(carried, bases, n)
+        self.emit(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]), n)
+        self.block = saved
+        op = scf.WhileOp(inits, types, Region(before), Region(after))
+        self.emit(op, n)
+        for (_, b), r in zip(carried, op.results, strict=True):
+            self.set_carried(b, r)
+        if cs is not None:
+            cs.op = op
+
+
+def _const_value(v: SSAValue | None) -> int | None:
+    if v is not None and isinstance(v.owner, arith.ConstantOp):
+        attr = v.owner.value
+        if isinstance(attr, IntegerAttr):
+            return int(attr.value.data)
+    return None
