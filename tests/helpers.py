@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+
+import pytest
+
 from aquas.interpreter import ExecResult, IsaxState, Memory, execute, find_extension, find_isax
 from aquas.spec.frontend import lower_spec
 
@@ -29,3 +33,12 @@ def wrap_isax(body: str, params: str = "rs1, rs2", decls: str = "") -> str:
 def s32(x: int) -> int:
     x &= 0xFFFFFFFF
     return x - (1 << 32) if x >> 31 else x
+
+
+def require_tool(tool: str, package: str) -> str:
+    """The path of an external tool a test needs. A missing tool fails the test loudly
+    (scripts/setup.sh installs every tool, in CI too) instead of skipping it."""
+    path = shutil.which(tool)
+    if path is None:
+        pytest.fail(f"{tool} is not installed (Debian package {package}; run scripts/setup.sh)")
+    return path

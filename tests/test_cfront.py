@@ -7,7 +7,6 @@ import ctypes
 import hashlib
 import random
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,6 +16,8 @@ from xdsl.dialects.builtin import FileLineColLoc
 
 from aquas.diagnostics import AquasError
 from aquas.egraph.cfront import CFunction, CProgram, CType, parse_c, parse_c_file, parse_mlir
+
+from helpers import require_tool
 
 BUILD = Path(__file__).resolve().parent.parent / "build" / "cfront-tests"
 ARRAY_LEN = 48
@@ -209,8 +210,7 @@ def _ctype_of(t: CType) -> type:
 
 @pytest.fixture(scope="module")
 def kernels() -> tuple[CProgram, ctypes.CDLL]:
-    if shutil.which("gcc") is None:
-        pytest.skip("host gcc is not installed (apt-get install gcc)")
+    require_tool("gcc", "gcc")
     BUILD.mkdir(parents=True, exist_ok=True)
     key = hashlib.sha256(KERNELS.encode()).hexdigest()[:16]
     c_file, so = BUILD / f"kernels-{key}.c", BUILD / f"kernels-{key}.so"

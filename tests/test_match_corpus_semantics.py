@@ -20,7 +20,6 @@ import ctypes
 import hashlib
 import os
 import random
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from match_corpus.corpus import (
     parse_header,
 )
 
+from helpers import require_tool
 from reference_models import M32, MODELS, Case, Expected, pack, rand_values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,10 +78,7 @@ def _ids(files: list[CorpusFile]) -> list[str]:
 
 @cache
 def _gcc() -> str:
-    gcc = shutil.which("gcc")
-    if gcc is None:
-        pytest.skip("host gcc not found")
-    return gcc
+    return require_tool("gcc", "gcc")
 
 
 @cache
@@ -388,8 +385,7 @@ def overlapping_cases(f: CorpusFile, rng: random.Random) -> list[tuple[bool, str
 
 @pytest.mark.parametrize("f", FILES, ids=_ids(FILES))
 def test_riscv_syntax(f: CorpusFile) -> None:
-    if shutil.which(RV_GCC) is None:
-        pytest.skip(f"{RV_GCC} not found")
+    require_tool(RV_GCC, "gcc-riscv64-unknown-elf")
     res = subprocess.run([RV_GCC, *RV_FLAGS, str(f.path)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 

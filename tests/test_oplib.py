@@ -5,13 +5,14 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
 
 from aquas.synth import characterize
 from aquas.synth.oplib import DEFAULT_PATH, OpCost, OperatorLibrary, arith_kind
+
+from helpers import require_tool
 
 WIDTHS = [1, 2, 4, 8, 12, 16, 24, 32, 40, 48, 64]
 KINDS = [
@@ -242,8 +243,8 @@ def test_verilog_modules() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed")
 def test_live_recharacterisation_matches(raw: dict) -> None:
+    require_tool("yosys", "yosys")
     m = characterize.measure("add", 8)
     entry = raw["ops"]["add"]["8"]
     assert (m.depth, m.cells) == (entry["depth"], entry["cells"])

@@ -23,6 +23,8 @@ from aquas.cli import main
 from aquas.diagnostics import AquasError
 from aquas.outdir import MANIFEST, OutputDir, write_atomic
 
+from helpers import require_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 KYBER_SPEC = ROOT / "examples" / "crypto" / "kyber.isax"
 KYBER_PROJECT = ROOT / "tests" / "projects" / "kyber"
@@ -368,7 +370,8 @@ def test_overlong_isax_names_are_refused_before_writing(tmp_path: Path) -> None:
     p = tmp_path / "long.isax"
     p.write_text(SPEC.replace("bump", name))
     code, out = invoke("synth", str(p), "--no-yosys", "--no-lint", "-o", str(tmp_path / "o"))
-    assert code == 2 and "the ISAX name is 260 characters long" in out
+    # refused by the spec frontend, at the name's location, before anything is written
+    assert code == 2 and "long.isax:6:6: error: ISAX name of 260 characters is longer" in out
     assert not (tmp_path / "o").exists()
 
 
@@ -376,12 +379,13 @@ def test_overlong_isax_names_are_refused_before_writing(tmp_path: Path) -> None:
 # Cache keys (D2) and the link map (D12)
 # ---------------------------------------------------------------------------------------
 
-needs_riscv = pytest.mark.skipif(
-    shutil.which("riscv64-unknown-elf-gcc") is None, reason="RISC-V cross compiler not installed"
-)
+
+@pytest.fixture
+def needs_riscv() -> None:
+    require_tool("riscv64-unknown-elf-gcc", "gcc-riscv64-unknown-elf")
 
 
-@needs_riscv
+@pytest.mark.usefixtures("needs_riscv")
 def test_d2_dependency_set_has_headers_outside_the_project_dir(tmp_path: Path) -> None:
     from aquas.runtime.build import dependency_files
 
@@ -400,7 +404,7 @@ def test_d2_dependency_set_has_headers_outside_the_project_dir(tmp_path: Path) -
     assert all(d.name != "aquas_isax.h" for d in deps)  # generated later: not a key input
 
 
-@needs_riscv
+@pytest.mark.usefixtures("needs_riscv")
 def test_d2_editing_an_included_header_rebuilds(tmp_path: Path) -> None:
     from aquas.runtime.build import build_program
 
@@ -416,7 +420,7 @@ def test_d2_editing_an_included_header_rebuilds(tmp_path: Path) -> None:
     assert first != second  # a new key: the stale ELF is not reused
 
 
-@needs_riscv
+@pytest.mark.usefixtures("needs_riscv")
 def test_d2_run_stage_keys_follow_included_headers(kyber: Path) -> None:
     from aquas.flow import Flow
     from aquas.project import load_project
@@ -439,7 +443,7 @@ def _elf_entry(elf: Path) -> int:
     return int(struct.unpack_from("<I", data, 24)[0])
 
 
-@needs_riscv
+@pytest.mark.usefixtures("needs_riscv")
 def test_d12_the_link_uses_the_platform_memory_map(kyber: Path) -> None:
     from aquas.flow import Flow
     from aquas.project import load_project

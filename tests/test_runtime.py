@@ -22,6 +22,8 @@ from aquas.runtime.iss import golden_isax_handler, run_elf
 from aquas.spec.frontend import lower_spec_file
 from aquas.target import load_target, target_names
 
+from helpers import require_tool
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*/*.isax"))
 PROGRAMS = REPO / "tests" / "sim" / "programs"
@@ -43,11 +45,11 @@ def rv32im_suite() -> Path:
 C_PROGRAMS = ["crc32", "insertion_sort", "matmul", "strings", "fir", "div64"]
 
 CROSS = "riscv64-unknown-elf-"
-needs_cross = pytest.mark.skipif(
-    shutil.which(CROSS + "gcc") is None,
-    reason="riscv64-unknown-elf-gcc missing (Debian package gcc-riscv64-unknown-elf)",
-)
-pytestmark = needs_cross
+
+
+@pytest.fixture(autouse=True)
+def _cross_compiler() -> None:
+    require_tool(CROSS + "gcc", "gcc-riscv64-unknown-elf")
 
 
 @pytest.fixture(scope="module")
@@ -505,9 +507,9 @@ def _host_output(name: str, tmp: Path) -> str:
     return proc.stdout
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="host gcc missing")
 @pytest.mark.parametrize("name", C_PROGRAMS)
 def test_c_programs_match_host_on_iss(name: str, out_dir: Path, tmp_path: Path) -> None:
+    require_tool("gcc", "gcc")
     host = _host_output(name, tmp_path)
     assert "errors=" not in host or "errors=0" in host
     for platform in target_names():

@@ -7,7 +7,6 @@ fixtures below also memoise SimBinary objects so each configuration is looked up
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from aquas.target import Target, load_target
+
+from helpers import require_tool
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TEST_UNIT = FIXTURES / "aquastest_isax_unit.v"
@@ -33,8 +34,7 @@ def platform_variant(soc: str, **changes: object) -> Target:
 @pytest.fixture(scope="session")
 def program(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
     """program(name, soc) -> ELF of fixtures/<name>.S linked with start.S for that SoC."""
-    if shutil.which(CC) is None:
-        pytest.skip(f"{CC} not installed (scripts/setup.sh installs gcc-riscv64-unknown-elf)")
+    require_tool(CC, "gcc-riscv64-unknown-elf")
     out = tmp_path_factory.mktemp("programs")
     cache: dict[tuple[str, str], Path] = {}
 
