@@ -7,16 +7,20 @@ the golden interpreter's dynamic operations on a random case and charges RV32IM 
 1 cycle per ALU op, 1 per multiply (VexRiscv_FullCfu multiplies in one pass), 34 per
 division, 2 per load (cache hit), 1 per store, 1 per scratchpad access (a load or store
 in software) plus 1 for its address, and 3 per loop iteration (increment, compare,
-taken branch). `--measure` also runs the point-cloud program of tests/sim on the
-VexRiscv SoC in both builds and prints the measured cycles.
+taken branch). `--yosys` adds each unit's Yosys figures (cells, flip-flops, depth) and
+its wire census (declared wires and how many carry no spec name, `_GEN_*`). `--measure`
+also runs the point-cloud program of tests/sim on the VexRiscv SoC in both builds and
+prints the measured cycles.
 
-Usage: .venv/bin/python benchmarks/bench_synth.py [--clock-ns 10] [--measure]
+Usage: .venv/bin/python benchmarks/bench_synth.py [--clock-ns 10] [--yosys] [--only NAME]
+       [--measure]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -65,6 +69,13 @@ def sw_estimate(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> int:
     return cycles
 
 
+def wire_census(verilog: str) -> tuple[int, int, int]:
+    """(declared wires, of which `_GEN_*`, declared regs) of generated Verilog."""
+    wires = re.findall(r"^\s*wire\s+(?:\[[^\]]*\]\s*)?(\w+)", verilog, re.M)
+    regs = re.findall(r"^\s*reg\s+(?:\[[^\]]*\]\s*)?(\w+)", verilog, re.M)
+    return len(wires), sum(1 for w in wires if w.startswith("_GEN")), len(regs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clock-ns", type=float, default=10.0)
@@ -77,23 +88,42 @@ def main() -> None:
     ap.add_argument(
         "--measure", action="store_true", help="also run the point-cloud program on the SoC"
     )
+    ap.add_argument("--yosys", action="store_true", help="add Yosys cells and depth per unit")
+    ap.add_argument("--only", action="append", help="only this extension (repeatable)")
     args = ap.parse_args()
     console = Console(width=150)
     speed = Table(title=f"spec -> Verilog at {args.clock_ns:g} ns")
-    for c in ("extension", "ISAXs", "seconds", "floor < 2 s"):
+    cols = ["extension", "ISAXs", "seconds", "floor < 2 s", "lines", "wires", "_GEN_ wires", "regs"]
+    if args.yosys:
+        cols += ["cells", "flops", "depth"]
+    for c in cols:
         speed.add_column(c)
     lat = Table(title=f"ISAX latency (L = {args.mem_latency}) vs software estimate on VexRiscv")
     for c in ("isax", "hw cycles", "sw estimate", "ratio"):
         lat.add_column(c, justify="right" if c != "isax" else "left")
     with tempfile.TemporaryDirectory() as tmp:
         for spec in sorted((ROOT / "examples").rglob("*.isax")):
+            if args.only and spec.stem not in args.only:
+                continue
             t0 = time.perf_counter()
             module = lower_spec_file(spec)
             res = synthesize(module, Path(tmp) / spec.stem, args.clock_ns, args.mem_latency)
             secs = time.perf_counter() - t0
-            speed.add_row(
-                spec.stem, str(len(res.reports)), f"{secs:.2f}", "met" if secs < 2 else "MISSED"
-            )
+            text = res.verilog_path.read_text()
+            wires, gen, regs = wire_census(text)
+            row = [spec.stem, str(len(res.reports)), f"{secs:.2f}", "met" if secs < 2 else "MISSED"]
+            row += [
+                str(text.count("\n")),
+                str(wires),
+                f"{gen} ({gen / max(wires, 1):.0%})",
+                str(regs),
+            ]
+            if args.yosys:
+                from aquas.synth.yosys import measure as yosys_measure
+
+                fig = yosys_measure(res.verilog_path, res.unit.name, ROOT / "build" / "yosys")
+                row += [str(fig.cells), str(fig.flops), str(fig.depth)]
+            speed.add_row(*row)
             ext = find_extension(lower_spec_file(spec))
             for isax in ext.isaxs():
                 rep = res.reports[isax.sym_name.data]["latency"]
