@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ from aquas.egraph.matcher import CORES
 from aquas.interpreter import ExecError, IsaxState, execute, find_extension
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import synthesize
+from aquas.synth.hwgen import wire_census
 
 ROOT = Path(__file__).resolve().parents[1]
 VEX = CORES["vexriscv"]  # the matcher's cost model of the core (one set of numbers)
@@ -69,13 +69,6 @@ def sw_estimate(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> int:
     return cycles
 
 
-def wire_census(verilog: str) -> tuple[int, int, int]:
-    """(declared wires, of which `_GEN_*`, declared regs) of generated Verilog."""
-    wires = re.findall(r"^\s*wire\s+(?:\[[^\]]*\]\s*)?(\w+)", verilog, re.M)
-    regs = re.findall(r"^\s*reg\s+(?:\[[^\]]*\]\s*)?(\w+)", verilog, re.M)
-    return len(wires), sum(1 for w in wires if w.startswith("_GEN")), len(regs)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clock-ns", type=float, default=10.0)
@@ -93,7 +86,8 @@ def main() -> None:
     args = ap.parse_args()
     console = Console(width=150)
     speed = Table(title=f"spec -> Verilog at {args.clock_ns:g} ns")
-    cols = ["extension", "ISAXs", "seconds", "floor < 2 s", "lines", "wires", "_GEN_ wires", "regs"]
+    cols = ["extension", "ISAXs", "seconds", "CPU s", "floor < 2 s", "lines", "wires"]
+    cols += ["_GEN_ wires", "regs"]
     if args.yosys:
         cols += ["cells", "flops", "depth"]
     for c in cols:
@@ -105,19 +99,15 @@ def main() -> None:
         for spec in sorted((ROOT / "examples").rglob("*.isax")):
             if args.only and spec.stem not in args.only:
                 continue
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             module = lower_spec_file(spec)
             res = synthesize(module, Path(tmp) / spec.stem, args.clock_ns, args.mem_latency)
-            secs = time.perf_counter() - t0
+            secs, cpu = time.perf_counter() - t0, time.process_time() - c0
             text = res.verilog_path.read_text()
-            wires, gen, regs = wire_census(text)
-            row = [spec.stem, str(len(res.reports)), f"{secs:.2f}", "met" if secs < 2 else "MISSED"]
-            row += [
-                str(text.count("\n")),
-                str(wires),
-                f"{gen} ({gen / max(wires, 1):.0%})",
-                str(regs),
-            ]
+            census = wire_census(text)
+            row = [spec.stem, str(len(res.reports)), f"{secs:.2f}", f"{cpu:.2f}"]
+            row += ["met" if secs < 2 else "MISSED", str(text.count("\n")), str(census.wires)]
+            row += [f"{census.gen_wires} ({census.gen_share:.0%})", str(census.regs)]
             if args.yosys:
                 from aquas.synth.yosys import measure as yosys_measure
 

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, result_def
 
 NAMEHINT = "sv.namehint"
@@ -151,6 +151,8 @@ class HwBuilder:
         return self.add(comb.ICmpOp(a, b, pred), hint)
 
     def mux(self, c: SSAValue, a: SSAValue, b: SSAValue, hint: str | None) -> SSAValue:
+        if c is self.consts.get((1, 1)):
+            return a  # e.g. the state register, written in every cycle
         return self.add(comb.MuxOp(c, a, b), hint)
 
     def and_(self, *xs: SSAValue, hint: str | None = None) -> SSAValue:
@@ -255,4 +257,8 @@ class HwBuilder:
 #: comb op classes by op name ("comb.add" ...); the arith -> comb table is aquas.intops.
 _COMB: dict[str, type[Operation]] = {op.name: op for op in comb.Comb.operations}
 
-__all__ = ["HwBuilder", "LocalParamOp", "basename_loc", "ident", "width"]
+
+#: The ``sv`` ops the generated units use, for contexts that parse them back.
+SV = Dialect("sv", [LocalParamOp])
+
+__all__ = ["SV", "HwBuilder", "LocalParamOp", "basename_loc", "ident", "width"]
