@@ -184,6 +184,9 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
         "//   wdata (data, strb, last), rsp (rdata, last); any latency and back-pressure;",
         "//   at most one request outstanding; byte lanes follow the address (little-endian).",
         "// - rst is synchronous, active high; state registers reset to their spec values.",
+        "// Names: registers <isax>_<let>_q, <state>_q, <scratchpad>_<k>_q; datapath wires",
+        "//   <isax>_<let>; FSM states are localparams S_IDLE, S_RESP, S_<isax>_<k>;",
+        "//   `// <file>.isax:line:col` comments give the spec source of a line.",
         "// ISAXs (latency from command handshake to rsp_valid, L = memory latency):",
     ]
     for f in unit.fsms:
@@ -196,6 +199,10 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
             f"//   {i.sym_name.data:<20} opcode={i.opcode_value:#09b} funct3={i.funct3_value} "
             f"funct7={i.funct7_value:#09b} uses={','.join(i.used) or '-'} cycles={form}"
         )
+        mine = [unit.state_names[s.id] for s in unit.states if s.isax == i.sym_name.data]
+        if mine:
+            span = mine[0] if len(mine) == 1 else f"{mine[0]} .. {mine[-1]}"
+            lines.append(f"//   {'':<20} states {span}")
     return "\n".join(lines) + "\n"
 
 
