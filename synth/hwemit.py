@@ -141,6 +141,11 @@ class HwBuilder:
 
     def binop(self, op_name: str, a: SSAValue, b: SSAValue, hint: str | None) -> SSAValue:
         """``a <op> b`` for a two-operand comb op by name (``"comb.add"``)."""
+        zero = self.consts.get((0, width(b)))
+        if op_name in _ZERO_IS_IDENTITY and b is zero:
+            return a
+        if op_name in ("comb.add", "comb.or", "comb.xor") and a is zero:
+            return b  # e.g. a burst's element index at offset 0
         cls = _COMB[op_name]
         if issubclass(cls, comb.VariadicCombOperation):
             return self.add(cls([a, b]), hint)
@@ -257,6 +262,11 @@ class HwBuilder:
 #: comb op classes by op name ("comb.add" ...); the arith -> comb table is aquas.intops.
 _COMB: dict[str, type[Operation]] = {op.name: op for op in comb.Comb.operations}
 
+
+#: ``x op 0 == x``: CIRCT folds only some of these, and only for the variadic ops.
+_ZERO_IS_IDENTITY = frozenset(
+    {"comb.add", "comb.sub", "comb.or", "comb.xor", "comb.shl", "comb.shru", "comb.shrs"}
+)
 
 #: The ``sv`` ops the generated units use, for contexts that parse them back.
 SV = Dialect("sv", [LocalParamOp])

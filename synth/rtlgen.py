@@ -536,12 +536,12 @@ class MemEngine:
         last_beat = h.icmp("eq", self.beat_q, h.const(beats - 1, 9), f"{pre}_last_beat")
         # byte lane of the current beat: (addr + beat * min(ebytes, 4)) % 4
         step = min(ebytes, 4)
-        beat_off = h.binop(
-            "comb.mul", h.zext(self.beat_q, 32), h.const(step, 32), f"{pre}_beat_off"
-        )
+        beat32 = h.zext(self.beat_q, 32, "mem_beat32")
+        beat_off = h.binop("comb.mul", beat32, h.const(step, 32), f"{pre}_beat_off")
         cur_addr = h.binop("comb.add", addr, beat_off, f"{pre}_beat_addr")
         lane = h.extract(cur_addr, 0, 2, f"{pre}_lane")
-        lane_sh32 = h.zext(h.concat(lane, h.const(0, 3)), 32, f"{pre}_lane_shift")
+        lane_bits = h.concat(lane, h.const(0, 3), f"{pre}_lane_bits")
+        lane_sh32 = h.zext(lane_bits, 32, f"{pre}_lane_shift")
         elem_idx = (
             self.beat_q
             if w < 64
@@ -571,7 +571,9 @@ class MemEngine:
             else:
                 spm = op.scratchpad.root_reference.data
                 off = g.ref(op.offset, st)
-                idx = h.binop("comb.add", off, h.zext(elem_idx, 32), f"{pre}_{spm}_idx")
+                idx = h.binop(
+                    "comb.add", off, h.zext(elem_idx, 32, f"{pre}_elem32"), f"{pre}_{spm}_idx"
+                )
                 if w == 64:
                     for hh in (0, 1):
                         is_h = h.icmp("eq", half, h.const(hh, 1), None)
@@ -592,11 +594,15 @@ class MemEngine:
                 first = h.icmp("eq", half, h.const(0, 1), f"{pre}_lo_beat")
                 data = h.mux(first, lo, hi, f"{pre}_wdata")
             else:
-                data = h.binop("comb.shl", h.zext(v, 32), lane_sh32, f"{pre}_wdata")
+                data = h.binop(
+                    "comb.shl", h.zext(v, 32, f"{pre}_wvalue"), lane_sh32, f"{pre}_wdata"
+                )
         else:
             spm = op.scratchpad.root_reference.data
             off = g.ref(op.offset, st)
-            idx = h.binop("comb.add", off, h.zext(elem_idx, 32), f"{pre}_{spm}_idx")
+            idx = h.binop(
+                "comb.add", off, h.zext(elem_idx, 32, f"{pre}_elem32"), f"{pre}_{spm}_idx"
+            )
             elem = g.spm_read(spm, idx, f"{pre}_{spm}_out")
             if w == 64:
                 lo = h.extract(elem, 0, 32, f"{pre}_lo")
@@ -604,9 +610,13 @@ class MemEngine:
                 first = h.icmp("eq", half, h.const(0, 1), f"{pre}_lo_beat")
                 data = h.mux(first, lo, hi, f"{pre}_wdata")
             else:
-                data = h.binop("comb.shl", h.zext(elem, 32), lane_sh32, f"{pre}_wdata")
+                data = h.binop(
+                    "comb.shl", h.zext(elem, 32, f"{pre}_welem"), lane_sh32, f"{pre}_wdata"
+                )
         mask = {1: 0b1, 2: 0b11, 4: 0b1111, 8: 0b1111}[ebytes]
-        strb8 = h.binop("comb.shl", h.const(mask, 8), h.zext(lane, 8), f"{pre}_strb8")
+        strb8 = h.binop(
+            "comb.shl", h.const(mask, 8), h.zext(lane, 8, f"{pre}_lane8"), f"{pre}_strb8"
+        )
         strb = h.extract(strb8, 0, 4, f"{pre}_strb")
         self.wdata.append((active, data, strb, last_beat))
         wfire = h.and_(active, g.port["mem_wdata_ready"], hint=f"{pre}_wr_fire")
