@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     LocationAttr,
     ModuleOp,
     StringAttr,
+    UnknownLoc,
     i1,
 )
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue, TypeAttribute
@@ -116,6 +117,20 @@ def hw_text(module: ModuleOp) -> str:
         if line.lstrip().startswith("hw.module @"):
             lines[i] = _PORT_END.sub(r"\1 loc(unknown)", line)
     return "\n".join(lines) + "\n"
+
+
+def spec_loc(op: Operation) -> LocationAttr:
+    """The op's spec location; for an op xDSL's canonicalization patterns created (they
+    leave the location unknown, e.g. a reassociated multiply by a constant), that of the
+    first user that has one: the spec expression the value was folded into."""
+    loc = basename_loc(op.location)
+    if isinstance(loc, UnknownLoc):
+        for res in op.results:
+            for use in res.uses:
+                user_loc = basename_loc(use.operation.location)
+                if not isinstance(user_loc, UnknownLoc):
+                    return user_loc
+    return loc
 
 
 class UnitGenerator:
@@ -316,7 +331,7 @@ class UnitGenerator:
         h = self.h
         en = self.is_state[st.id]
         for op in st.ops:
-            h.loc = basename_loc(op.location)
+            h.loc = spec_loc(op)
             self.comb_op(op, st)
         for op in st.ops:
             for res in op.results:
@@ -383,7 +398,10 @@ class UnitGenerator:
             self.write(f"{s}_q", self.is_state[st.id], r(0))
             return
         if isinstance(op, aq.SpmReadOp):
-            out(self.spm_read(op.scratchpad.root_reference.data, r(0), hint))
+            spm = op.scratchpad.root_reference.data
+            if op.result.name_hint is None:
+                hint = f"{st.isax}_{spm}_elem"
+            out(self.spm_read(spm, r(0), hint))
             return
         if isinstance(op, aq.SpmWriteOp):
             self.spm_writes.setdefault(op.scratchpad.root_reference.data, []).append(
