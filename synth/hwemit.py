@@ -27,6 +27,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, attr_def, irdl_op_definition, result_def
 
+from aquas.intops import PREDICATES
+
 NAMEHINT = "sv.namehint"
 
 
@@ -153,7 +155,7 @@ class HwBuilder:
         return self.add(cls(a, b), hint)
 
     def icmp(self, pred: str, a: SSAValue, b: SSAValue, hint: str | None) -> SSAValue:
-        return self.add(comb.ICmpOp(a, b, pred), hint)
+        return self.add(comb.ICmpOp(a, b, _PREDICATE_ATTRS[pred]), hint)
 
     def mux(self, c: SSAValue, a: SSAValue, b: SSAValue, hint: str | None) -> SSAValue:
         if c is self.consts.get((1, 1)):
@@ -262,6 +264,9 @@ class HwBuilder:
 #: comb op classes by op name ("comb.add" ...); the arith -> comb table is aquas.intops.
 _COMB: dict[str, type[Operation]] = {op.name: op for op in comb.Comb.operations}
 
+
+#: comb.icmp's predicate attributes by name (xDSL would build and verify one per op).
+_PREDICATE_ATTRS = {p: IntegerAttr(i, 64) for i, p in enumerate(PREDICATES)}
 
 #: ``x op 0 == x``: CIRCT folds only some of these, and only for the variadic ops.
 _ZERO_IS_IDENTITY = frozenset(
