@@ -49,12 +49,18 @@ def _dce() -> type[ModulePass]:
     return DeadCodeElimination
 
 
-# Synthesis passes in the order `aquas synth` runs them; the lowering to hw/comb/seq
-# (convert-aquas-to-hw) registers after aquas-schedule.
+def _convert_aquas_to_hw() -> type[ModulePass]:
+    from aquas.synth.hwgen import ConvertAquasToHwPass
+
+    return ConvertAquasToHwPass
+
+
+# Synthesis passes in the order `aquas synth` runs them.
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-unroll": _aquas_unroll,
     "aquas-if-convert": _aquas_if_convert,
     "aquas-schedule": _aquas_schedule,
+    "convert-aquas-to-hw": _convert_aquas_to_hw,
     "canonicalize": _canonicalize,
     "cse": _cse,
     "dce": _dce,

@@ -7,10 +7,13 @@ the golden interpreter's dynamic operations on a random case and charges RV32IM 
 1 cycle per ALU op, 1 per multiply (VexRiscv_FullCfu multiplies in one pass), 34 per
 division, 2 per load (cache hit), 1 per store, 1 per scratchpad access (a load or store
 in software) plus 1 for its address, and 3 per loop iteration (increment, compare,
-taken branch). `--measure` also runs the point-cloud program of tests/sim on the
-VexRiscv SoC in both builds and prints the measured cycles.
+taken branch). `--yosys` adds each unit's Yosys figures (cells, flip-flops, depth) and
+its wire census (declared wires and how many carry no spec name, `_GEN_*`). `--measure`
+also runs the point-cloud program of tests/sim on the VexRiscv SoC in both builds and
+prints the measured cycles.
 
-Usage: .venv/bin/python benchmarks/bench_synth.py [--clock-ns 10] [--measure]
+Usage: .venv/bin/python benchmarks/bench_synth.py [--clock-ns 10] [--yosys] [--only NAME]
+       [--measure]
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from aquas.dialects import aquas as aq
 from aquas.interpreter import ExecError, IsaxState, execute, find_extension
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import synthesize
+from aquas.synth.hwgen import wire_census
 from aquas.target import load_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,23 +81,39 @@ def main() -> None:
     ap.add_argument(
         "--measure", action="store_true", help="also run the point-cloud program on the SoC"
     )
+    ap.add_argument("--yosys", action="store_true", help="add Yosys cells and depth per unit")
+    ap.add_argument("--only", action="append", help="only this extension (repeatable)")
     args = ap.parse_args()
     console = Console(width=150)
     speed = Table(title=f"spec -> Verilog at {args.clock_ns:g} ns")
-    for c in ("extension", "ISAXs", "seconds", "floor < 2 s"):
+    cols = ["extension", "ISAXs", "seconds", "CPU s", "floor < 2 s", "lines", "wires"]
+    cols += ["_GEN_ wires", "regs"]
+    if args.yosys:
+        cols += ["cells", "flops", "depth"]
+    for c in cols:
         speed.add_column(c)
     lat = Table(title=f"ISAX latency (L = {args.mem_latency}) vs software estimate on VexRiscv")
     for c in ("isax", "hw cycles", "sw estimate", "ratio"):
         lat.add_column(c, justify="right" if c != "isax" else "left")
     with tempfile.TemporaryDirectory() as tmp:
         for spec in sorted((ROOT / "examples").rglob("*.isax")):
-            t0 = time.perf_counter()
+            if args.only and spec.stem not in args.only:
+                continue
+            t0, c0 = time.perf_counter(), time.process_time()
             module = lower_spec_file(spec)
             res = synthesize(module, Path(tmp) / spec.stem, args.clock_ns, args.mem_latency)
-            secs = time.perf_counter() - t0
-            speed.add_row(
-                spec.stem, str(len(res.reports)), f"{secs:.2f}", "met" if secs < 2 else "MISSED"
-            )
+            secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+            text = res.verilog_path.read_text()
+            census = wire_census(text)
+            row = [spec.stem, str(len(res.reports)), f"{secs:.2f}", f"{cpu:.2f}"]
+            row += ["met" if secs < 2 else "MISSED", str(text.count("\n")), str(census.wires)]
+            row += [f"{census.gen_wires} ({census.gen_share:.0%})", str(census.regs)]
+            if args.yosys:
+                from aquas.synth.yosys import measure as yosys_measure
+
+                fig = yosys_measure(res.verilog_path, res.unit.name, ROOT / "build" / "yosys")
+                row += [str(fig.cells), str(fig.flops), str(fig.depth)]
+            speed.add_row(*row)
             ext = find_extension(lower_spec_file(spec))
             for isax in ext.isaxs():
                 rep = res.reports[isax.sym_name.data]["latency"]

@@ -116,6 +116,9 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
         "//   wdata (data, strb, last), rsp (rdata, last); any latency and back-pressure;",
         "//   at most one request outstanding; byte lanes follow the address (little-endian).",
         "// - rst is synchronous, active high; state registers reset to their spec values.",
+        "// Names: registers <isax>_<let>_q, <state>_q, <scratchpad>_<k>_q; datapath wires",
+        "//   <isax>_<let>; FSM states are localparams S_IDLE, S_RESP, S_<isax>_<k>;",
+        "//   `// <file>.isax:line:col` comments give the spec source of a line.",
         "// ISAXs (latency from command handshake to rsp_valid, L = memory latency):",
     ]
     for f in unit.fsms:
@@ -128,15 +131,34 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
             f"//   {i.sym_name.data:<20} opcode={i.opcode_value:#09b} funct3={i.funct3_value} "
             f"funct7={i.funct7_value:#09b} uses={','.join(i.used) or '-'} cycles={form}"
         )
+        mine = [unit.state_names[s.id] for s in unit.states if s.isax == i.sym_name.data]
+        if mine:
+            span = mine[0] if len(mine) == 1 else f"{mine[0]} .. {mine[-1]}"
+            lines.append(f"//   {'':<20} states {span}")
     return "\n".join(lines) + "\n"
 
 
+# CIRCT passes before ExportVerilog. `canonicalize` runs with no rewrite pattern enabled
+# (the label matches none): what remains is MLIR's greedy driver, i.e. every op's folder
+# (`1'h1 ? a : b` -> `a`, `{32{x}} & 32'h0` -> `0`, ...) and removal of dead ops. CIRCT's
+# comb canonicalization patterns would also flatten the balanced AND-OR trees into
+# variadic ops, which ExportVerilog rebalances into unnamed `_GEN_*` wires.
+PRE_EXPORT = (
+    "builtin.module(hw.module(canonicalize{enable-patterns=aquas-fold-only},cse),lower-seq-to-sv)"
+)
+# One operator per Verilog expression: ExportVerilog would otherwise inline the balanced
+# AND-OR trees into flat `a | b | c ...` chains, which Yosys (and any synthesis tool
+# without rebalancing) maps as chains of depth N instead of log N. Every such wire is
+# named by its op's `sv.namehint`.
+LOWERING_OPTIONS = "maximumNumberOfTermsPerExpression=1,locationInfoStyle=plain"
+
+
 def export_verilog(circt_text: str) -> str:
-    """CIRCT text → SystemVerilog through CIRCT's ExportVerilog."""
+    """CIRCT text → SystemVerilog: CIRCT's folders, CSE, then ExportVerilog."""
     try:
         import circt
         from circt import passmanager
-        from circt.ir import Context, Module
+        from circt.ir import Context, Module, StringAttr
     except ImportError as e:
         import importlib.util
 
@@ -150,15 +172,8 @@ def export_verilog(circt_text: str) -> str:
     with Context() as ctx:
         circt.register_dialects(ctx)
         m = Module.parse(circt_text)
-        # One operator per Verilog expression: ExportVerilog would otherwise inline the
-        # balanced AND-OR trees into flat `a | b | c ...` chains, which Yosys (and any
-        # synthesis tool without rebalancing) maps as chains of depth N instead of log N.
-        from circt.ir import StringAttr
-
-        m.operation.attributes["circt.loweringOptions"] = StringAttr.get(
-            "maximumNumberOfTermsPerExpression=1"
-        )
-        passmanager.PassManager.parse("builtin.module(lower-seq-to-sv)").run(m.operation)
+        m.operation.attributes["circt.loweringOptions"] = StringAttr.get(LOWERING_OPTIONS)
+        passmanager.PassManager.parse(PRE_EXPORT).run(m.operation)
         buf = io.StringIO()
         circt.export_verilog(m, buf)
     return buf.getvalue()

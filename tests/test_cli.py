@@ -81,6 +81,7 @@ def test_opt_lists_passes() -> None:
         "aquas-schedule",
         "aquas-unroll",
         "canonicalize",
+        "convert-aquas-to-hw",
         "cse",
         "dce",
     ]

@@ -129,8 +129,10 @@ def opt(
     from aquas.passes import describe_passes
 
     if list_passes:
-        for name, doc in describe_passes():
-            out.print(f"{name:16} {doc}", markup=False)
+        passes = describe_passes()
+        width = max(len(name) for name, _ in passes)
+        for name, doc in passes:
+            out.print(f"{name:{width}}  {doc}", markup=False)
         return
     if file is None:
         raise click.UsageError("missing input file")
