@@ -1,7 +1,8 @@
 """Golden interpreter: executes one ISAX of an ``aquas.extension`` bit-exactly.
 
 This is the oracle for RTL co-simulation and for matcher soundness, so its semantics are
-spelled out here and in ``docs/dialect.md``:
+spelled out here and in ``docs/dialect.md`` (the integer operations themselves are defined once,
+in :mod:`aquas.intops`):
 
 * values are held as unsigned Python ints masked to their width (two's complement);
 * ``add/sub/mul`` wrap; division follows RISC-V: ``x/0`` is all ones, ``x%0`` is ``x``,

@@ -199,7 +199,7 @@ def test_default_unroll_budget_rejects_a_runaway_unroll() -> None:
         "  #[unroll]\n  for i in 0..4096 {\n    #[unroll]\n    for j in 0..16 {\n"
         "      a += b[i] * rs1;\n    }\n  }\n  return a;\n}\n"
     )
-    rejects(src, "operations after unrolling, over the synthesis budget of 20000", 5, 3)
+    rejects(src, "operations after unrolling, over the synthesis budget of 1500", 5, 3)
 
 
 def test_bursts_over_budget_after_unrolling() -> None:

@@ -41,11 +41,11 @@ class SpecBudgets:
     #: synthesis time and memory grow with the element count.
     scratchpad_elements: int = 4096
     #: Operations of one ISAX after unrolling: each op counts the product of the unroll factors
-    #: of the loops around it.
-    unrolled_ops: int = 20_000
+    #: of the loops around it. RTL generation time grows about cubically with it today.
+    unrolled_ops: int = 1500
     #: Burst statements of one ISAX after unrolling (each gets its own request in the memory
-    #: engine).
-    bursts: int = 256
+    #: engine and occupies every bank of its scratchpad).
+    bursts: int = 64
 
     @staticmethod
     def env_var(field: str) -> str:
