@@ -12,8 +12,9 @@
 // only when every byte of all its beats lies there. A data request of DATA_PORT with bit 31
 // set goes to the devices when it names a device register in the right direction. Every other
 // request - past the end of RAM, below its base, an unknown I/O address, an instruction fetch
-// from I/O, any ISAX access outside RAM - is never accepted; `bad_access` reports it (held
-// while the request waits) so the harness ends the run instead of letting it alias into RAM.
+// from I/O, any ISAX access outside RAM - is never accepted; `bad_access` reports the first
+// one from the next cycle on (it stays set) so the harness ends the run instead of letting
+// the access alias into RAM.
 //
 // Devices are reached through a bridge that keeps their timing: a request accepted in cycle
 // t is acknowledged (rvalid, and wready for a write) in t+1, as the devices acknowledge one
@@ -252,24 +253,39 @@ module aquas_mem_system #(
   end
 
   // ---------------- bad-access report: the lowest core port first, then the unit ----------
-  assign bad_access = (|c_bad) || u_bad;
+  // Latched in the cycle the request appears (it is never accepted, so nothing changes
+  // meanwhile) and reported from the next cycle on: the details are then computed once, not
+  // in every simulated cycle.
+  reg bad_q;
+  assign bad_access = bad_q;
   integer k;
-  always @* begin
-    bad_master = 4'd2;
-    bad_write = u_req_write;
-    bad_start = u_req_addr;
-    bad_len = u_req_len;
-    bad_addr = first_outside(u_req_addr, u_req_size);
-    bad_pc = x_pc_now;
-    for (k = NCORE - 1; k >= 0; k = k - 1)
-      if (c_bad[k]) begin
-        bad_master = core_req_fetch[k] ? 4'd0 : 4'd1;
-        bad_write = core_req_write[k];
-        bad_start = core_req_addr[k*32 +: 32];
-        bad_len = core_req_len[k*8 +: 8];
-        bad_addr = first_outside(core_req_addr[k*32 +: 32], core_req_size[k*2 +: 2]);
-        bad_pc = core_req_fetch[k] ? 32'd0 : core_data_pc;
-      end
+  always @(posedge clk) begin
+    if (rst) begin
+      bad_q <= 1'b0;
+      bad_master <= 4'd0;
+      bad_write <= 1'b0;
+      bad_start <= 32'd0;
+      bad_len <= 8'd0;
+      bad_addr <= 32'd0;
+      bad_pc <= 32'd0;
+    end else if (((|c_bad) || u_bad) && !bad_q) begin
+      bad_q <= 1'b1;
+      bad_master <= 4'd2;
+      bad_write <= u_req_write;
+      bad_start <= u_req_addr;
+      bad_len <= u_req_len;
+      bad_addr <= first_outside(u_req_addr, u_req_size);
+      bad_pc <= x_pc_now;
+      for (k = NCORE - 1; k >= 0; k = k - 1)
+        if (c_bad[k]) begin
+          bad_master <= core_req_fetch[k] ? 4'd0 : 4'd1;
+          bad_write <= core_req_write[k];
+          bad_start <= core_req_addr[k*32 +: 32];
+          bad_len <= core_req_len[k*8 +: 8];
+          bad_addr <= first_outside(core_req_addr[k*32 +: 32], core_req_size[k*2 +: 2]);
+          bad_pc <= core_req_fetch[k] ? 32'd0 : core_data_pc;
+        end
+    end
   end
 
   aquas_mem_ctrl #(

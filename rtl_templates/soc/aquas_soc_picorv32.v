@@ -4,7 +4,7 @@
 //
 //   native memory interface -> core port 0 (fetch and data) \
 //                                                            +-> aquas_mem_system (RAM,
-//   PCPI -> aquas_pcpi_adapter -> ISAX command -------------/    devices, ISAX slot, bad accesses)
+//   PCPI -> pcpi_adapter -> ISAX command -------------------/    devices, ISAX slot, bad accesses)
 //
 // The ISAX unit is selected with +define+AQUAS_ISAX_MODULE=<name>_isax_unit; without it the
 // empty slot is attached. Same memory map as the VexRiscv SoC.

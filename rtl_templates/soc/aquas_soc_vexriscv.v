@@ -3,7 +3,7 @@
 //
 //   dBus (Wishbone) -> aquas_wb_port -> core port 0 (data) \
 //   iBus (Wishbone) -> aquas_wb_port -> core port 1 (fetch) +-> aquas_mem_system (RAM, devices,
-//   CfuPlugin bus -> aquas_cfu_adapter -> ISAX command -----/    ISAX slot, bad accesses)
+//   CfuPlugin bus -> cfu_adapter -> ISAX command -----------/    ISAX slot, bad accesses)
 //
 // Parameters come from the platform file (aquas/sim/platform.py, Verilator -G).
 // The ISAX unit is selected with +define+AQUAS_ISAX_MODULE=<name>_isax_unit; without it the
