@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Region", "SimBinary", "SimResult", "build", "run"]
+__all__ = ["BadAccess", "Region", "SimBinary", "SimResult", "build", "run"]
 
 
 def __getattr__(name: str) -> Any:
@@ -16,7 +16,7 @@ def __getattr__(name: str) -> Any:
         from aquas.sim import builder as _b
 
         return getattr(_b, name)
-    if name in ("run", "SimResult", "Region"):
+    if name in ("run", "SimResult", "Region", "BadAccess"):
         from aquas.sim import runner as _r
 
         return getattr(_r, name)
