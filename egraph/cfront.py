@@ -176,6 +176,9 @@ def parse_c(
                 prog.typedefs[n.name] = f"typedef '{n.name}' ({u.construct})"
         elif isinstance(n, c_ast.Decl):
             try:
+                deep = _too_deep(n)
+                if deep is not None:
+                    raise _nesting_error(deep)
                 g = _global_decl(prog, n)
             except _Unsupported as u:
                 if n.name is not None:
@@ -221,6 +224,31 @@ def _original_columns(ast: c_ast.Node, filename: str, pre: Preprocessed) -> None
         stack.extend(child for _, child in n.children())
 
 
+# Nesting of statements and expressions in one function or initialiser.  The lowering and
+# the matcher recurse over it; real code stays far below (a hand-unrolled 64-term sum is 65
+# levels deep), and a deeper tree is one function's diagnostic instead of a RecursionError.
+MAX_NESTING = 200
+
+
+def _too_deep(n: c_ast.Node) -> c_ast.Node | None:
+    """The first node found deeper than :data:`MAX_NESTING` levels under ``n`` (iterative)."""
+    stack = [(n, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > MAX_NESTING:
+            return x
+        stack.extend((c, d + 1) for _, c in x.children())
+    return None
+
+
+def _nesting_error(deep: c_ast.Node) -> _Unsupported:
+    return _Unsupported(
+        f"statements or expressions nested more than {MAX_NESTING} levels deep "
+        "(the frontend's limit, aquas.egraph.cfront.MAX_NESTING)",
+        deep,
+    )
+
+
 def _lower_function(
     prog: _Program, text: _Text, fdef: c_ast.FuncDef, selected: bool
 ) -> tuple[CFunction, AquasError | None]:
@@ -230,10 +258,14 @@ def _lower_function(
     body = fdef.body.coord
     end = text.match(text.offset(body.line, body.column or 1))
     lowerer = _Function(prog, text, fdef, selected)
-    lowerer.collect(fdef.body, 0)
+    deep = _too_deep(fdef.body)
+    if deep is None:
+        lowerer.collect(fdef.body, 0)
     fn = CFunction(decl.name, Span(start, end), line, col, selected, None, [], None,
                    lowerer.order, {}, set())  # fmt: skip
     try:
+        if deep is not None:
+            raise _nesting_error(deep)
         bad = _first_unsupported(fdef.body)
         if bad is not None:
             raise _Unsupported(*bad)
@@ -257,9 +289,18 @@ def _lower_function(
         fn.params, fn.ret = _signature(prog, fdef)
         fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
         return fn, diag
-    except Exception as e:  # a frontend bug: still a located error, never a traceback
-        raise AquasError(f"internal error while lowering '{decl.name}': {e}",
-                         prog.loc(decl), source=prog.source) from e  # fmt: skip
+    except Exception as e:  # a frontend bug: this function's located diagnostic, never a traceback
+        for cs in fn.stmts:
+            cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None
+        fn.func = None
+        diag = AquasError(
+            f"internal error while lowering '{decl.name}' ({type(e).__name__}: {e}); the "
+            "function is left untouched",
+            prog.loc(decl),
+            source=prog.source,
+            hint="please report this as a bug, with the C file",
+        )
+        return fn, diag
     fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
     return fn, None
 

@@ -351,6 +351,8 @@ def _close_paren(text: str, i: int) -> int:
     return n
 
 
+_ALIGN_LIMIT = 4000  # tokens of one line (original and expanded) aligned by difflib
+
 _MARKER_RE = re.compile(r'^#\s*(\d+)\s+"((?:\\.|[^"\\])*)"')
 
 
@@ -375,9 +377,15 @@ def _columns(source: str, pp: str, filename: str) -> ColumnMap:
         src = orig.get(line, [])
         if not ppt or not src or line in cmap.lines:
             continue  # a line split by markers: later parts keep gcc's own column padding
+        pp_text, src_text = [t.text for t in ppt], [t.text for t in src]
+        if pp_text == src_text:  # no macro on the line
+            cmap.lines[line] = ([t.col for t in ppt], [t.col for t in src])
+            continue
+        if len(ppt) + len(src) > _ALIGN_LIMIT:
+            continue  # the alignment is quadratic: gcc's own columns (its indentation) remain
         pp_cols: list[int] = []
         orig_cols: list[int] = []
-        sm = difflib.SequenceMatcher(None, [t.text for t in ppt], [t.text for t in src], False)
+        sm = difflib.SequenceMatcher(None, pp_text, src_text, False)
         for tag, i1, i2, j1, _j2 in sm.get_opcodes():
             for k in range(i1, i2):
                 pp_cols.append(ppt[k].col)

@@ -59,7 +59,15 @@ from aquas.egraph.regions import (
     params_of_mlir,
     uses_of,
 )
-from aquas.egraph.semantics import ADDR_W, Access, Effects, Executor, Unsupported, width_of
+from aquas.egraph.semantics import (
+    ADDR_W,
+    Access,
+    Budget,
+    Effects,
+    Executor,
+    Unsupported,
+    width_of,
+)
 from aquas.egraph.soundness import (
     Trial,
     access_of,
@@ -102,6 +110,7 @@ class Options:
     random_trials: int = 12  # a fast filter only: every match is proven in the e-graph
     max_context: int = 24  # statements considered before/after an anchor loop
     budget: int = 100_000  # symbolic operations per region
+    function_budget: int = 2_000_000  # symbolic operations per function, all regions together
     check_profit: bool = True  # False: offload every proven match (tests, what-if runs)
 
 
@@ -165,9 +174,13 @@ class Matcher:
         self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
         self.substs: dict[tuple[tuple[str, Term], ...], dict[Term, Term]] = {}
         self.trials = [Trial(k) for k in range(self.opt.random_trials)]
+        self.shared = Budget(self.opt.function_budget, "per function")
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
+        self.shared = Budget(
+            self.opt.function_budget, f"per function, Options.function_budget, in '{fn.name}'"
+        )
         self.regions, self.runs, self.ranges, self.shapes, self.plans = {}, {}, {}, {}, {}
         self.defuse = {}
         decisions: list[Decision] = []
@@ -260,7 +273,10 @@ class Matcher:
             return [None]
         try:
             ex = Executor(
-                resolve=self.resolver(fn, set()), budget=self.opt.budget, plans=self.plans
+                resolve=self.resolver(fn, set()),
+                budget=self.opt.budget,
+                plans=self.plans,
+                shared=self.shared,
             )
             lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
         except Unsupported:
@@ -289,7 +305,12 @@ class Matcher:
 
     def loop_effects(self, fn: AppFunction, loop: scf.ForOp, k: int) -> Effects:
         """Effects of ``k`` iterations of ``loop`` from a symbolic start index."""
-        ex = Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget, plans=self.plans)
+        ex = Executor(
+            resolve=self.resolver(fn, set()),
+            budget=self.opt.budget,
+            plans=self.plans,
+            shared=self.shared,
+        )
         self.run_chunk(ex, fn, loop, k)
         return ex.effects()
 
@@ -329,7 +350,9 @@ class Matcher:
             if isinstance(v, OpResult) and v.op not in inside:
                 op = v.op
                 if is_pure(op):
-                    ex = Executor(resolve=resolve, budget=10_000, plans=self.plans)
+                    ex = Executor(
+                        resolve=resolve, budget=10_000, plans=self.plans, shared=self.shared
+                    )
                     ex.op(op)
                     return ex.env[v]
                 if isinstance(op, memref.GetGlobalOp):
@@ -366,7 +389,10 @@ class Matcher:
         if run is None or run.next > hi + 1 or (run.error is not None and run.next > hi):
             inside: set[Operation] = set()
             ex = Executor(
-                resolve=self.resolver(fn, inside), budget=self.opt.budget, plans=self.plans
+                resolve=self.resolver(fn, inside),
+                budget=self.opt.budget,
+                plans=self.plans,
+                shared=self.shared,
             )
             run = self.runs[key] = _Run(ex, inside, lo)
         ex = run.ex
@@ -762,7 +788,9 @@ class Matcher:
 
     def expression(self, fn: AppFunction, st: AppStmt) -> Term:
         assert st.value is not None
-        return Executor(resolve=self.resolver(fn, set()), budget=self.opt.budget).get(st.value)
+        return Executor(
+            resolve=self.resolver(fn, set()), budget=self.opt.budget, shared=self.shared
+        ).get(st.value)
 
     def match_expression(
         self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern
