@@ -108,7 +108,7 @@ def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
         UnitAttr() if ty.const else None,
     )
     loc = prog.loc(d)
-    op.location = FileLineColLoc(StringAttr(prog.filename), IntAttr(loc.line), IntAttr(loc.column))
+    op.location = FileLineColLoc(StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column))
     var = CVar(d.name, ty, loc.line, loc.column)
     prog.globals[d.name] = _Global(var, mtype, array)
     return op
@@ -274,7 +274,7 @@ def _lower_function(
         for cs in fn.stmts:
             cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None
         loc = prog.loc(u.node if u.node is not None else decl)
-        if isinstance(u.node, c_ast.Struct | c_ast.Union):
+        if isinstance(u.node, c_ast.Struct | c_ast.Union) and loc.filename == prog.filename:
             # pycparser places a struct type at its declarator; point at the keyword.
             kw = type(u.node).__name__.lower()
             at = text.source.rfind(kw, 0, text.offset(loc.line, loc.column))
@@ -284,7 +284,7 @@ def _lower_function(
         diag = AquasError(
             f"unsupported C construct: {u.construct}; function '{decl.name}' is left untouched",
             loc,
-            source=prog.source,
+            source=prog.source_of(loc),
         )
         fn.params, fn.ret = _signature(prog, fdef)
         fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
