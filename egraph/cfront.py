@@ -12,7 +12,6 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from pycparser import c_ast, c_parser
-from pycparser.c_parser import Coord
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -212,14 +211,14 @@ def parse_c(
 def _original_columns(ast: c_ast.Node, filename: str, pre: Preprocessed) -> None:
     """Coordinates in the file itself get their original columns (line markers already gave
     the lines).  Coordinates may be shared between nodes: each node gets a new one."""
-    done: dict[int, Coord] = {}
+    done: dict[int, object] = {}  # pycparser's Coord (its module differs across versions)
     stack = [ast]
     while stack:
         n = stack.pop()
         c = n.coord
         if c is not None and c.file == filename and c.column:
             if id(c) not in done:
-                done[id(c)] = Coord(c.file, c.line, pre.columns.column(c.line, c.column))
+                done[id(c)] = type(c)(c.file, c.line, pre.columns.column(c.line, c.column))
             n.coord = done[id(c)]
         stack.extend(child for _, child in n.children())
 
@@ -334,11 +333,18 @@ def parse_c_file(
     """:func:`parse_c` on a file."""
     p = Path(path)
     try:
-        source = p.read_text()
+        data = p.read_bytes()
     except OSError as e:
         raise AquasError(f"cannot read C file: {e.strerror}", filename=str(p)) from None
+    try:
+        source = data.decode()
     except UnicodeDecodeError as e:
-        raise AquasError(f"C file is not UTF-8 text: {e.reason}", filename=str(p)) from None
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise AquasError(
+            f"C file is not UTF-8 text: {e.reason} (byte 0x{data[e.start]:02x})",
+            SourceLoc(str(p), line, col),
+        ) from None
     return parse_c(source, str(p), functions, include_dirs)
 
 
