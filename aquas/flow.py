@@ -208,7 +208,7 @@ class Flow:
                 "headers": self.dependencies(p.match),
                 "functions": p.functions,
                 "clock_ns": p.clock_ns,
-                "soc": p.soc,
+                "target": self.platform.fingerprint(),
             },
             self._match,
             # the spinner is a thread: a garbage collection it triggers would drop the
@@ -303,11 +303,12 @@ class Flow:
     def _match(self, d: Path) -> dict[str, Any]:
         from aquas.egraph.driver import load_patterns, match_file
         from aquas.egraph.emit import rewrite_c
+        from aquas.runtime.build import define_flags
         from aquas.runtime.header import write_header
 
         p = self.p
-        ext, pats = load_patterns(p.spec, p.clock_ns, p.soc)
-        header = write_header(ext, p.soc, d / "include" / "aquas_isax.h")
+        ext, pats = load_patterns(p.spec, p.clock_ns, self.platform)
+        header = write_header(ext, self.platform, d / "include" / "aquas_isax.h")
         rows: list[dict[str, Any]] = []
         notes: list[str] = []
         digests: dict[str, str] = {}
@@ -319,8 +320,11 @@ class Flow:
                 p.spec,
                 functions=p.functions,
                 clock_ns=p.clock_ns,
-                soc=p.soc,
+                soc=self.platform,
                 patterns=(ext, pats),
+                # the code the program is built from: the project's include path and defines
+                include_dirs=[p.root],
+                defines=[f.removeprefix("-D") for f in define_flags(p.defines)],
             )
             notes += [e.render() for e in res.skipped]
             for dec in res.decisions:

@@ -260,7 +260,12 @@ class _Program:
         coord = getattr(node, "coord", None)
         if coord is None:
             return SourceLoc(self.filename, 1, 1)
-        return SourceLoc(self.filename, coord.line, coord.column or 1)
+        # a node from an included header keeps the header's name (line markers)
+        return SourceLoc(coord.file or self.filename, coord.line, coord.column or 1)
+
+    def source_of(self, loc: SourceLoc) -> str | None:
+        """The text a diagnostic at ``loc`` quotes: this file's, not a header's."""
+        return self.source if loc.filename == self.filename else None
 
     def scalar_type(self, t: c_ast.Node) -> CType | None:
         """The integer type named by a TypeDecl / Typename type; None for void."""

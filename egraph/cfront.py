@@ -12,7 +12,6 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from pycparser import c_ast, c_parser
-from pycparser.c_parser import Coord
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -108,7 +107,7 @@ def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
         UnitAttr() if ty.const else None,
     )
     loc = prog.loc(d)
-    op.location = FileLineColLoc(StringAttr(prog.filename), IntAttr(loc.line), IntAttr(loc.column))
+    op.location = FileLineColLoc(StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column))
     var = CVar(d.name, ty, loc.line, loc.column)
     prog.globals[d.name] = _Global(var, mtype, array)
     return op
@@ -144,11 +143,13 @@ def parse_c(
     filename: str = "<input>",
     functions: Collection[str] | None = None,
     include_dirs: Sequence[str | Path] = (),
+    defines: Sequence[str] = (),
 ) -> CProgram:
     """Preprocess (``gcc -E``, see :mod:`aquas.egraph.cpre`), parse and lower every supported
     function of the file itself (not of its headers); see the module docstring.
-    ``include_dirs`` extend the include path after the source's own directory."""
-    pre = preprocess(source, filename, include_dirs)
+    ``include_dirs`` extend the include path after the source's own directory; ``defines``
+    are ``NAME[=VALUE]`` macro definitions, as the compiler gets them."""
+    pre = preprocess(source, filename, include_dirs, defines)
     text = _Text(source)
     prog = _Program(source, filename)
     parser = c_parser.CParser()
@@ -176,6 +177,9 @@ def parse_c(
                 prog.typedefs[n.name] = f"typedef '{n.name}' ({u.construct})"
         elif isinstance(n, c_ast.Decl):
             try:
+                deep = _too_deep(n)
+                if deep is not None:
+                    raise _nesting_error(deep)
                 g = _global_decl(prog, n)
             except _Unsupported as u:
                 if n.name is not None:
@@ -209,16 +213,41 @@ def parse_c(
 def _original_columns(ast: c_ast.Node, filename: str, pre: Preprocessed) -> None:
     """Coordinates in the file itself get their original columns (line markers already gave
     the lines).  Coordinates may be shared between nodes: each node gets a new one."""
-    done: dict[int, Coord] = {}
+    done: dict[int, object] = {}  # pycparser's Coord (its module differs across versions)
     stack = [ast]
     while stack:
         n = stack.pop()
         c = n.coord
         if c is not None and c.file == filename and c.column:
             if id(c) not in done:
-                done[id(c)] = Coord(c.file, c.line, pre.columns.column(c.line, c.column))
+                done[id(c)] = type(c)(c.file, c.line, pre.columns.column(c.line, c.column))
             n.coord = done[id(c)]
         stack.extend(child for _, child in n.children())
+
+
+# Nesting of statements and expressions in one function or initialiser.  The lowering and
+# the matcher recurse over it; real code stays far below (a hand-unrolled 64-term sum is 65
+# levels deep), and a deeper tree is one function's diagnostic instead of a RecursionError.
+MAX_NESTING = 200
+
+
+def _too_deep(n: c_ast.Node) -> c_ast.Node | None:
+    """The first node found deeper than :data:`MAX_NESTING` levels under ``n`` (iterative)."""
+    stack = [(n, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > MAX_NESTING:
+            return x
+        stack.extend((c, d + 1) for _, c in x.children())
+    return None
+
+
+def _nesting_error(deep: c_ast.Node) -> _Unsupported:
+    return _Unsupported(
+        f"statements or expressions nested more than {MAX_NESTING} levels deep "
+        "(the frontend's limit, aquas.egraph.cfront.MAX_NESTING)",
+        deep,
+    )
 
 
 def _lower_function(
@@ -230,10 +259,14 @@ def _lower_function(
     body = fdef.body.coord
     end = text.match(text.offset(body.line, body.column or 1))
     lowerer = _Function(prog, text, fdef, selected)
-    lowerer.collect(fdef.body, 0)
+    deep = _too_deep(fdef.body)
+    if deep is None:
+        lowerer.collect(fdef.body, 0)
     fn = CFunction(decl.name, Span(start, end), line, col, selected, None, [], None,
                    lowerer.order, {}, set())  # fmt: skip
     try:
+        if deep is not None:
+            raise _nesting_error(deep)
         bad = _first_unsupported(fdef.body)
         if bad is not None:
             raise _Unsupported(*bad)
@@ -242,7 +275,7 @@ def _lower_function(
         for cs in fn.stmts:
             cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None
         loc = prog.loc(u.node if u.node is not None else decl)
-        if isinstance(u.node, c_ast.Struct | c_ast.Union):
+        if isinstance(u.node, c_ast.Struct | c_ast.Union) and loc.filename == prog.filename:
             # pycparser places a struct type at its declarator; point at the keyword.
             kw = type(u.node).__name__.lower()
             at = text.source.rfind(kw, 0, text.offset(loc.line, loc.column))
@@ -252,14 +285,23 @@ def _lower_function(
         diag = AquasError(
             f"unsupported C construct: {u.construct}; function '{decl.name}' is left untouched",
             loc,
-            source=prog.source,
+            source=prog.source_of(loc),
         )
         fn.params, fn.ret = _signature(prog, fdef)
         fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
         return fn, diag
-    except Exception as e:  # a frontend bug: still a located error, never a traceback
-        raise AquasError(f"internal error while lowering '{decl.name}': {e}",
-                         prog.loc(decl), source=prog.source) from e  # fmt: skip
+    except Exception as e:  # a frontend bug: this function's located diagnostic, never a traceback
+        for cs in fn.stmts:
+            cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None
+        fn.func = None
+        diag = AquasError(
+            f"internal error while lowering '{decl.name}' ({type(e).__name__}: {e}); the "
+            "function is left untouched",
+            prog.loc(decl),
+            source=prog.source,
+            hint="please report this as a bug, with the C file",
+        )
+        return fn, diag
     fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
     return fn, None
 
@@ -289,16 +331,24 @@ def parse_c_file(
     path: str | Path,
     functions: Collection[str] | None = None,
     include_dirs: Sequence[str | Path] = (),
+    defines: Sequence[str] = (),
 ) -> CProgram:
     """:func:`parse_c` on a file."""
     p = Path(path)
     try:
-        source = p.read_text()
+        data = p.read_bytes()
     except OSError as e:
         raise AquasError(f"cannot read C file: {e.strerror}", filename=str(p)) from None
+    try:
+        source = data.decode()
     except UnicodeDecodeError as e:
-        raise AquasError(f"C file is not UTF-8 text: {e.reason}", filename=str(p)) from None
-    return parse_c(source, str(p), functions, include_dirs)
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise AquasError(
+            f"C file is not UTF-8 text: {e.reason} (byte 0x{data[e.start]:02x})",
+            SourceLoc(str(p), line, col),
+        ) from None
+    return parse_c(source, str(p), functions, include_dirs, defines)
 
 
 def parse_mlir(source: str, filename: str = "<input>") -> ModuleOp:

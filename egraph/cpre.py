@@ -203,11 +203,18 @@ class Preprocessed:
     dependencies: list[Path]  # files the preprocessor read (the source, then its headers)
 
 
-def preprocess(source: str, filename: str, include_dirs: Sequence[str | Path] = ()) -> Preprocessed:
+def preprocess(
+    source: str,
+    filename: str,
+    include_dirs: Sequence[str | Path] = (),
+    defines: Sequence[str] = (),
+) -> Preprocessed:
     """Run the C preprocessor over ``source`` (named ``filename``); see the module docstring.
 
     The include path is the source's directory, then ``include_dirs``, then the RV32
-    headers.  ``AQUAS_CPP`` names another gcc-compatible preprocessor command."""
+    headers. ``defines`` are ``NAME`` or ``NAME=VALUE`` (the compiler's ``-D``), so the
+    matcher sees the code the program is built from. ``AQUAS_CPP`` names another
+    gcc-compatible preprocessor command."""
     cmd = _cpp_command()
     here = Path(filename).resolve().parent
     with tempfile.TemporaryDirectory(prefix="aquas-cpp-") as tmp:
@@ -219,6 +226,7 @@ def preprocess(source: str, filename: str, include_dirs: Sequence[str | Path] = 
         # from a system header's macro, which would break the line structure
         argv += ["-I", str(_headers_dir())]
         argv += [f"-D{d}" for d in DEFINES]
+        argv += [f"-D{d}" for d in defines]
         argv += ["-MD", "-MF", str(dep), "-MT", "aquas-input", "-x", "c", "-"]
         marker = '#line 1 "' + filename.replace("\\", "\\\\").replace('"', '\\"') + '"\n'
         try:
@@ -351,6 +359,8 @@ def _close_paren(text: str, i: int) -> int:
     return n
 
 
+_ALIGN_LIMIT = 4000  # tokens of one line (original and expanded) aligned by difflib
+
 _MARKER_RE = re.compile(r'^#\s*(\d+)\s+"((?:\\.|[^"\\])*)"')
 
 
@@ -375,9 +385,15 @@ def _columns(source: str, pp: str, filename: str) -> ColumnMap:
         src = orig.get(line, [])
         if not ppt or not src or line in cmap.lines:
             continue  # a line split by markers: later parts keep gcc's own column padding
+        pp_text, src_text = [t.text for t in ppt], [t.text for t in src]
+        if pp_text == src_text:  # no macro on the line
+            cmap.lines[line] = ([t.col for t in ppt], [t.col for t in src])
+            continue
+        if len(ppt) + len(src) > _ALIGN_LIMIT:
+            continue  # the alignment is quadratic: gcc's own columns (its indentation) remain
         pp_cols: list[int] = []
         orig_cols: list[int] = []
-        sm = difflib.SequenceMatcher(None, [t.text for t in ppt], [t.text for t in src], False)
+        sm = difflib.SequenceMatcher(None, pp_text, src_text, False)
         for tag, i1, i2, j1, _j2 in sm.get_opcodes():
             for k in range(i1, i2):
                 pp_cols.append(ppt[k].col)

@@ -595,7 +595,8 @@ class _Function(_Exprs):
                 and 0 <= ub_c < (1 << (b.ty.width - 1)) - 1
             )
         if not ok:
-            for op_ in reversed(list(scratch.ops)):
+            for op_ in reversed(list(scratch.ops)):  # users first; detached, then erased
+                op_.detach()
                 op_.erase(safe_erase=False)
             return None
         for op_ in list(scratch.ops):

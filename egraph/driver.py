@@ -37,6 +37,8 @@ from aquas.egraph.matcher import (
 )
 from aquas.interpreter import find_extension
 from aquas.spec.frontend import lower_spec_file
+from aquas.target import DEFAULT as DEFAULT_SOC
+from aquas.target import Target, load_target
 
 
 @dataclass
@@ -58,14 +60,14 @@ class MatchResult:
 
 
 def load_patterns(
-    spec: Path | str, clock_ns: float = 10.0, soc: str = "vexriscv"
+    spec: Path | str, clock_ns: float = 10.0, soc: str | Target = DEFAULT_SOC
 ) -> tuple[aq.ExtensionOp, list[Pattern]]:
     """The patterns of a spec, with latencies scheduled at ``clock_ns`` and evaluated at the
     memory latency an ISAX sees on ``soc`` (response latency plus DMA setup)."""
     from aquas.synth.flow import isax_latencies
-    from aquas.target import load_target
 
-    mem_latency = load_target(soc=soc).isax_mem_latency
+    target = soc if isinstance(soc, Target) else load_target(soc=soc)
+    mem_latency = target.isax_mem_latency
     module = lower_spec_file(str(spec))
     ext = find_extension(module)
     return ext, patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))
@@ -78,13 +80,15 @@ def match_file(
     functions: Collection[str] | None = None,
     options: Options | None = None,
     clock_ns: float = 10.0,
-    soc: str = "vexriscv",
+    soc: str | Target = DEFAULT_SOC,
     patterns: tuple[aq.ExtensionOp, list[Pattern]] | None = None,
     include_dirs: Sequence[str | Path] = (),
+    defines: Sequence[str] = (),
 ) -> MatchResult:
     """Match every selected function of ``app`` (C or MLIR) against the ISAXs of ``spec``.
     C is preprocessed with the source's directory, then ``include_dirs``, on the include
-    path; ``result.program.dependencies`` lists the files the preprocessor read."""
+    path, with ``defines`` (``NAME[=VALUE]``); ``result.program.dependencies`` lists the
+    files the preprocessor read."""
     t0 = time.perf_counter()
     app = Path(app)
     ext, pats = patterns or load_patterns(spec, clock_ns, soc)
@@ -118,7 +122,7 @@ def match_file(
             module=module,
             seconds=time.perf_counter() - t0,
         )
-    prog = cfront.parse_c(text, str(app), functions, include_dirs)
+    prog = cfront.parse_c(text, str(app), functions, include_dirs, defines)
     names = []
     for cf in prog.functions:
         if not cf.selected or cf.func is None:

@@ -211,8 +211,41 @@ class SymMemory:
         return list(out.values())
 
 
+def _static_ops(op: Operation, memo: dict[Operation, int]) -> int:
+    """A lower bound on the operations executing ``op`` takes: loops with constant bounds
+    count their trips times their body (nests multiply), everything else one."""
+    if not isinstance(op, scf.ForOp):
+        return 1
+    if op in memo:
+        return memo[op]
+    bounds = []
+    for v in (op.lb, op.ub, op.step):
+        owner = v.owner
+        if not (isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)):
+            memo[op] = 1
+            return 1
+        bounds.append(owner.value.value.data)
+    lb, ub, step = bounds
+    trips = len(range(lb, ub, step)) if step > 0 else 0
+    body = sum(_static_ops(o, memo) for o in op.body.block.ops if not isinstance(o, scf.YieldOp))
+    memo[op] = 1 + trips * body
+    return memo[op]
+
+
+@dataclass
+class Budget:
+    """Symbolic operations shared by every execution of one matching job (a function):
+    many candidate regions each within their own budget must not add up to hours."""
+
+    limit: int
+    what: str
+    used: int = 0
+    static: dict[Operation, int] = field(default_factory=dict)  # see _static_ops
+
+
 class Executor:
-    """Executes ops over terms.  ``resolve`` supplies values defined outside the region."""
+    """Executes ops over terms.  ``resolve`` supplies values defined outside the region.
+    ``budget`` bounds this execution, ``shared`` (optional) all executions of a job."""
 
     def __init__(
         self,
@@ -220,6 +253,7 @@ class Executor:
         budget: int = 200_000,
         private: set[Term] | None = None,
         plans: dict[Operation, tuple[Any, ...]] | None = None,
+        shared: Budget | None = None,
     ):
         self.env: dict[SSAValue, Term] = {}
         # decoded ops (operands, result, constant), shared by executors of the same code
@@ -227,6 +261,8 @@ class Executor:
         self.mem = SymMemory(private)
         self.resolve = resolve
         self.budget = budget
+        self.shared = shared
+        self.static: dict[Operation, int] = {}
         self.fx = Effects()
         self.spm: dict[str, list[Term | None]] = {}
         self.spm_image: dict[str, tuple[Term, int] | None] = {}  # burst source of a pristine spm
@@ -249,7 +285,32 @@ class Executor:
     def tick(self) -> None:
         self.fx.ops += 1
         if self.fx.ops > self.budget:
-            raise Unsupported(f"region larger than the execution budget ({self.budget} ops)")
+            raise Unsupported(
+                f"region larger than the execution budget ({self.budget} ops per region, "
+                "Options.budget)"
+            )
+        sh = self.shared
+        if sh is not None:
+            sh.used += 1
+            if sh.used > sh.limit:
+                raise Unsupported(
+                    f"the symbolic-execution budget is exhausted ({sh.limit} operations {sh.what})"
+                )
+
+    def check_loop(self, op: scf.ForOp, trips: int) -> None:
+        """Refuse a loop before executing it when even a lower bound of its operations
+        (constant trip counts of the nest times the ops of each body) is over the budget."""
+        memo = self.shared.static if self.shared is not None else self.static
+        body = op.body.block.ops
+        need = trips * sum(_static_ops(o, memo) for o in body if not isinstance(o, scf.YieldOp))
+        left = self.budget - self.fx.ops
+        if self.shared is not None:
+            left = min(left, self.shared.limit - self.shared.used)
+        if need > left:
+            raise Unsupported(
+                f"loop of {trips} iterations needs at least {need} symbolic operations, more "
+                f"than the execution budget leaves ({left} of {self.budget} per region)"
+            )
 
     # -- driving -----------------------------------------------------------------------
     def run_ops(self, ops: Iterable[Operation]) -> list[Term] | None:
@@ -453,6 +514,7 @@ class Executor:
         step = signed(self._const(op.step, "loop step"), w)
         if step <= 0:
             raise Unsupported("loop step is not positive")
+        self.check_loop(op, len(range(lb, ub, step)))
         carried = [self.get(v) for v in op.iter_args]
         for i in range(lb, ub, step):
             self.fx.branches += 1

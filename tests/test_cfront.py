@@ -434,6 +434,15 @@ def test_gnu_extensions_are_removed() -> None:
     assert "'__asm__'" in diag.message and diag.loc is not None and diag.loc.column == 16
 
 
+def test_non_utf8_source_is_a_diagnostic(tmp_path: Path) -> None:
+    src = tmp_path / "latin1.c"
+    src.write_bytes(b"/* caf\xe9 */ int f(int a) { return a; }\n")
+    with pytest.raises(AquasError, match="not UTF-8") as e:
+        parse_c_file(src)
+    assert e.value.loc is not None and (e.value.loc.line, e.value.loc.column) == (1, 7)
+    assert "0xe9" in e.value.message
+
+
 def test_missing_preprocessor_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AQUAS_CPP", "no-such-cpp-aquas")
     with pytest.raises(AquasError, match="needs a C preprocessor: 'no-such-cpp-aquas'") as e:

@@ -10,6 +10,8 @@ from click.testing import CliRunner
 
 from aquas.cli import main
 
+ROOT = Path(__file__).resolve().parents[1]
+
 SPEC = """
 extension demo;
 state acc: i32 = 5;
@@ -141,3 +143,23 @@ def test_exec_bad_input(spec: Path, args: list[str], message: str) -> None:
     code, out = invoke("exec", str(spec), *args)
     assert code == 2
     assert message in out and "Traceback" not in out
+
+
+def test_match_sees_the_include_path_and_defines(tmp_path: Path) -> None:
+    """aquas match preprocesses like the compiler: -I and -D select the code it matches."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "defs.h").write_text("#define Q 3329\n")
+    app = tmp_path / "app.c"
+    app.write_text(
+        '#include <stdint.h>\n#include "defs.h"\n#ifdef USE_MOD\n'
+        "uint32_t mulq(uint32_t x, uint32_t y) { return ((x & 0xffff) * (y & 0xffff)) % Q; }\n"
+        "#endif\n"
+    )
+    spec = str(ROOT / "examples" / "crypto" / "kyber.isax")
+    base = ["match", str(app), "--ext", spec, "--soc", "picorv32", "-I", str(tmp_path / "inc")]
+    code, out = invoke(*base, "-D", "USE_MOD")
+    assert code == 0 and "1 match(es)" in out and "modmul_q" in out
+    code, out = invoke(*base)
+    assert code == 0 and "0 match(es)" in out
+    code, out = invoke("match", str(app), "--ext", spec, "--soc", "picorv32", "-D", "USE_MOD")
+    assert code == 2 and "defs.h" in out  # the header is not on the include path

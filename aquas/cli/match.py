@@ -42,6 +42,19 @@ from aquas.target import target_names
 )
 @click.option("--clock-ns", default=10.0, show_default=True, help="Clock the ISAX is scheduled at.")
 @click.option(
+    "-I",
+    "include_dirs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Add a directory to the C include path (after the source's own), as for the compiler.",
+)
+@click.option(
+    "-D",
+    "defines",
+    multiple=True,
+    help="Define a macro (NAME or NAME=VALUE) for the C preprocessor, as for the compiler.",
+)
+@click.option(
     "--json", "json_path", type=click.Path(path_type=Path), help="Also write decisions as JSON."
 )
 def match(
@@ -52,6 +65,8 @@ def match(
     functions: tuple[str, ...],
     soc: str,
     clock_ns: float,
+    include_dirs: tuple[Path, ...],
+    defines: tuple[str, ...],
     json_path: Path | None,
 ) -> None:
     """Match ISAX semantics in C or MLIR code (e-graph) and rewrite matched regions."""
@@ -75,6 +90,8 @@ def match(
         functions=functions or None,
         options=Options(core=soc),
         patterns=pats,
+        include_dirs=include_dirs,
+        defines=defines,
     )
     for e in res.skipped:
         err.print(e.render(res.program.source if res.program else None), markup=False)
