@@ -150,7 +150,7 @@ class FoldRangeCompare(RewritePattern):
         else:
             new = arith.CmpiOp(op.lhs, op.rhs, intops.PREDICATES.index(folded))
         new.location = op.location
-        rewriter.replace_matched_op(new)
+        rewriter.replace(op, new)
 
 
 @dataclass(frozen=True)
