@@ -203,6 +203,7 @@ class SchedulingProblem:
     """Operation → the resources it occupies in its cycle (each once)."""
     accesses: dict[Operation, list[Access]] = field(default_factory=dict)
     """Operation → its accesses to storage arrays (ordered by ``add_access``)."""
+    _by_array: dict[str, list[tuple[Operation, Access]]] = field(default_factory=dict, repr=False)
 
     def add_operation(self, op: Operation, delay_ns: float, uses: Iterable[str] = ()) -> None:
         self.operations.append(op)
@@ -224,14 +225,12 @@ class SchedulingProblem:
     def add_access(self, op: Operation, access: Access) -> None:
         """Records ``op``'s access (``op`` already added, after every operation added
         before it in program order) and orders it after each earlier conflicting access."""
-        for prev in reversed(self.operations):
-            if prev is op:
-                continue
-            for a in self.accesses.get(prev, ()):
-                if a.conflicts(access):
-                    what = f"{'write' if access.write else 'read'} after "
-                    what += f"{'write' if a.write else 'read'} (@{access.array})"
-                    self.add_dependence(prev, op, access_distance(a, access), what)
+        for prev, a in self._by_array.get(access.array, ()):
+            if prev is not op and a.conflicts(access):
+                what = f"{'write' if access.write else 'read'} after "
+                what += f"{'write' if a.write else 'read'} (@{access.array})"
+                self.add_dependence(prev, op, access_distance(a, access), what)
+        self._by_array.setdefault(access.array, []).append((op, access))
         self.accesses.setdefault(op, []).append(access)
 
     def incoming(self) -> dict[Operation, list[Dependence]]:
