@@ -390,3 +390,12 @@ def test_the_lint_count_leaves_out_verilators_summary() -> None:
     assert warning_lines("%Error: u.sv:3:1: syntax error\n%Error: Exiting due to 1 error(s)\n") == [
         "%Error: u.sv:3:1: syntax error"
     ]
+
+
+def test_state_updates_cost_what_the_same_updates_on_a_var_cost() -> None:
+    on_var = STATE_SEQ.replace("state acc: u32 = 0;", "").replace(
+        "isax t(rs1, rs2) -> rd {", "isax t(rs1, rs2) -> rd {\n    var acc: u32 = 0;"
+    )
+    lat_state = isax_latencies(lower_spec(STATE_SEQ, "s.isax"), 10.0, L)
+    lat_var = isax_latencies(lower_spec(on_var, "v.isax"), 10.0, L)
+    assert lat_state == lat_var == {"t": (2, 2)}  # one state (was 4 with the state)
