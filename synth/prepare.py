@@ -155,8 +155,10 @@ class FoldRangeCompare(RewritePattern):
 
 @dataclass(frozen=True)
 class AquasFoldRangeComparePass(ModulePass):
-    """Folds integer compares that are constant by the range of their variable operand
-    (``x < 0`` unsigned → false, ``x <= 0`` → ``x == 0``, ...)."""
+    """Folds compares that are constant by the range of their operand (``x < 0`` unsigned).
+
+    ``x < 0`` unsigned becomes false, ``x <= 0`` becomes ``x == 0``, and likewise at the
+    top of the range and for the signed extremes (``FoldRangeCompare``)."""
 
     name = "aquas-fold-unsigned-compare"
 
@@ -209,7 +211,9 @@ def _forward_block(block: Block) -> int:
 
 @dataclass(frozen=True)
 class AquasForwardStatePass(ModulePass):
-    """Within each block, a ``state_read`` after a ``state_write`` of the same state uses
+    """Forwards state writes to later reads of the same block; drops overwritten writes.
+
+    Within each block, a ``state_read`` after a ``state_write`` of the same state uses
     the written value, and a write that a later write overwrites unread is dropped: a
     chain of updates of one state becomes one read, a datapath and one write."""
 
