@@ -23,6 +23,18 @@ def _aquas_if_convert() -> type[ModulePass]:
     return AquasIfConvertPass
 
 
+def _aquas_fold_unsigned_compare() -> type[ModulePass]:
+    from aquas.synth.prepare import AquasFoldRangeComparePass
+
+    return AquasFoldRangeComparePass
+
+
+def _aquas_forward_state() -> type[ModulePass]:
+    from aquas.synth.prepare import AquasForwardStatePass
+
+    return AquasForwardStatePass
+
+
 def _aquas_schedule() -> type[ModulePass]:
     from aquas.synth.timing import AquasSchedulePass
 
@@ -58,6 +70,8 @@ def _convert_aquas_to_hw() -> type[ModulePass]:
 # Synthesis passes in the order `aquas synth` runs them.
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-unroll": _aquas_unroll,
+    "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,
+    "aquas-forward-state": _aquas_forward_state,
     "aquas-if-convert": _aquas_if_convert,
     "aquas-schedule": _aquas_schedule,
     "convert-aquas-to-hw": _convert_aquas_to_hw,

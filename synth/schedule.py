@@ -15,7 +15,13 @@ A problem has:
   cycle are *chained*: an operation starts when its same-cycle predecessors finish, and
   must finish within the datapath budget (the clock period minus the per-cycle overhead);
 * resources with a limit of uses per cycle (a scratchpad bank's port, the memory
-  interface) and the resources each operation uses.
+  interface) and the resources each operation uses;
+* *accesses* to storage (a scratchpad, a state register): which array, which banks, which
+  element (an affine index, when known) and whether it writes. Two accesses *conflict*
+  when they may touch the same element and one of them writes; only conflicting accesses
+  are ordered (``add_access`` derives the dependences), so accesses to different banks,
+  to different constant indices or to ``a[i]`` and ``a[i + 1]`` share a cycle when the
+  ports allow.
 
 A schedule gives each operation a cycle (relative to the segment's first state) and a
 start time within that cycle. ``list_schedule`` is the algorithm the flow uses; any other
@@ -28,7 +34,8 @@ Building a problem from aquas IR (which ops depend on which, which bank an acces
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Protocol
@@ -66,9 +73,62 @@ class Dependence:
 
 
 @dataclass(frozen=True)
+class Affine:
+    """``const + sum(coeff * term)`` modulo ``2**bits``: an element index whose terms are
+    opaque run-time values (anything hashable; equal terms are the same value)."""
+
+    const: int
+    terms: frozenset[tuple[Hashable, int]] = frozenset()
+    bits: int = 32
+
+    @staticmethod
+    def make(const: int, terms: dict[Hashable, int], bits: int) -> Affine:
+        m = (1 << bits) - 1
+        kept = frozenset((t, c & m) for t, c in terms.items() if c & m)
+        return Affine(const & m, kept, bits)
+
+
+@dataclass(frozen=True)
+class Access:
+    """One operation's access to a storage array (a scratchpad or a state register).
+
+    ``banks`` are the banks it may touch. ``index`` is its element index, ``None`` when
+    unknown (any element of those banks). ``alias`` is the period at which two indices
+    select the same element (a power of two at least the array size: an element select
+    that decodes only the low index bits cannot confuse indices that differ below it)."""
+
+    array: str
+    banks: frozenset[int]
+    write: bool
+    index: Affine | None = None
+    alias: int = 1
+
+    def may_overlap(self, other: Access) -> bool:
+        """True unless the two accesses provably touch different elements."""
+        if self.array != other.array or not self.banks & other.banks:
+            return False
+        a, b = self.index, other.index
+        if a is None or b is None or a.terms != b.terms or a.bits != b.bits:
+            return True
+        diff = (a.const - b.const) % (1 << a.bits)
+        return diff % math.gcd(self.alias, other.alias, 1 << a.bits) == 0
+
+    def conflicts(self, later: Access) -> bool:
+        """Whether ``later`` (after ``self`` in program order) must be ordered after it."""
+        return (self.write or later.write) and self.may_overlap(later)
+
+
+def access_distance(earlier: Access, later: Access) -> int:
+    """Cycles ``later`` must follow a conflicting ``earlier``: a write lands at the end of
+    its cycle, so a read or write after it goes to a later cycle (1); a write after a read
+    may share the read's cycle, which still sees the old value (0)."""
+    return 1 if earlier.write else 0
+
+
+@dataclass(frozen=True)
 class Violation:
     """One broken constraint. ``kind`` is one of ``unscheduled``, ``unknown``, ``range``,
-    ``dependence``, ``chaining``, ``clock`` and ``resource``."""
+    ``dependence``, ``access``, ``chaining``, ``clock`` and ``resource``."""
 
     kind: str
     message: str
@@ -141,6 +201,9 @@ class SchedulingProblem:
     """Resource → uses allowed per cycle."""
     uses: dict[Operation, tuple[str, ...]] = field(default_factory=dict)
     """Operation → the resources it occupies in its cycle (each once)."""
+    accesses: dict[Operation, list[Access]] = field(default_factory=dict)
+    """Operation → its accesses to storage arrays (ordered by ``add_access``)."""
+    _by_array: dict[str, list[tuple[Operation, Access]]] = field(default_factory=dict, repr=False)
 
     def add_operation(self, op: Operation, delay_ns: float, uses: Iterable[str] = ()) -> None:
         self.operations.append(op)
@@ -158,6 +221,17 @@ class SchedulingProblem:
             else:
                 reason = old.reason
         self.dependences[(src, dst)] = Dependence(src, dst, distance, reason)
+
+    def add_access(self, op: Operation, access: Access) -> None:
+        """Records ``op``'s access (``op`` already added, after every operation added
+        before it in program order) and orders it after each earlier conflicting access."""
+        for prev, a in self._by_array.get(access.array, ()):
+            if prev is not op and a.conflicts(access):
+                what = f"{'write' if access.write else 'read'} after "
+                what += f"{'write' if a.write else 'read'} (@{access.array})"
+                self.add_dependence(prev, op, access_distance(a, access), what)
+        self._by_array.setdefault(access.array, []).append((op, access))
+        self.accesses.setdefault(op, []).append(access)
 
     def incoming(self) -> dict[Operation, list[Dependence]]:
         out: dict[Operation, list[Dependence]] = {op: [] for op in self.operations}
@@ -237,6 +311,7 @@ class SchedulingProblem:
                         (a, b),
                     )
                 )
+        out.extend(self._access_violations(placed, cyc))
         for op in placed:
             end = start[op] + self.delay[op]
             if end > self.budget_ns + EPS_NS:
@@ -264,6 +339,33 @@ class SchedulingProblem:
                         tuple(ops),
                     )
                 )
+        return out
+
+    def _access_violations(
+        self, placed: list[Operation], cyc: dict[Operation, int]
+    ) -> list[Violation]:
+        """Conflicting accesses out of order, checked from the accesses themselves (not
+        from the dependences derived from them)."""
+        out: list[Violation] = []
+        by_array: dict[str, list[tuple[Operation, Access]]] = {}
+        for op in placed:
+            for acc in self.accesses.get(op, ()):
+                by_array.setdefault(acc.array, []).append((op, acc))
+        for items in by_array.values():
+            for i, (a, acc_a) in enumerate(items):
+                for b, acc_b in items[i + 1 :]:
+                    if a is b or not acc_a.conflicts(acc_b):
+                        continue
+                    if cyc[b] < cyc[a] + access_distance(acc_a, acc_b):
+                        out.append(
+                            Violation(
+                                "access",
+                                f"{describe(b)} (cycle {cyc[b]}) may touch the element of "
+                                f"@{acc_b.array} that {describe(a)} (cycle {cyc[a]}) "
+                                f"{'writes' if acc_a.write else 'reads'}",
+                                (a, b),
+                            )
+                        )
         return out
 
     def assert_valid(self, schedule: Schedule) -> None:
@@ -318,6 +420,8 @@ SCHEDULERS: dict[str, Scheduler] = {"list": list_schedule}
 
 __all__ = [
     "SCHEDULERS",
+    "Access",
+    "Affine",
     "Dependence",
     "InfeasibleError",
     "Schedule",

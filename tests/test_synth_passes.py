@@ -60,6 +60,8 @@ def test_the_synthesis_passes_are_registered_with_summaries() -> None:
     summaries = dict(describe_passes())
     assert summaries["aquas-if-convert"].startswith("Turns each ``scf.if``")
     assert summaries["aquas-schedule"].startswith("Schedules every ISAX into FSM states")
+    assert summaries["aquas-forward-state"].startswith("Forwards state writes")
+    assert summaries["aquas-fold-unsigned-compare"].startswith("Folds compares")
 
 
 # -- aquas-if-convert ----------------------------------------------------------------------

@@ -127,4 +127,8 @@ def synth(
     if "lint_warnings" in unit_doc:
         n = len(unit_doc["lint_warnings"])  # type: ignore[arg-type]
         out.print("lint: clean (verilator -Wall)" if n == 0 else f"lint: {n} warning(s)")
+    if "cosim" in unit_doc:
+        c = unit_doc["cosim"]
+        assert isinstance(c, dict)
+        out.print(f"co-simulation: {c['cases']} case(s), 0 mismatches against the interpreter")
     out.print(f"wrote {out_dir}/")
