@@ -93,20 +93,21 @@ def materialize(case: Case, where: Path) -> Path:
 
 
 def commands(
-    case: Case, main: Path, specs: list[Path] | None = None
+    case: Case, main: Path, specs: list[Path] | None = None, lint_every: int = 1
 ) -> list[tuple[str, list[str]]]:
     """(limit key, argv) of every command the case runs, in order.
 
-    A spec's ``synth`` only runs when ``check`` accepted it (the caller decides); a C file
-    is matched against every spec in ``specs`` (default: every example spec).
+    A spec's ``synth`` only runs when ``check`` accepted it (the caller decides), with
+    Verilator's lint on every ``lint_every``-th spec; a C file is matched against every spec
+    in ``specs`` (default: every example spec).
     """
     out = main.parent / "out"
     if case.kind == "spec":
         clock = "50" if case.index % 3 == 0 else "10"  # a slow clock lets wide dividers fit
-        return [
-            ("check", ["check", str(main)]),
-            ("synth", ["synth", "--no-yosys", "--clock-ns", clock, "-o", str(out), str(main)]),
-        ]
+        synth = ["synth", "--no-yosys", "--clock-ns", clock, "-o", str(out), str(main)]
+        if case.index % lint_every:
+            synth.insert(2, "--no-lint")
+        return [("check", ["check", str(main)]), ("synth", synth)]
     if case.kind == "c":
         cmds = []
         for k, spec in enumerate(specs if specs is not None else EXAMPLE_SPECS):
@@ -211,12 +212,13 @@ def run_case(
     subprocess_mode: bool = False,
     specs: list[Path] | None = None,
     scale: float = 1.0,
+    lint_every: int = 1,
 ) -> list[Result]:
     """Every command of ``case`` (materialized under ``where``) with its verdict."""
     main = materialize(case, where)
     results: list[Result] = []
     runner = run_subprocess if subprocess_mode else run_inprocess
-    for key, argv in commands(case, main, specs):
+    for key, argv in commands(case, main, specs, lint_every):
         if key == "synth" and results and results[-1].exit_code != 0:
             break  # only what check accepts goes on to synthesis
         code, text, secs = runner(argv, where, TIMEOUTS[key] * scale)
