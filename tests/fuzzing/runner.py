@@ -213,13 +213,15 @@ def run_case(
     specs: list[Path] | None = None,
     scale: float = 1.0,
     lint_every: int = 1,
+    synth: bool = True,
 ) -> list[Result]:
-    """Every command of ``case`` (materialized under ``where``) with its verdict."""
+    """Every command of ``case`` (materialized under ``where``) with its verdict;
+    ``synth=False`` stops a spec after ``check``."""
     main = materialize(case, where)
     results: list[Result] = []
     runner = run_subprocess if subprocess_mode else run_inprocess
     for key, argv in commands(case, main, specs, lint_every):
-        if key == "synth" and results and results[-1].exit_code != 0:
+        if key == "synth" and (not synth or (results and results[-1].exit_code != 0)):
             break  # only what check accepts goes on to synthesis
         code, text, secs = runner(argv, where, TIMEOUTS[key] * scale)
         verdict = judge(case.kind, code, text)
