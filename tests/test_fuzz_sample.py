@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from fuzzing import cfiles, projects, specs
 from fuzzing.cases import Case
-from fuzzing.runner import EXAMPLE_SPECS, FAILURES, Result, run_case
+from fuzzing.runner import EXAMPLE_SPECS, FAILURES, Result, run_case, stages_reached
 
 SEED = 17
 N_SPECS, N_C, N_PROJECTS = 200, 50, 20
@@ -144,13 +144,7 @@ def test_c_sample(family: str, tmp_path: Path) -> None:
 
 def _refused_before_stages(case: Case, r: Result) -> None:
     # an invalid project must be refused by validation: exit 2 and no stage ever ran
-    stages = {"synth", "cosim", "match", "build", "sim", "area"}
-    where = Path(r.command[1]).parent
-    ran = [
-        str(p.relative_to(where))
-        for p in where.rglob("*")
-        if p.is_dir() and p.name.lstrip(".").removesuffix(".tmp") in stages
-    ]
+    ran = stages_reached(Path(r.command[1]).parent)
     assert r.exit_code == 2 and not ran, (
         f"{r.case}: an invalid project was not refused in validation "
         f"(exit {r.exit_code}, stage outputs {ran}):\n{r.output[-800:]}"

@@ -200,6 +200,18 @@ def located(kind: str, h: re.Match[str], text: str) -> bool:
     return not (("TOML" in rest or "UTF-8" in rest) and h["line"] is None)
 
 
+STAGES = frozenset({"synth", "cosim", "match", "build", "sim", "area"})
+
+
+def stages_reached(where: Path) -> list[str]:
+    """Stage directories (or their temporaries) that ``aquas run`` created under ``where``."""
+    return sorted(
+        str(p.relative_to(where))
+        for p in where.rglob("*")
+        if p.is_dir() and p.name.lstrip(".").removesuffix(".tmp") in STAGES
+    )
+
+
 def lint_warnings(text: str) -> int:
     m = re.search(r"lint: (\d+) warning", text)
     return int(m.group(1)) if m else 0
@@ -225,6 +237,11 @@ def run_case(
             break  # only what check accepts goes on to synthesis
         code, text, secs = runner(argv, where, TIMEOUTS[key] * scale)
         verdict = judge(case.kind, code, text)
+        if case.kind == "project" and not case.valid and verdict in ("ok", "diagnostic"):
+            ran = stages_reached(where)
+            if code == 0 or ran:  # an invalid project must be refused before any stage
+                verdict = "other"
+                text += f"\n[fuzz] an invalid project was not refused in validation: {ran}\n"
         results.append(
             Result(
                 case.ident,
@@ -258,4 +275,5 @@ __all__ = [
     "run_inprocess",
     "run_subprocess",
     "soft_timeout",
+    "stages_reached",
 ]
