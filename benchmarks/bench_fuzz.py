@@ -90,7 +90,10 @@ def worker(
     import aquas.cli  # noqa: F401  (import once, not per case)
 
     while True:
-        task = conn.recv()
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
         if task is None:
             return
         kind, index, sub = task
@@ -103,7 +106,10 @@ def worker(
                 Result(case.ident, kind, case.family, [], -1, f"harness: {e!r}", 0.0, "other", "?")
             ]
         shutil.rmtree(where, ignore_errors=True)
-        conn.send([asdict(r) for r in results])
+        try:
+            conn.send([asdict(r) for r in results])
+        except OSError:  # the parent is gone
+            return
         if any(r.verdict == "hang" for r in results):
             return  # an interrupted command may leave the process in any state
 
@@ -269,6 +275,10 @@ def main() -> int:
     args = ap.parse_args()
     if min(args.jobs, args.subprocess_every, args.lint_every) < 1:
         ap.error("--jobs, --subprocess-every and --lint-every must be at least 1")
+    # SIGINT or SIGTERM: stop and print the figures so far (a shell may have started us
+    # with SIGINT ignored, as it does for background jobs)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
 
     every = {"spec": args.subprocess_every, "c": args.subprocess_every}
     every["project"] = max(1, args.subprocess_every // 10)
