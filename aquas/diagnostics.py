@@ -4,7 +4,12 @@ the CLI prints it and exits with status 2."""
 
 from __future__ import annotations
 
+import errno
+import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation
@@ -69,3 +74,54 @@ class AquasError(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+def read_source(path: Path | str, what: str) -> str:
+    """The UTF-8 text of an input file (spec, C source, project or platform file).
+
+    Every way of failing is a diagnostic naming the file: missing, unreadable, a symlink
+    loop, or not UTF-8 (located at the first bad byte)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise AquasError(f"{what} {path} does not exist") from None
+    except OSError as e:
+        reason = e.strerror or str(e)
+        if e.errno == errno.ELOOP:
+            reason = "too many levels of symbolic links (a symlink loop)"
+        raise AquasError(f"cannot read {what} {path}: {reason}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise AquasError(
+            f"{what} is not valid UTF-8 text (byte {data[e.start]:#04x})",
+            SourceLoc(str(path), line, col),
+        ) from None
+
+
+# tomllib (Python < 3.14) gives the position only inside the message text
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+def parse_toml(text: str, filename: str) -> dict[str, Any]:
+    """``tomllib.loads`` with its errors as located diagnostics."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _TOML_POS.search(msg)
+        loc = SourceLoc(filename, int(m[1]), int(m[2])) if m else None
+        raise AquasError(
+            f"invalid TOML: {msg[: m.start()] if m else msg}",
+            loc,
+            filename=None if loc else filename,
+            source=text,
+        ) from None
+    except RecursionError:
+        raise AquasError(
+            "the file is nested too deeply to read (tables or arrays inside each other)",
+            filename=filename,
+        ) from None

@@ -34,15 +34,13 @@ do not exist, ``match`` entries that are not sources.  Every problem is an
 
 from __future__ import annotations
 
-import errno
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aquas.diagnostics import AquasError, SourceLoc
+from aquas.diagnostics import AquasError, parse_toml, read_source
 from aquas.outdir import check_name
 from aquas.target import target_names
 
@@ -76,39 +74,8 @@ class Project:
 def load_project(path: Path | str) -> Project:
     """Read and validate a project file (see the module docstring)."""
     path = Path(path)
-    text = _read_text(path, "project file")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise AquasError(f"not valid TOML: {e}", filename=str(path)) from None
-    except RecursionError:
-        raise AquasError(
-            "the file is nested too deeply to read (tables or arrays inside each other)",
-            filename=str(path),
-        ) from None
+    doc = parse_toml(read_source(path, "project file"), str(path))
     return _Loader(path).project(doc)
-
-
-def _read_text(path: Path, what: str) -> str:
-    """The UTF-8 text of ``path``; every way of failing is a diagnostic naming it."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise AquasError(f"{what} {path} does not exist") from None
-    except OSError as e:
-        reason = e.strerror or str(e)
-        if e.errno == errno.ELOOP:
-            reason = "too many levels of symbolic links (a symlink loop)"
-        raise AquasError(f"cannot read {what} {path}: {reason}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        raise AquasError(
-            f"{what} is not valid UTF-8 text (byte {data[e.start]:#04x})",
-            SourceLoc(str(path), line, col),
-        ) from None
 
 
 class _Loader:
@@ -237,7 +204,7 @@ class _Loader:
         if not isinstance(entry, str) or not _IDENT.match(entry):
             raise self.fail("'application.entry' must be a C identifier")
         defined = re.compile(rf"\b{entry}\s*\([^;{{]*\)\s*{{")
-        texts = {s: _read_text(s, "source file") for s in sources}
+        texts = {s: read_source(s, "source file") for s in sources}
         if not any(s.suffix == ".c" and defined.search(texts[s]) for s in sources):
             raise self.fail(f"'application.entry': no source defines a function '{entry}'")
         opt = app.get("opt", "-O2")

@@ -52,19 +52,10 @@ class Defect:
 
 # (kind, family) -> the defect its sample cases show. Reproducers in docs/reliability.md.
 KNOWN: dict[tuple[str, str], Defect] = {
-    ("spec", "non_utf8"): Defect(
-        "F1: a spec that is not UTF-8 is refused without the line:col of the bad byte",
-        r"unlocated:error: spec is not valid UTF-8 text",
-    ),
     ("c", "huge_trip_count"): Defect(
         "F2: match -o of a loop of 2^30 trips: matched, then an unlocated error while "
         "rewriting ('loop bound is not a constant in the IR')",
         r"unlocated:error: loop bound is not a constant in the IR",
-    ),
-    ("project", "duplicate_key"): Defect(
-        "F3: TOML syntax errors in a project file carry their position only in the message "
-        "text, not as file:line:col",
-        r"unlocated:error: not valid TOML: .*\(at line \d+, column \d+\)",
     ),
 }
 

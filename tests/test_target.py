@@ -88,7 +88,8 @@ def test_bad_descriptor(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(AquasError) as e:
         load_target(f)
     assert message in e.value.message
-    assert e.value.filename == str(f)
+    where = e.value.loc.filename if e.value.loc else e.value.filename
+    assert where == str(f)
 
 
 def test_wrong_soc_and_unknown_soc() -> None:

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, IntegerType, Modu
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from aquas.diagnostics import AquasError, SourceLoc
+from aquas.diagnostics import AquasError, SourceLoc, read_source
 from aquas.dialects import aquas as aq
 from aquas.spec.expressions import BINOPS, ExprLowering
 from aquas.spec.limits import (
@@ -644,11 +644,4 @@ def lower_spec(
 
 
 def lower_spec_file(path: str | Path) -> ModuleOp:
-    p = Path(path)
-    try:
-        source = p.read_text()
-    except OSError as e:
-        raise AquasError(f"cannot read spec: {e.strerror}", filename=str(p)) from None
-    except UnicodeDecodeError:
-        raise AquasError("spec is not valid UTF-8 text", filename=str(p)) from None
-    return lower_spec(source, str(p))
+    return lower_spec(read_source(path, "spec"), str(path))

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from aquas.diagnostics import AquasError
+from aquas.diagnostics import AquasError, parse_toml, read_source
 from aquas.target.schema import CUSTOM_OPCODES, OPCODE_NAMES, Target
 
 __all__ = [
@@ -126,13 +126,7 @@ def load_target(path: Path | str | None = None, *, soc: str | None = None) -> Ta
     """The descriptor in ``path``, or the built-in one of ``soc`` (default: the primary SoC)."""
     if path is None:
         return _builtin(soc or DEFAULT)
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise AquasError(f"cannot read platform file: {e.strerror}", filename=str(path)) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise AquasError(f"invalid TOML: {e}", filename=str(path)) from None
+    raw = parse_toml(read_source(path, "platform file"), str(path))
     return parse_target(raw, str(path), soc=soc)
 
 
