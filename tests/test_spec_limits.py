@@ -224,3 +224,16 @@ def test_check_cli_reports_a_limit_with_location(tmp_path: Path) -> None:
     assert p.returncode == 2, p.stderr
     assert "big.isax:1:21: error: scratchpad 'b' of 65536 elements" in p.stderr
     assert "AQUAS_MAX_SCRATCHPAD_ELEMENTS" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_loop_step_beyond_32_bits_is_located() -> None:
+    """Fuzz finding F12: a step of 2^32 was an internal VerifyException in `aquas check`."""
+    src = (
+        "extension e;\n#[opcode(custom0), funct7(0)]\n"
+        "isax f(rs1) -> rd { var s: u32 = 0; for i in 0..8 step 4294967296 { s = s + rs1; } "
+        "return s; }\n"
+    )
+    with pytest.raises(AquasError) as e:
+        lower_spec(src, "step.isax")
+    assert e.value.message == "the loop step 4294967296 does not fit 32 bits"
+    assert e.value.loc is not None and (e.value.loc.line, e.value.loc.column) == (3, 56)

@@ -552,6 +552,8 @@ class SpecFrontend(ExprLowering):
         )
         if step <= 0:
             raise self.error(step_e or s, f"the loop step must be positive, got {step}")
+        if step >= 1 << 31:  # the bounds and the step are 32-bit signed values in the IR
+            raise self.error(step_e or s, f"the loop step {step} does not fit 32 bits")
         for v, e in ((lo, lo_e), (hi, hi_e)):
             if not -(1 << 31) <= v < (1 << 31):
                 raise self.error(e, f"loop bound {v} does not fit 32 bits")

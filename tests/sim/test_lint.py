@@ -64,3 +64,18 @@ def test_lint_soc(soc: str, with_unit: bool):
         files.append(TEST_UNIT)
         extra.append("+define+AQUAS_ISAX_MODULE=aquastest_isax_unit")
     lint(files, *extra)
+
+
+def test_unit_whose_operand_use_folds_away_is_lint_clean(tmp_path: Path) -> None:
+    """Fuzz finding F11: `rs1[0] << 6252` folds to 0, so the unit never reads cmd_rs1; the
+    canonical port's unused input must not fail the lint gate of `aquas run`."""
+    from aquas.spec.frontend import lower_spec
+    from aquas.synth.flow import synthesize
+    from aquas.synth.lint import lint as lint_unit
+
+    src = (
+        "extension e;\n#[opcode(custom0), funct7(0)]\n"
+        "isax f(rs1) -> rd { let b: u1 = rs1[0] << zext<u32>(6252u13); return zext<u32>(b); }\n"
+    )
+    res = synthesize(lower_spec(src, "f11.isax"), tmp_path, 10.0, 12)
+    assert lint_unit(res.verilog_path) == []
