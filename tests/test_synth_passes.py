@@ -1,5 +1,6 @@
 """Golden IR tests of the synthesis passes: hand-written input IR → the exact IR expected
-after ``aquas-if-convert`` and ``aquas-schedule`` (expected texts written by hand; the
+after ``aquas-if-convert``, ``aquas-schedule``, ``aquas-forward-state``,
+``aquas-fold-unsigned-compare`` and ``aquas-unroll`` (``convert-aquas-to-hw``: tests/test_hwgen.py) (expected texts written by hand; the
 schedule's cycles are derived in the comments from the operator library's delays)."""
 
 from __future__ import annotations
@@ -318,3 +319,144 @@ def test_aquas_opt_prints_a_scheduled_ir(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert result.output == SCHED_EXPECTED
+
+
+# -- aquas-forward-state ---------------------------------------------------------------------
+
+FWD_INPUT = """\
+builtin.module {
+  aquas.extension @g {
+    aquas.state @acc = 0 : i32
+    aquas.isax @t opcode 11 funct3 0 funct7 0 uses ["rs1", "rs2", "rd"] {
+      %0 = aquas.rs1 : i32
+      %1 = aquas.rs2 : i32
+      %2 = aquas.state_read @acc : i32
+      %3 = arith.addi %2, %0 : i32
+      aquas.state_write %3, @acc : i32
+      %4 = aquas.state_read @acc : i32
+      %5 = arith.addi %4, %1 : i32
+      aquas.state_write %5, @acc : i32
+      %6 = aquas.state_read @acc : i32
+      aquas.write_rd %6 : i32
+    }
+  }
+}
+"""
+
+# The second read sees the first write (forwarded: %4 becomes %3), so the first write is
+# overwritten unread and goes; the last read sees the second write. One state_read and one
+# state_write remain: the unit writes acc_q once, with acc + rs1 + rs2.
+FWD_EXPECTED = """\
+builtin.module {
+  aquas.extension @g {
+    aquas.state @acc = 0 : i32
+    aquas.isax @t opcode 11 funct3 0 funct7 0 uses ["rs1", "rs2", "rd"] {
+      %0 = aquas.rs1 : i32
+      %1 = aquas.rs2 : i32
+      %2 = aquas.state_read @acc : i32
+      %3 = arith.addi %2, %0 : i32
+      %4 = arith.addi %3, %1 : i32
+      aquas.state_write %4, @acc : i32
+      aquas.write_rd %4 : i32
+    }
+  }
+}
+"""
+
+
+def test_forward_state_golden() -> None:
+    assert run(FWD_INPUT, "aquas-forward-state") == FWD_EXPECTED
+
+
+# -- aquas-fold-unsigned-compare ---------------------------------------------------------------
+
+FOLD_INPUT = """\
+builtin.module {
+  aquas.extension @g {
+    aquas.isax @t opcode 11 funct3 0 funct7 0 uses ["rs1", "rd"] {
+      %0 = aquas.rs1 : i32
+      %z = arith.constant 0 : i32
+      %lt = arith.cmpi ult, %0, %z : i32
+      %ge = arith.cmpi uge, %0, %z : i32
+      %le = arith.cmpi ule, %0, %z : i32
+      %gt = arith.cmpi ugt, %z, %0 : i32
+      %r1 = arith.select %lt, %0, %z : i32
+      %r2 = arith.select %ge, %r1, %z : i32
+      %r3 = arith.select %le, %r2, %z : i32
+      %r4 = arith.select %gt, %r3, %z : i32
+      aquas.write_rd %r4 : i32
+    }
+  }
+}
+"""
+
+# Unsigned x < 0 is false, x >= 0 true, x <= 0 is x == 0, and 0 > x (the swapped form) is
+# false; each folded compare keeps its name.
+FOLD_EXPECTED = (
+    FOLD_INPUT.replace("%lt = arith.cmpi ult, %0, %z : i32", "%lt = arith.constant false")
+    .replace("%ge = arith.cmpi uge, %0, %z : i32", "%ge = arith.constant true")
+    .replace("%le = arith.cmpi ule, %0, %z : i32", "%le = arith.cmpi eq, %0, %z : i32")
+    .replace("%gt = arith.cmpi ugt, %z, %0 : i32", "%gt = arith.constant false")
+)
+
+
+def test_fold_unsigned_compare_golden() -> None:
+    assert FOLD_EXPECTED != FOLD_INPUT
+    assert run(FOLD_INPUT, "aquas-fold-unsigned-compare") == FOLD_EXPECTED
+
+
+# -- aquas-unroll -------------------------------------------------------------------------------
+
+UNROLL_INPUT = """\
+builtin.module {
+  aquas.extension @g {
+    aquas.isax @t opcode 11 funct3 0 funct7 0 uses ["rs1", "rd"] {
+      %0 = aquas.rs1 : i32
+      %s0 = arith.constant 0 : i32
+      %lb = arith.constant 0 : i32
+      %ub = arith.constant 4 : i32
+      %st = arith.constant 1 : i32
+      %s = scf.for %i = %lb to %ub step %st iter_args(%acc = %s0) -> (i32) : i32 {
+        %x = arith.addi %acc, %i : i32
+        %y = arith.xori %x, %0 : i32
+        scf.yield %y : i32
+      } {aquas.unroll = 2 : i64}
+      aquas.write_rd %s : i32
+    }
+  }
+}
+"""
+
+# Unroll by 2 of a 4-trip loop: a 2-trip loop (step 2, fresh bound constants; the old ones are
+# left for DCE) whose body is the body twice, the second copy at i + 1 and chained on the
+# first copy's result; the directive is consumed.
+UNROLL_EXPECTED = """\
+builtin.module {
+  aquas.extension @g {
+    aquas.isax @t opcode 11 funct3 0 funct7 0 uses ["rs1", "rd"] {
+      %0 = aquas.rs1 : i32
+      %s0 = arith.constant 0 : i32
+      %lb = arith.constant 0 : i32
+      %ub = arith.constant 4 : i32
+      %st = arith.constant 1 : i32
+      %1 = arith.constant 0 : i32
+      %2 = arith.constant 4 : i32
+      %3 = arith.constant 2 : i32
+      %s = scf.for %4 = %1 to %2 step %3 iter_args(%5 = %s0) -> (i32) : i32 {
+        %x = arith.addi %5, %4 : i32
+        %y = arith.xori %x, %0 : i32
+        %6 = arith.constant 1 : i32
+        %7 = arith.addi %4, %6 : i32
+        %x_1 = arith.addi %y, %7 : i32
+        %y_1 = arith.xori %x_1, %0 : i32
+        scf.yield %y_1 : i32
+      }
+      aquas.write_rd %s : i32
+    }
+  }
+}
+"""
+
+
+def test_unroll_golden() -> None:
+    assert run(UNROLL_INPUT, "aquas-unroll") == UNROLL_EXPECTED
