@@ -1,7 +1,8 @@
 """Golden IR tests of the synthesis passes: hand-written input IR → the exact IR expected
 after ``aquas-if-convert``, ``aquas-schedule``, ``aquas-forward-state``,
-``aquas-fold-unsigned-compare`` and ``aquas-unroll`` (``convert-aquas-to-hw``: tests/test_hwgen.py) (expected texts written by hand; the
-schedule's cycles are derived in the comments from the operator library's delays)."""
+``aquas-fold-unsigned-compare`` and ``aquas-unroll`` (``convert-aquas-to-hw``'s is in
+tests/test_hwgen.py). Expected texts are written by hand; the schedule's cycles are derived
+in the comments from the operator library's delays."""
 
 from __future__ import annotations
 
