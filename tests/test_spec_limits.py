@@ -237,3 +237,22 @@ def test_loop_step_beyond_32_bits_is_located() -> None:
         lower_spec(src, "step.isax")
     assert e.value.message == "the loop step 4294967296 does not fit 32 bits"
     assert e.value.loc is not None and (e.value.loc.line, e.value.loc.column) == (3, 56)
+
+
+def _nested(depth: int) -> str:
+    loops = "".join(f"for i{k} in 0..2 {{\n" for k in range(depth))
+    return (
+        "extension e;\n#[opcode(custom0), funct7(0)]\n"
+        f"isax f(rs1) -> rd {{\nvar a: u32 = 0;\n{loops}a = a + rs1;\n{'}' * depth}\nreturn a;\n}}\n"
+    )
+
+
+def test_loop_nesting_over_budget_points_at_the_loop() -> None:
+    """Fuzz finding: 200 nested loops passed check, then synthesis took minutes."""
+    lower_spec(_nested(64), "deep.isax")  # at the limit: accepted
+    with pytest.raises(AquasError) as e:
+        lower_spec(_nested(65), "deep.isax")
+    assert e.value.message == "loops nested more than 64 deep"
+    assert e.value.loc is not None and e.value.loc.line == 4 + 65  # the 65th `for`
+    assert e.value.hint is not None and "AQUAS_MAX_LOOP_DEPTH" in e.value.hint
+    lower_spec(_nested(65), "deep.isax", budgets=SpecBudgets(loop_depth=65))

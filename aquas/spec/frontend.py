@@ -544,6 +544,12 @@ class SpecFrontend(ExprLowering):
     def s_for_stmt(self, s: Tree) -> None:
         *attrs, var_tok, ty_tok, lo_e, hi_e, step_e, blk = s.children
         assert isinstance(var_tok, Token) and isinstance(blk, Tree)
+        if self.loop_depth >= self.budgets.loop_depth:
+            raise self.error(
+                s,
+                f"loops nested more than {self.budgets.loop_depth} deep",
+                hint=self.budgets.hint("loop_depth"),
+            )
         ty = self.type_of(ty_tok) if ty_tok is not None else U32
         lo = self.const_expr(lo_e, "loop bounds must be constants")
         hi = self.const_expr(hi_e, "loop bounds must be constants")
@@ -607,7 +613,9 @@ class SpecFrontend(ExprLowering):
             b.value = arg  # type: ignore[union-attr]
         self.scopes.append({})
         self.bind(var_tok, "loopvar", ty, iv)
+        self.loop_depth += 1
         self.body(blk)
+        self.loop_depth -= 1
         self.scopes.pop()
         body.add_op(scf.YieldOp(*[b.value for _, b in carried]))  # type: ignore[union-attr]
         self.block = saved_block

@@ -46,6 +46,10 @@ class SpecBudgets:
     #: Burst statements of one ISAX after unrolling (each gets its own request in the memory
     #: engine and occupies every bank of its scratchpad).
     bursts: int = 64
+    #: Loops nested inside each other. The IR clean-up before scheduling (xDSL's region
+    #: dead-code analysis) grows faster than quadratically with the depth: 40 levels take
+    #: about 1 s, 80 about 4 s, 200 about 50 s.
+    loop_depth: int = 64
 
     @staticmethod
     def env_var(field: str) -> str:

@@ -68,6 +68,7 @@ class LoweringBase:
         self.scopes: list[dict[str, Binding]] = []
         self.block: Block = Block()
         self.isax: IsaxScope | None = None
+        self.loop_depth = 0  # loops around the statement being lowered
 
     # -- diagnostics -------------------------------------------------------------------
 
