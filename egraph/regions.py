@@ -77,6 +77,8 @@ class Decision:
     region: list[AppStmt] = field(default_factory=list)
     liveout: str | None = None  # C variable receiving rd ("return" for a return value)
     liveout_type: str | None = None
+    store: bool = False  # a register pattern's value is stored (the store is kept)
+    blockers: list[str] = field(default_factory=list)  # other regions' / bindings' reasons
     pattern: Pattern | None = None
     anchor: AppStmt | None = None
     seconds: float = 0.0
