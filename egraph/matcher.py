@@ -551,6 +551,14 @@ class Matcher(BindingChecks):
         self, fn: AppFunction, pats: Sequence[Pattern], claimed: set[int]
     ) -> list[Decision]:
         out = []
+        # values computed by a candidate statement itself (not copies of earlier values)
+        own = {
+            st.value
+            for blk in fn.blocks
+            for st in blk.stmts
+            if st.kind in ("return", "assign", "decl")
+            and any(st.value in op.results for op in st.ops)
+        }
         for blk in fn.blocks:
             for st in blk.stmts:
                 if (
@@ -564,7 +572,7 @@ class Matcher(BindingChecks):
                     )
                 ):
                     continue
-                if not any(st.value in op.results for op in st.ops):
+                if st.value in own and not any(st.value in op.results for op in st.ops):
                     continue  # a copy (`return r;`): the statement defining it is the candidate
                 try:
                     term = self.expression(fn, st)

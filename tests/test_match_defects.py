@@ -254,3 +254,11 @@ uint32_t f(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t e, uint32_t 
     res = _match(tmp_path, text, KYBER)
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert d.status == "rejected" and "7 candidate operands" in d.detail
+
+
+def test_defect6_return_of_a_branch_result_is_still_a_candidate(tmp_path: Path) -> None:
+    # `return r;` after `if (r >= Q) r -= Q;`: the value comes from the branch, which is
+    # not a candidate statement itself, so the return is
+    src = (ROOT / "tests/match_corpus/modmul_q/barrett_if_u32.c").read_text()
+    res = _match(tmp_path, src, KYBER)
+    assert [(d.isax, d.line) for d in res.matched] == [("modmul_q", 15)]
