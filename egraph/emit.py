@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
@@ -30,6 +31,9 @@ from aquas.egraph.regions import is_pure
 from aquas.egraph.semantics import Executor, Unsupported
 from aquas.egraph.terms import Term, linear
 from aquas.intops import to_signed
+
+if TYPE_CHECKING:
+    from aquas.egraph.finalcheck import Checker
 
 HEADER = "aquas_isax.h"
 
@@ -219,7 +223,7 @@ def _const(v: SSAValue) -> int:
 def rewrite_c(result: MatchResult, check: bool = True) -> str:
     """The application source with every matched region replaced (or unchanged).
 
-    With ``check`` (always, except in tests of the check itself) every rewrite first passes
+    With ``check`` (the default; False only for what-if use) every rewrite first passes
     the final check (:mod:`aquas.egraph.finalcheck`): the rewritten function is run against
     the original on random inputs with the golden model standing in for the ISAX.  A
     rewrite that fails, or cannot be checked, is refused: its decision becomes a rejection
@@ -234,29 +238,33 @@ def rewrite_c(result: MatchResult, check: bool = True) -> str:
             edits[id(d)] = replacement(d, fns[d.function], source)
         except EmitError as e:  # reported as the decision, never after "1 match(es)"
             d.status, d.reason, d.detail = "rejected", UNSUPPORTED, f"cannot be emitted: {e}"
-    if check:
-        for d in result.matched:
-            _final_check(result, [d], {id(d): edits[id(d)]})
-        by_fn: dict[str, list[Decision]] = {}
-        for d in result.matched:
-            by_fn.setdefault(d.function, []).append(d)
-        for ds in by_fn.values():
-            if len(ds) > 1:  # each alone passed: the function with all of them together
-                _final_check(result, ds, {id(d): edits[id(d)] for d in ds})
+    if check and result.matched:
+        from aquas.egraph.finalcheck import Checker
+
+        with Checker(source, result.extension, result.cflags) as checker:
+            for d in result.matched:
+                _final_check(result, checker, [d], {id(d): edits[id(d)]})
+            by_fn: dict[str, list[Decision]] = {}
+            for d in result.matched:
+                by_fn.setdefault(d.function, []).append(d)
+            for ds in by_fn.values():
+                if len(ds) > 1:  # each alone passed: the function with all of them together
+                    _final_check(result, checker, ds, {id(d): edits[id(d)] for d in ds})
     return _apply(source, [edits[id(d)] for d in result.matched])
 
 
 def _final_check(
-    result: MatchResult, ds: list[Decision], edits: dict[int, tuple[int, int, str]]
+    result: MatchResult,
+    checker: Checker,
+    ds: list[Decision],
+    edits: dict[int, tuple[int, int, str]],
 ) -> None:
-    from aquas.egraph.finalcheck import check_function
     from aquas.egraph.patterns import FINAL
 
     prog = result.program
     assert prog is not None
     cf = next(f for f in prog.functions if f.name == ds[0].function)
-    text = _apply(prog.source, list(edits.values()))
-    verdict = check_function(prog.source, text, cf, result.extension, result.cflags)
+    verdict = checker.check(_apply(prog.source, list(edits.values())), cf)
     if not verdict.ok:
         for d in ds:
             d.status, d.reason, d.detail = "rejected", FINAL, verdict.reason

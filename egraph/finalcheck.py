@@ -264,6 +264,58 @@ def _trial(orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, tri
     return res
 
 
+class Checker:
+    """Final checks of one file's rewrites: the original file is compiled once per
+    function, each rewritten version once.  Use as a context manager (the libraries live in
+    a temporary directory)."""
+
+    def __init__(self, original: str, ext: aq.ExtensionOp, flags: list[str]):
+        self.original, self.ext, self.flags = original, ext, flags
+        self.header = _header(ext)
+        self._dir = tempfile.TemporaryDirectory(prefix="aquas-check-")
+        self.tmp = Path(self._dir.name)
+        self.originals: dict[str, Path] = {}
+        self.n = 0
+
+    def __enter__(self) -> Checker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._dir.cleanup()
+
+    def check(self, rewritten: str, cf: cfront.CFunction) -> Verdict:
+        """Run ``cf`` from the original and from ``rewritten`` on the same random inputs."""
+        if os.name != "posix" or os.uname().machine not in ("x86_64", "amd64"):
+            return Verdict(False, "the final check needs a Linux x86-64 host")
+        try:
+            orig = self.originals.get(cf.name)
+            if orig is None:
+                tag = f"original-{len(self.originals)}"
+                orig = _compile(self.original, cf.name, self.tmp, tag, self.flags, self.header)
+                self.originals[cf.name] = orig
+            self.n += 1
+            new = _compile(
+                rewritten, cf.name, self.tmp, f"rewritten-{self.n}", self.flags, self.header
+            )
+            kept = 0
+            for trial in range(TRIALS):
+                r = _trial(orig, new, cf, self.ext, trial)
+                if r == "skip":
+                    continue
+                if r != "same":
+                    return Verdict(False, f"on random input {trial} the rewritten '{cf.name}' {r}")
+                kept += 1
+        except _CannotRun as e:
+            return Verdict(False, f"the final check could not run: {e}")
+        if kept < MIN_KEPT:
+            return Verdict(
+                False,
+                f"the final check could not run: the original '{cf.name}' completed only "
+                f"{kept} of {TRIALS} random inputs",
+            )
+        return Verdict(True, trials=kept)
+
+
 def check_function(
     original: str,
     rewritten: str,
@@ -272,31 +324,8 @@ def check_function(
     flags: list[str],
 ) -> Verdict:
     """Run ``cf`` from ``original`` and from ``rewritten`` on the same random inputs."""
-    if os.name != "posix" or os.uname().machine not in ("x86_64", "amd64"):
-        return Verdict(False, "the final check needs a Linux x86-64 host")
-    header = _header(ext)
-    try:
-        with tempfile.TemporaryDirectory(prefix="aquas-check-") as t:
-            tmp = Path(t)
-            orig = _compile(original, cf.name, tmp, "original", flags, header)
-            new = _compile(rewritten, cf.name, tmp, "rewritten", flags, header)
-            kept = 0
-            for trial in range(TRIALS):
-                r = _trial(orig, new, cf, ext, trial)
-                if r == "skip":
-                    continue
-                if r != "same":
-                    return Verdict(False, f"on random input {trial} the rewritten '{cf.name}' {r}")
-                kept += 1
-    except _CannotRun as e:
-        return Verdict(False, f"the final check could not run: {e}")
-    if kept < MIN_KEPT:
-        return Verdict(
-            False,
-            f"the final check could not run: the original '{cf.name}' completed only {kept} "
-            f"of {TRIALS} random inputs",
-        )
-    return Verdict(True, trials=kept)
+    with Checker(original, ext, flags) as c:
+        return c.check(rewritten, cf)
 
 
-__all__ = ["Verdict", "check_function"]
+__all__ = ["Checker", "Verdict", "check_function"]
