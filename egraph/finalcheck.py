@@ -84,7 +84,30 @@ def _compile(source: str, fn: str, tmp: Path, tag: str, flags: list[str], header
     if r.returncode != 0:
         first = (r.stderr.strip().splitlines() or ["?"])[0]
         raise _CannotRun(f"the {tag} function does not compile on the host: {first}")
+    # the library's writable data (globals and statics, compared after every call)
+    nm = shutil.which("nm")
+    syms = []
+    if nm is not None:
+        r = subprocess.run([nm, "-S", "--defined-only", str(lib)], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 4 and parts[2] in "bBdD" and not parts[3].startswith("aquas_fc_"):
+                syms.append(f"{parts[3]} {int(parts[0], 16)} {int(parts[1], 16)}")
+            elif len(parts) == 4 and parts[3] == "aquas_fc_entry":
+                syms.insert(0, f"= {int(parts[0], 16)} 0")
+    (d / "data.txt").write_text("\n".join(syms) + "\n")
     return lib
+
+
+def _globals(lib_path: Path, lib: ctypes.CDLL) -> dict[str, bytes]:
+    """The bytes of every writable global and static of the library, by name."""
+    lines = (lib_path.parent / "data.txt").read_text().split("\n")
+    rows = [ln.split() for ln in lines if ln]
+    if not rows or rows[0][0] != "=":
+        return {}
+    entry = ctypes.addressof(ctypes.c_void_p.in_dll(lib, "aquas_fc_entry"))
+    base = entry - int(rows[0][1])
+    return {name: ctypes.string_at(base + int(off), int(size)) for name, off, size in rows[1:]}
 
 
 class _CannotRun(Exception):
@@ -198,14 +221,16 @@ def _run(lib_path: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int) 
     ret = f(*args)
     if failures:
         return ("isax-error", failures[0])
-    return (ret, bufs.snapshot())
+    return (ret, bufs.snapshot(), _globals(lib_path, lib))
 
 
 def _child(
     orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int, wfd: int
 ) -> None:
+    import faulthandler
     import pickle
 
+    faulthandler.disable()  # a crash on random inputs is an expected outcome here
     try:
         a = _run(orig, cf, ext, trial)
         os.write(wfd, b"O")
@@ -224,6 +249,11 @@ def _child(
                     names = [p.name for p in cf.params if p.ctype.pointer]
                     res = f"memory differs at {names[k]}[byte {off}] ({y[off + LEAD]} vs {x[off + LEAD]})"
                     break
+            for g, x in a[2].items():
+                y = b[2].get(g, x)
+                if res == "same" and x != y:
+                    off = next(i for i in range(len(x)) if x[i] != y[i])
+                    res = f"global {g} differs at byte {off} ({y[off]} vs {x[off]})"
         os.write(wfd, b"R" + pickle.dumps(res))
     finally:
         os._exit(0)

@@ -278,3 +278,26 @@ void mulq_n(uint32_t *restrict r, const uint32_t *restrict a, const uint32_t *re
     [d] = res.matched
     assert d.binding is not None and "final check: same outputs and memory on" in d.binding.proof
     assert "r[i] = aquas_modmul_q(" in new
+
+
+GLOBAL_STORE = """#include <stdint.h>
+uint32_t out[4];
+void mulq_g(uint32_t x, uint32_t y) {
+    out[1] = ((x & 0xffff) * (y & 0xffff)) % 3329;
+}
+"""
+
+
+def test_final_check_compares_globals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    res = _match(tmp_path, GLOBAL_STORE, KYBER)
+    assert "out[1] = aquas_modmul_q(" in rewrite_c(res)  # the store kept: the check passes
+    res = _match(tmp_path, GLOBAL_STORE, KYBER)
+    real = emit.replacement
+    monkeypatch.setattr(
+        emit,
+        "replacement",
+        lambda d, cf, source: (lambda a, b, t: (a, b, t.split("= ", 1)[1]))(*real(d, cf, source)),
+    )
+    assert rewrite_c(res) == GLOBAL_STORE
+    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    assert d.reason == FINAL and "global out differs at byte 4" in d.detail
