@@ -132,6 +132,8 @@ class Matcher(BindingChecks):
         self.refuted: set[frozenset[tuple[Term, Term]]] = set()
         self.normalizer: Normalizer | None = None  # shared by every proof (see prove)
         self.anon: dict[SSAValue, str] = {}
+        # the SSA values a named variable term stood for (a C name can denote several)
+        self.values: dict[Term, set[SSAValue]] = {}
         # per function (reset by match_function): region effects by statement range, the
         # executions they are prefixes of, candidate ranges, loop shapes for strip-mining
         self.regions: dict[tuple[object, ...], RegionFx | Unsupported] = {}
@@ -317,7 +319,9 @@ class Matcher(BindingChecks):
 
         def resolve(v: SSAValue) -> Term:
             if v in params:
-                return var(params[v].name, ADDR_W if params[v].pointer else width_of(v.type))
+                t = var(params[v].name, ADDR_W if params[v].pointer else width_of(v.type))
+                self.values.setdefault(t, set()).add(v)
+                return t
             if isinstance(v, OpResult) and v.op not in inside:
                 op = v.op
                 if is_pure(op):
@@ -331,7 +335,9 @@ class Matcher(BindingChecks):
             name = fn.names.get(v)
             if name is None:  # no C name: a unique placeholder (never emitted)
                 name = self.anon.setdefault(v, f"%{v.name_hint or 'v'}.{len(self.anon)}")
-            return var(name, width_of(v.type))
+            t = var(name, width_of(v.type))
+            self.values.setdefault(t, set()).add(v)
+            return t
 
         return resolve
 
@@ -632,6 +638,11 @@ class Matcher(BindingChecks):
         if found is None:
             return None  # not this ISAX (say nothing: most expressions compute other things)
         env, cand = found
+        stale = _stale_operand(fn, st, env.values(), self.values)
+        if stale is not None:
+            d.reason, d.detail = UNSUPPORTED, stale
+            d.seconds = time.perf_counter() - t0
+            return d
         kept = _statement_effects(fn, st)
         if isinstance(kept, str):  # every effect of the statement must be accounted for
             d.reason, d.detail = UNSUPPORTED, kept
@@ -655,6 +666,48 @@ class Matcher(BindingChecks):
         d = self.finish(d, fx, p)
         d.seconds = time.perf_counter() - t0
         return d
+
+
+def _stale_operand(
+    fn: AppFunction, st: AppStmt, regs: Iterable[Term], values: dict[Term, set[SSAValue]]
+) -> str | None:
+    """The operand that names a C variable assigned again between the value the
+    expression uses and the statement (the call would read the newer value), if any."""
+    if st.span is None:
+        return None
+    stmts = [s for b in fn.blocks for s in b.stmts if s.span is not None and s.src is not None]
+    for reg in regs:
+        for leaf in walk(reg):
+            if leaf.op != "var":
+                continue
+            name = str(leaf.val)
+            for v in values.get(leaf, ()):
+                start = _defined_at(fn, v, stmts)
+                for s in stmts:
+                    w = getattr(s.src, "writes", {}).get(name)
+                    assert s.span is not None
+                    if w is not None and w is not v and start < s.span[0] < st.span[0]:
+                        return (
+                            f"operand {name} is the value before line {s.line} assigns "
+                            f"{name} again; the call at line {st.line} would read the new one"
+                        )
+    return None
+
+
+def _defined_at(fn: AppFunction, v: SSAValue, stmts: Sequence[AppStmt]) -> int:
+    """Source offset from which ``v`` is the C variable's value (-1: the function start)."""
+    owner = v.owner
+    op = owner.parent_op() if not isinstance(owner, Operation) else owner
+    if op is None or op is fn.func:
+        return -1
+    best = -1
+    for s in stmts:
+        inner = {o for x in s.ops for o in x.walk()}
+        if op in inner:
+            assert s.span is not None
+            # a loop's carried value holds from its header; a statement's result after it
+            best = s.span[0] if not isinstance(owner, Operation) else s.span[1] - 1
+    return best
 
 
 def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:

@@ -301,3 +301,36 @@ def test_final_check_compares_globals(tmp_path: Path, monkeypatch: pytest.Monkey
     assert rewrite_c(res) == GLOBAL_STORE
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert d.reason == FINAL and "global out differs at byte 4" in d.detail
+
+
+STALE = """#include <stdint.h>
+uint32_t stale(uint32_t x, uint32_t y) {
+    uint32_t t = (x & 0xffff) * (y & 0xffff);
+    x = 7;
+    uint32_t r = t % 3329;
+    return r + x;
+}
+"""
+
+
+def test_operand_reassigned_before_the_statement_is_refused(tmp_path: Path) -> None:
+    res = _match(tmp_path, STALE, KYBER)
+    assert not res.matched and rewrite_c(res) == STALE
+    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    assert d.detail == (
+        "operand x is the value before line 4 assigns x again; the call at line 5 would "
+        "read the new one"
+    )
+
+
+def test_final_check_catches_a_stale_operand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # without the operand check, the final check alone refuses the rewrite
+    import aquas.egraph.matcher as matcher
+
+    monkeypatch.setattr(matcher, "_stale_operand", lambda *a: None)
+    res = _match(tmp_path, STALE, KYBER)
+    assert rewrite_c(res) == STALE
+    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    assert d.reason == FINAL and "the rewritten 'stale' returns" in d.detail
