@@ -101,7 +101,9 @@ class BindingChecks:
     ) -> tuple[str, str] | None:
         assert p.fx is not None
         fx = region.fx
-        callable_names = {q.name for q in fn.params}
+        # a parameter the function assigns is, at the call site, no longer the value the
+        # region's terms name
+        callable_names = {q.name for q in fn.params if q.name not in fn.assigned}
         if b.chunk is not None:
             loop = loop_of(anchor)
             assert isinstance(loop, scf.ForOp)
@@ -109,6 +111,13 @@ class BindingChecks:
         for r, t in b.regs.items():
             atoms = {str(a.val) for a, _ in linear(t).terms if a.op == "var"}
             if any(a.op != "var" for a, _ in linear(t).terms) or not atoms <= callable_names:
+                moved = sorted(a for a in atoms if a in fn.assigned)
+                if moved:
+                    return (
+                        UNSUPPORTED,
+                        f"{r} = {show(t, 4)}: parameter {moved[0]} is assigned in the function, "
+                        "so the call site cannot name its original value",
+                    )
                 globs = sorted(a for a in atoms if a.lstrip("@") in _globals(fn))
                 if globs:
                     return (

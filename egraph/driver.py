@@ -244,6 +244,7 @@ def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
     for s in stmts:
         for name, v in s.writes.items():
             af.names.setdefault(v, name)
+            af.assigned.add(name)
     _name_block_args(af)
     for k, p in enumerate(cf.params):
         af.names[cf.func.body.block.args[k]] = p.name

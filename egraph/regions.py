@@ -53,6 +53,7 @@ class AppFunction:
     blocks: list[AppBlock]
     names: dict[SSAValue, str] = field(default_factory=dict)  # SSA value -> C variable name
     line: int = 0
+    assigned: set[str] = field(default_factory=set)  # C variables some statement assigns
 
 
 @dataclass

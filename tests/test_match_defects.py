@@ -334,3 +334,25 @@ def test_final_check_catches_a_stale_operand(
     assert rewrite_c(res) == STALE
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert d.reason == FINAL and "the rewritten 'stale' returns" in d.detail
+
+
+def test_assigned_pointer_parameter_is_not_an_operand(tmp_path: Path) -> None:
+    # `a += 4` before the loop: the region reads the original a + 8 bytes, but `a` at the
+    # call site is the new pointer (the final check refused this; now the binding does)
+    text = """#include <stdint.h>
+int32_t dot(const int16_t *restrict a, const int16_t *restrict b) {
+    a += 4;
+    int32_t acc = 0;
+    for (int i = 0; i < 16; i++)
+        acc += a[i] * b[i];
+    return acc;
+}
+"""
+    res = _match(tmp_path, text, ROOT / "examples/dsp/dsp.isax")
+    assert not res.matched
+    [d] = [d for d in res.decisions if d.isax == "vdot16"]
+    assert any(
+        "parameter a is assigned in the function, so the call site cannot name its original "
+        "value" in b
+        for b in d.blockers
+    )
