@@ -327,6 +327,7 @@ class Flow:
                 defines=[f.removeprefix("-D") for f in define_flags(p.defines)],
             )
             notes += [e.render() for e in res.skipped]
+            text = rewrite_c(res)  # first: the final check may refuse a rewrite
             for dec in res.decisions:
                 rows.append(
                     {
@@ -343,7 +344,7 @@ class Flow:
                 )
             out = d / "src" / names[src]
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(rewrite_c(res))
+            out.write_text(text)
             rewritten[str(src)] = str(out.relative_to(d))
             digests[str(src)] = file_digest(out)
             del res

@@ -32,12 +32,16 @@ sys.path.insert(0, str(ROOT / "tests"))
 from match_corpus.corpus import ISAX_SPECS, corpus_files  # noqa: E402
 
 from aquas.egraph.driver import load_patterns, match_file  # noqa: E402
-from aquas.egraph.matcher import PROFIT  # noqa: E402
+from aquas.egraph.matcher import PROFIT, TARGET  # noqa: E402
+
+# proven matches withheld only for the cost or because the default core (VexRiscv) does not
+# route the ISAX's opcode are found: identification is what this measures
+PROVEN = (PROFIT, TARGET)
 
 
 def found(res, isax: str) -> bool:  # type: ignore[no-untyped-def]
     return any(
-        d.isax == isax and (d.status == "matched" or d.reason == PROFIT) for d in res.decisions
+        d.isax == isax and (d.status == "matched" or d.reason in PROVEN) for d in res.decisions
     )
 
 
@@ -58,8 +62,8 @@ def run_corpus(console: Console, explain: bool) -> tuple[float, int, list[float]
                 for d in res.decisions:
                     if d.isax == cf.isax:
                         console.print(f"  {cf.name}:{d.line}: {d.reason}: {d.detail}", markup=False)
-        elif res.matched:
-            false.append(f"{cf.name} -> {', '.join(d.isax for d in res.matched)}")
+        elif wrong := [d for d in res.decisions if d.status == "matched" or d.reason == TARGET]:
+            false.append(f"{cf.name} -> {', '.join(d.isax for d in wrong)}")
     table = Table(title="Matcher on the held-out corpus")
     for c in ("isax", "variants", "found", "rate"):
         table.add_column(c)

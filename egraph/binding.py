@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import scf
+from xdsl.dialects import memref, scf
 from xdsl.ir import SSAValue
 
 from aquas.egraph.egg import Limits, Normalizer, Prover
@@ -69,6 +69,12 @@ class RegionFx:
         self.hull = hulls(fx.reads + fx.writes)
 
 
+def _globals(fn: AppFunction) -> set[str]:
+    return {
+        op.name_.root_reference.data for op in fn.func.walk() if isinstance(op, memref.GetGlobalOp)
+    }
+
+
 def iv_name(fn: AppFunction, loop: scf.ForOp) -> str:
     return fn.names.get(loop.body.block.args[0], "%iv")
 
@@ -95,7 +101,9 @@ class BindingChecks:
     ) -> tuple[str, str] | None:
         assert p.fx is not None
         fx = region.fx
-        callable_names = {q.name for q in fn.params}
+        # a parameter the function assigns is, at the call site, no longer the value the
+        # region's terms name
+        callable_names = {q.name for q in fn.params if q.name not in fn.assigned}
         if b.chunk is not None:
             loop = loop_of(anchor)
             assert isinstance(loop, scf.ForOp)
@@ -103,6 +111,20 @@ class BindingChecks:
         for r, t in b.regs.items():
             atoms = {str(a.val) for a, _ in linear(t).terms if a.op == "var"}
             if any(a.op != "var" for a, _ in linear(t).terms) or not atoms <= callable_names:
+                moved = sorted(a for a in atoms if a in fn.assigned)
+                if moved:
+                    return (
+                        UNSUPPORTED,
+                        f"{r} = {show(t, 4)}: parameter {moved[0]} is assigned in the function, "
+                        "so the call site cannot name its original value",
+                    )
+                globs = sorted(a for a in atoms if a.lstrip("@") in _globals(fn))
+                if globs:
+                    return (
+                        UNSUPPORTED,
+                        f"{r} = {show(t, 4)}: the global {globs[0]} cannot be an ISAX operand "
+                        "(pass it to the function as a pointer parameter)",
+                    )
                 return (
                     UNSUPPORTED,
                     f"{r} = {show(t, 4)} depends on values the call site cannot name "

@@ -53,6 +53,7 @@ class MatchResult:
     program: cfront.CProgram | None = None
     module: ModuleOp | None = None
     seconds: float = 0.0
+    cflags: list[str] = field(default_factory=list)  # the preprocessor's -I/-D (final check)
 
     @property
     def matched(self) -> list[Decision]:
@@ -139,6 +140,9 @@ def match_file(
         list(prog.diagnostics),
         program=prog,
         seconds=time.perf_counter() - t0,
+        cflags=[f"-I{app.parent or '.'}"]
+        + [f"-I{d}" for d in include_dirs]
+        + [f"-D{d}" for d in defines],
     )
 
 
@@ -240,6 +244,7 @@ def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
     for s in stmts:
         for name, v in s.writes.items():
             af.names.setdefault(v, name)
+            af.assigned.add(name)
     _name_block_args(af)
     for k, p in enumerate(cf.params):
         af.names[cf.func.body.block.args[k]] = p.name

@@ -15,17 +15,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from aquas.diagnostics import AquasError
 from aquas.egraph import cfront
 from aquas.egraph.driver import MatchResult
 from aquas.egraph.matcher import AppStmt, Decision, params_of_mlir
+from aquas.egraph.patterns import UNSUPPORTED
+from aquas.egraph.regions import is_pure
+from aquas.egraph.semantics import Executor, Unsupported
 from aquas.egraph.terms import Term, linear
+from aquas.intops import to_signed
+
+if TYPE_CHECKING:
+    from aquas.egraph.finalcheck import Checker
 
 HEADER = "aquas_isax.h"
 
@@ -35,7 +43,17 @@ class EmitError(AquasError):
 
 
 def c_operand(t: Term, names: dict[str, str]) -> str:
-    """C text of a 32-bit operand: a linear form over pointers, loop indices and scalars."""
+    """C text of a 32-bit operand: a linear form over pointers, loop indices and scalars;
+    or a narrower value (a variable, or a load ``a[i]`` of the statement) zero- or
+    sign-extended to 32 bits."""
+    if t.op in ("zext", "sext") and t.w == 32 and t.args[0].w in (8, 16):
+        w = t.args[0].w
+        inner = _narrow(t.args[0], names)
+        if t.op == "zext":
+            return f"(uint32_t)(uint{w}_t){inner}"
+        return f"(uint32_t)(int32_t)(int{w}_t){inner}"
+    if t.op == "load" and t.w == 32:
+        return f"(uint32_t){_narrow(t, names)}"
     lin = linear(t)
     parts = []
     for atom, c in lin.terms:
@@ -46,6 +64,23 @@ def c_operand(t: Term, names: dict[str, str]) -> str:
     if lin.offset or not parts:
         parts.append(f"{lin.offset}u")
     return " + ".join(parts)
+
+
+def _narrow(t: Term, names: dict[str, str]) -> str:
+    if t.op == "var" and str(t.val) in names:
+        return f"({names[str(t.val)]})"
+    if t.op == "load" and t.w in (8, 16, 32):
+        parts = []
+        lin = linear(t.args[0])
+        for atom, c in lin.terms:
+            if atom.op != "var" or str(atom.val) not in names:
+                raise EmitError(f"address {t} cannot be expressed in C at the call site")
+            x = names[str(atom.val)]
+            parts.append(x if c == 1 else f"{c}u * {x}")
+        parts.append(f"{lin.offset}u")
+        # 32-bit address arithmetic, as the IR computes it (RV32: a pointer is 32 bits)
+        return f"(*(const uint{t.w}_t *)(uintptr_t)({' + '.join(parts)}))"
+    raise EmitError(f"operand {t} cannot be expressed in C at the call site")
 
 
 def _operand_names(cf: cfront.CFunction) -> dict[str, str]:
@@ -94,6 +129,8 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     assert d.binding is not None
     if d.binding.chunk is not None:
         return start, end, _strip_mined(d, cf, source, call, ind)
+    if d.store:  # the store is kept: only its right-hand side becomes the call
+        return start, end, f"/* aquas: {d.isax} */ {_assigned(source[start:end])} = {call};"
     lines: list[str] = []
     after = source[end : cf.span.end]
     declared = {
@@ -118,25 +155,41 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     return start, end, ("\n" + ind).join(lines)
 
 
+def _assigned(text: str) -> str:
+    """The left-hand side of a simple assignment statement (up to its top-level '=')."""
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "=" and depth == 0:
+            if text[k + 1 : k + 2] == "=" or (k and text[k - 1] in "=!<>+-*/%&|^"):
+                break
+            return text[:k].rstrip()
+    raise EmitError(f"not a simple assignment: {text.strip()}")
+
+
 def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind: str) -> str:
     st = d.anchor.src if d.anchor is not None else None
     if not isinstance(st, cfront.CStmt) or st.kind != "for" or st.iv is None:
         raise EmitError("strip-mining needs a canonical for loop")
-    assert d.binding is not None and d.binding.chunk is not None and d.liveout
+    assert d.binding is not None and d.binding.chunk is not None
     loop = st.op
     assert isinstance(loop, scf.ForOp)
     lb, ub, step = (_const(v) for v in (loop.lb, loop.ub, loop.step))
     k = d.binding.chunk * step
     trips = max(0, (ub - lb + step - 1) // step)
     text = lambda sp: source[sp.start : sp.end] if sp is not None else ""  # noqa: E731
-    ty = _ctype_of(cf, d.liveout).c_name()
     iv = st.iv
     out = [f"{{ /* aquas: {d.isax} on {d.binding.chunk}-iteration chunks */"]
     init = text(st.init_span).strip()
     if init:
         out.append(f"    {init};")
     out.append(f"    for (; {iv} + {k} <= {ub}; {iv} += {k})")
-    out.append(f"        {d.liveout} += ({ty}){call};")
+    if d.liveout is None:  # an ISAX without rd: its writes are the chunk's whole effect
+        out.append(f"        {call};")
+    else:
+        ty = _ctype_of(cf, d.liveout).c_name()
+        out.append(f"        {d.liveout} += ({ty}){call};")
     if trips % d.binding.chunk:
         out.append(f"    for (; {text(st.cond_span)}; {text(st.step_span)})")
         out.append(f"        {text(st.body_span).strip()}")
@@ -145,24 +198,87 @@ def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind:
 
 
 def _const(v: SSAValue) -> int:
+    """A loop bound the matcher found constant, possibly an expression of constants
+    (`NPTS / BLK` after preprocessing), folded as the matcher folded it."""
     op = v.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
-    raise EmitError("loop bound is not a constant in the IR")
+
+    def resolve(x: SSAValue) -> Term:
+        if isinstance(x, OpResult) and is_pure(x.op):
+            ex.op(x.op)
+            return ex.env[x]
+        raise Unsupported("not a constant")
+
+    ex = Executor(resolve=resolve, budget=10_000)
+    try:
+        t = ex.get(v)
+    except Unsupported:
+        t = None
+    if t is None or t.op != "const":
+        raise EmitError("loop bound is not a constant in the IR")
+    return to_signed(int(t.val), t.w)
 
 
-def rewrite_c(result: MatchResult) -> str:
-    """The application source with every matched region replaced (or unchanged)."""
+def rewrite_c(result: MatchResult, check: bool = True) -> str:
+    """The application source with every matched region replaced (or unchanged).
+
+    With ``check`` (the default; False only for what-if use) every rewrite first passes
+    the final check (:mod:`aquas.egraph.finalcheck`): the rewritten function is run against
+    the original on random inputs with the golden model standing in for the ISAX.  A
+    rewrite that fails, or cannot be checked, is refused: its decision becomes a rejection
+    with the reason, and the code stays in software."""
     prog = result.program
     assert prog is not None
     source = prog.source
     fns = {cf.name: cf for cf in prog.functions}
-    edits = []
+    edits = {}
     for d in result.matched:
-        edits.append(replacement(d, fns[d.function], source))
+        try:
+            edits[id(d)] = replacement(d, fns[d.function], source)
+        except EmitError as e:  # reported as the decision, never after "1 match(es)"
+            d.status, d.reason, d.detail = "rejected", UNSUPPORTED, f"cannot be emitted: {e}"
+    if check and result.matched:
+        from aquas.egraph.finalcheck import Checker
+
+        with Checker(source, result.extension, result.cflags) as checker:
+            for d in result.matched:
+                _final_check(result, checker, [d], {id(d): edits[id(d)]})
+            by_fn: dict[str, list[Decision]] = {}
+            for d in result.matched:
+                by_fn.setdefault(d.function, []).append(d)
+            for ds in by_fn.values():
+                if len(ds) > 1:  # each alone passed: the function with all of them together
+                    _final_check(result, checker, ds, {id(d): edits[id(d)] for d in ds})
+    return _apply(source, [edits[id(d)] for d in result.matched])
+
+
+def _final_check(
+    result: MatchResult,
+    checker: Checker,
+    ds: list[Decision],
+    edits: dict[int, tuple[int, int, str]],
+) -> None:
+    from aquas.egraph.patterns import FINAL
+
+    prog = result.program
+    assert prog is not None
+    cf = next(f for f in prog.functions if f.name == ds[0].function)
+    verdict = checker.check(_apply(prog.source, list(edits.values())), cf)
+    if not verdict.ok:
+        for d in ds:
+            d.status, d.reason, d.detail = "rejected", FINAL, verdict.reason
+    else:
+        for d in ds:
+            if d.binding is not None:
+                note = f"final check: same outputs and memory on {verdict.trials} random inputs"
+                d.binding.proof = f"{d.binding.proof}; {note}" if d.binding.proof else note
+
+
+def _apply(source: str, edits: list[tuple[int, int, str]]) -> str:
     if not edits:
         return source
-    edits.sort()
+    edits = sorted(edits)
     out, pos = [], 0
     for a, b, text in edits:
         if a < pos:

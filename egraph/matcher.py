@@ -36,10 +36,12 @@ from aquas.egraph.egg import Normalizer
 from aquas.egraph.patterns import (
     BOUND,
     DEPENDENCE,
+    FINAL,
     LIVEOUT,
     PROFIT,
     RULE,
     SHAPE,
+    TARGET,
     TYPE,
     UNSUPPORTED,
     VALUE,
@@ -86,11 +88,10 @@ from aquas.egraph.terms import (
     mask,
     show,
     substitute,
-    to32,
     var,
     walk,
 )
-from aquas.target import Target, load_target
+from aquas.target import OPCODE_NAMES, Target, load_target
 
 # ---------------------------------------------------------------------------------------
 # The matcher
@@ -124,12 +125,15 @@ class Matcher(BindingChecks):
         self.patterns = list(patterns)
         self.opt = options or Options()
         core = self.opt.core
-        self.core = (core if isinstance(core, Target) else load_target(soc=core)).cost
+        self.target = core if isinstance(core, Target) else load_target(soc=core)
+        self.core = self.target.cost
         # proof results by term identity (terms are hash-consed: identity is structure)
         self.proven: set[tuple[Term, Term]] = set()
         self.refuted: set[frozenset[tuple[Term, Term]]] = set()
         self.normalizer: Normalizer | None = None  # shared by every proof (see prove)
         self.anon: dict[SSAValue, str] = {}
+        # the SSA values a named variable term stood for (a C name can denote several)
+        self.values: dict[Term, set[SSAValue]] = {}
         # per function (reset by match_function): region effects by statement range, the
         # executions they are prefixes of, candidate ranges, loop shapes for strip-mining
         self.regions: dict[tuple[object, ...], RegionFx | Unsupported] = {}
@@ -182,15 +186,20 @@ class Matcher(BindingChecks):
         best = Decision(fn.name, p.name, anchor.line, "rejected", UNSUPPORTED, "no region tried")
         best.anchor = anchor
         rank = _REASON_RANK
+        blockers: dict[str, str] = {}  # every region's and binding's reason -> first region
         for lo, hi in self.region_ranges(blk, i):
             for chunk in self.chunk_options(fn, blk, anchor, p) if lo == hi else [None]:
                 d = self.try_region(fn, blk, lo, hi, anchor, p, chunk)
-                if d.status == "matched":
+                if d.status == "matched" or d.reason == TARGET:  # proven: the answer
                     d.seconds = time.perf_counter() - t0
                     return d
+                where = _lines(d.region) + (f", chunks of {chunk}" if chunk else "")
+                for b in d.blockers or [f"{d.reason}: {d.detail}"]:
+                    blockers.setdefault(b, where)
                 if rank.get(d.reason, 0) >= rank.get(best.reason, 0):
                     best = d
-
+        blockers.pop(f"{best.reason}: {best.detail}", None)
+        best.blockers = [f"{w}: {b}" for b, w in list(blockers.items())[:MAX_BLOCKERS]]
         best.seconds = time.perf_counter() - t0
         return best
 
@@ -310,7 +319,9 @@ class Matcher(BindingChecks):
 
         def resolve(v: SSAValue) -> Term:
             if v in params:
-                return var(params[v].name, ADDR_W if params[v].pointer else width_of(v.type))
+                t = var(params[v].name, ADDR_W if params[v].pointer else width_of(v.type))
+                self.values.setdefault(t, set()).add(v)
+                return t
             if isinstance(v, OpResult) and v.op not in inside:
                 op = v.op
                 if is_pure(op):
@@ -324,7 +335,9 @@ class Matcher(BindingChecks):
             name = fn.names.get(v)
             if name is None:  # no C name: a unique placeholder (never emitted)
                 name = self.anon.setdefault(v, f"%{v.name_hint or 'v'}.{len(self.anon)}")
-            return var(name, width_of(v.type))
+            t = var(name, width_of(v.type))
+            self.values.setdefault(t, set()).add(v)
+            return t
 
         return resolve
 
@@ -445,7 +458,7 @@ class Matcher(BindingChecks):
             outs: list[tuple[SSAValue | None, Term]] = list(liveouts.items())
             if ret_value is not None:
                 outs.append((None, ret_value))
-            if len(outs) != 1:
+            if len(outs) > 1:
                 d.reason = LIVEOUT
                 names = [fn.names.get(v, "?") if v is not None else "return" for v, _ in outs]
                 d.detail = (
@@ -453,7 +466,11 @@ class Matcher(BindingChecks):
                     f"values ({', '.join(names) or 'none'})"
                 )
                 return d
-            results = outs
+            if not outs and not p.fx.writes:
+                d.reason = LIVEOUT
+                d.detail = f"the region computes nothing that is used; {p.name} writes no memory"
+                return d
+            results = outs  # none: rd is unused, the ISAX's writes are the whole effect
         elif liveouts or ret_value is not None:
             d.reason = LIVEOUT
             names = [fn.names.get(v, "?") for v in liveouts if v is not None]
@@ -475,6 +492,7 @@ class Matcher(BindingChecks):
             if not tried or _REASON_RANK[r[0]] > _REASON_RANK[last_reason[0]]:
                 last_reason = r
             tried = True
+            d.blockers.append(f"{r[0]}: {r[1]}")
         d.reason, d.detail = last_reason
         return d
 
@@ -512,6 +530,16 @@ class Matcher(BindingChecks):
             d.status, d.reason = "rejected", PROFIT
             d.detail = f"{p.name} takes ~{d.hw_cycles} cycles, software ~{d.sw_cycles}"
             return d
+        routed = self.target.routed_opcodes
+        if p.opcode not in routed:  # never emit an instruction the core would trap on
+            d.status, d.reason = "rejected", TARGET
+            d.detail = (
+                f"{p.name} is encoded on {OPCODE_NAMES.get(p.opcode, hex(p.opcode))} "
+                f"(opcode {p.opcode:#04x}); {self.target.name} routes only "
+                + ", ".join(f"{OPCODE_NAMES.get(o, hex(o))} ({o:#04x})" for o in routed)
+                + " to its ISAX unit, so the code stays in software"
+            )
+            return d
         d.status, d.reason = "matched", ""
         d.detail = (
             f"rs1/rs2 = {', '.join(f'{k}={show(v, 4)}' for k, v in sorted(d.binding.regs.items()))}"
@@ -520,11 +548,23 @@ class Matcher(BindingChecks):
         )
         return d
 
+    def _nameable(self, fn: AppFunction) -> set[str]:
+        """Names the call site can spell: the function's named values and parameters."""
+        return {p.name for p in fn.params} | set(fn.names.values())
+
     # -- register-only ISAXs over expressions -------------------------------------------
     def match_expressions(
         self, fn: AppFunction, pats: Sequence[Pattern], claimed: set[int]
     ) -> list[Decision]:
         out = []
+        # values computed by a candidate statement itself (not copies of earlier values)
+        own = {
+            st.value
+            for blk in fn.blocks
+            for st in blk.stmts
+            if st.kind in ("return", "assign", "decl")
+            and any(st.value in op.results for op in st.ops)
+        }
         for blk in fn.blocks:
             for st in blk.stmts:
                 if (
@@ -538,6 +578,8 @@ class Matcher(BindingChecks):
                     )
                 ):
                     continue
+                if st.value in own and not any(st.value in op.results for op in st.ops):
+                    continue  # a copy (`return r;`): the statement defining it is the candidate
                 try:
                     term = self.expression(fn, st)
                 except Unsupported:
@@ -554,10 +596,15 @@ class Matcher(BindingChecks):
         return out
 
     def expression(self, fn: AppFunction, st: AppStmt) -> Term:
+        """The statement's value, with the loads the statement itself performs as load
+        terms (so they can become ISAX operands)."""
         assert st.value is not None
-        return Executor(
-            resolve=self.resolver(fn, set()), budget=self.opt.budget, shared=self.shared
-        ).get(st.value)
+        inside = {o for op in st.ops for o in op.walk()}
+        ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget, shared=self.shared)
+        for op in st.ops:
+            if op.dialect_name() == "arith" or isinstance(op, memref.LoadOp):
+                ex.op(op)
+        return ex.get(st.value)
 
     def match_expression(
         self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern
@@ -567,13 +614,22 @@ class Matcher(BindingChecks):
         d = Decision(fn.name, p.name, st.line, "rejected", pattern=p, anchor=st, region=[st])
         if term.w > 32:
             return None
-        leaves = leaf_operands(term)
+        leaves = leaf_operands(term, self._nameable(fn))
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
-        if not leaves or len(leaves) > 6:
+        if not leaves:
             return None
+        if len(leaves) > MAX_LEAVES:
+            d.reason = UNSUPPORTED
+            d.detail = (
+                f"{len(leaves)} candidate operands ({', '.join(show(x, 2) for x in leaves[:4])}, "
+                f"...); register patterns try at most {MAX_LEAVES}"
+            )
+            return d
+        # a narrower operand enters rs zero- or sign-extended, whichever the ISAX needs
+        wide = [c for t in leaves for c in _extensions(t)]
         found = None
-        for choice in itertools.product(leaves, repeat=len(regs)):
-            env = {var(r, 32): to32(t) for r, t in zip(regs, choice, strict=True)}
+        for choice in itertools.product(wide, repeat=len(regs)):
+            env = {var(r, 32): t for r, t in zip(regs, choice, strict=True)}
             rd = substitute(p.rd, env)
             cand = cast("trunc", term.w, rd) if term.w < 32 else rd
             if self.random_equal([(term, cand)]):
@@ -582,6 +638,17 @@ class Matcher(BindingChecks):
         if found is None:
             return None  # not this ISAX (say nothing: most expressions compute other things)
         env, cand = found
+        stale = _stale_operand(fn, st, env.values(), self.values)
+        if stale is not None:
+            d.reason, d.detail = UNSUPPORTED, stale
+            d.seconds = time.perf_counter() - t0
+            return d
+        kept = _statement_effects(fn, st)
+        if isinstance(kept, str):  # every effect of the statement must be accounted for
+            d.reason, d.detail = UNSUPPORTED, kept
+            d.seconds = time.perf_counter() - t0
+            return d
+        d.store = kept
         ok, prover = self.prove([(term, cand)])
         if not ok:
             d.reason = RULE
@@ -592,7 +659,7 @@ class Matcher(BindingChecks):
             d.seconds = time.perf_counter() - t0
             return d
         d.binding = Binding({str(k.val): v for k, v in env.items()})
-        d.liveout = "return" if st.kind == "return" else st.target
+        d.liveout = None if d.store else ("return" if st.kind == "return" else st.target)
         fx = Effects(ops=sum(1 for _ in walk(term)))
         fx.muls = sum(1 for n in walk(term) if n.op == "mul")
         fx.divs = sum(1 for n in walk(term) if n.op in ("divu", "divs", "remu", "rems"))
@@ -600,6 +667,90 @@ class Matcher(BindingChecks):
         d.seconds = time.perf_counter() - t0
         return d
 
+
+def _stale_operand(
+    fn: AppFunction, st: AppStmt, regs: Iterable[Term], values: dict[Term, set[SSAValue]]
+) -> str | None:
+    """The operand that names a C variable assigned again between the value the
+    expression uses and the statement (the call would read the newer value), if any."""
+    if st.span is None:
+        return None
+    stmts = [s for b in fn.blocks for s in b.stmts if s.span is not None and s.src is not None]
+    for reg in regs:
+        for leaf in walk(reg):
+            if leaf.op != "var":
+                continue
+            name = str(leaf.val)
+            for v in values.get(leaf, ()):
+                start = _defined_at(fn, v, stmts)
+                for s in stmts:
+                    w = getattr(s.src, "writes", {}).get(name)
+                    assert s.span is not None
+                    if w is not None and w is not v and start < s.span[0] < st.span[0]:
+                        return (
+                            f"operand {name} is the value before line {s.line} assigns "
+                            f"{name} again; the call at line {st.line} would read the new one"
+                        )
+    return None
+
+
+def _defined_at(fn: AppFunction, v: SSAValue, stmts: Sequence[AppStmt]) -> int:
+    """Source offset from which ``v`` is the C variable's value (-1: the function start)."""
+    owner = v.owner
+    op = owner.parent_op() if not isinstance(owner, Operation) else owner
+    if op is None or op is fn.func:
+        return -1
+    best = -1
+    for s in stmts:
+        inner = {o for x in s.ops for o in x.walk()}
+        if op in inner:
+            assert s.span is not None
+            # a loop's carried value holds from its header; a statement's result after it
+            best = s.span[0] if not isinstance(owner, Operation) else s.span[1] - 1
+    return best
+
+
+def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:
+    """What a register-pattern statement does besides computing ``st.value``, each effect
+    to be accounted for: True when it stores that value to memory (the store is kept and
+    only its right-hand side is replaced), False when the value goes to the one scalar it
+    defines or is returned; otherwise the reason the statement cannot be replaced."""
+    inner = [o for op in st.ops for o in op.walk()]
+    stores = [o for o in inner if isinstance(o, memref.StoreOp)]
+    others = [o for o in inner if isinstance(o, func.CallOp | scf.ForOp | scf.WhileOp | scf.IfOp)]
+    if others:
+        return f"the statement also executes {others[0].name}, which an ISAX call would drop"
+    if st.kind == "return":
+        return "the statement also stores to memory" if stores else False
+    if stores:
+        if st.kind != "assign" or st.target is not None or len(stores) != 1:
+            return "the statement stores to memory besides computing the value"
+        if stores[0].value is not st.value:
+            return "the statement stores a value other than the expression (compound assignment)"
+        return True
+    inside = set(inner)
+    other = [
+        r
+        for op in st.ops
+        for r in op.results
+        if r is not st.value and any(u.operation not in inside for u in r.uses)
+    ]
+    if st.target is None or other:
+        names = sorted({fn.names.get(r, "?") for r in other} | {st.target or "no variable"})
+        return f"the statement assigns {', '.join(names)}; an ISAX call assigns one variable"
+    return False
+
+
+MAX_LEAVES = 6  # candidate operands of a register pattern (bindings grow as n^2)
+
+
+def _extensions(t: Term) -> list[Term]:
+    if t.w == 32:
+        return [t]
+    return [cast("zext", 32, t), cast("sext", 32, t)]
+
+
+MAX_BLOCKERS = 8  # distinct other reasons --explain shows per loop and ISAX
 
 _REASON_RANK = {  # how far a region got through the checks (the furthest is reported)
     UNSUPPORTED: 0,
@@ -611,7 +762,17 @@ _REASON_RANK = {  # how far a region got through the checks (the furthest is rep
     DEPENDENCE: 6,
     RULE: 7,
     PROFIT: 8,
+    TARGET: 9,
+    FINAL: 10,
 }
+
+
+def _lines(region: Sequence[AppStmt]) -> str:
+    lines = [s.line for s in region if s.line]
+    if not lines:
+        return "region"
+    lo, hi = min(lines), max(lines)
+    return f"line {lo}" if lo == hi else f"lines {lo}-{hi}"
 
 
 def _gain(d: Decision) -> int:
@@ -621,10 +782,12 @@ def _gain(d: Decision) -> int:
 __all__ = [
     "BOUND",
     "DEPENDENCE",
+    "FINAL",
     "LIVEOUT",
     "PROFIT",
     "RULE",
     "SHAPE",
+    "TARGET",
     "TYPE",
     "UNSUPPORTED",
     "VALUE",

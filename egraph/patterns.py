@@ -21,6 +21,8 @@ DEPENDENCE = "dependence"
 LIVEOUT = "live-out"
 PROFIT = "not profitable"
 UNSUPPORTED = "unsupported"
+FINAL = "final check"  # the rewrite differs from the original when run (egraph/finalcheck.py)
+TARGET = "not routed"  # the target core does not route the ISAX's opcode
 
 
 # ---------------------------------------------------------------------------------------
@@ -39,6 +41,7 @@ class Pattern:
     has_rd: bool = False
     uses: tuple[str, ...] = ()
     funct7: int = 0
+    opcode: int = 0  # the major opcode (custom-0..3) the ISAX is encoded on
 
     @property
     def rd(self) -> Term | None:
@@ -75,6 +78,7 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
             ext.sym_name.data, name, "unsupported", uses=tuple(isax.used), funct7=isax.funct7_value
         )
         p.has_rd = "rd" in isax.used
+        p.opcode = isax.opcode_value
         p.latency = latencies.get(name, (0, 0))[1]
         written = sorted(
             op.scratchpad.root_reference.data

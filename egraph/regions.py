@@ -53,6 +53,7 @@ class AppFunction:
     blocks: list[AppBlock]
     names: dict[SSAValue, str] = field(default_factory=dict)  # SSA value -> C variable name
     line: int = 0
+    assigned: set[str] = field(default_factory=set)  # C variables some statement assigns
 
 
 @dataclass
@@ -77,6 +78,8 @@ class Decision:
     region: list[AppStmt] = field(default_factory=list)
     liveout: str | None = None  # C variable receiving rd ("return" for a return value)
     liveout_type: str | None = None
+    store: bool = False  # a register pattern's value is stored (the store is kept)
+    blockers: list[str] = field(default_factory=list)  # other regions' / bindings' reasons
     pattern: Pattern | None = None
     anchor: AppStmt | None = None
     seconds: float = 0.0

@@ -122,12 +122,25 @@ def pieces(
     return out
 
 
-def leaf_operands(t: Term) -> list[Term]:
-    """Candidate register operands: 32-bit values with a C name (the call site can name
-    them)."""
+def leaf_operands(t: Term, names: set[str] | None = None) -> list[Term]:
+    """Candidate register operands, values the call site can name: variables of at most
+    32 bits with a C name, and loads of at most 32 bits whose address is a linear form
+    over such names (``a[i]``)."""
     out = []
+
+    def nameable(x: Term) -> bool:
+        return (
+            x.op == "var"
+            and not str(x.val).startswith("%")
+            and (names is None or str(x.val) in names)
+        )
+
     for n in walk(t):
-        if n.op == "var" and n.w == 32 and not str(n.val).startswith("%") and n not in out:
+        if n in out or n.w > 32:
+            continue
+        if (n.op == "var" and nameable(n)) or (
+            n.op == "load" and all(nameable(a) for a, _ in linear(n.args[0]).terms)
+        ):
             out.append(n)
     return out
 

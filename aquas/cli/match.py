@@ -95,6 +95,9 @@ def match(
     )
     for e in res.skipped:
         err.print(e.render(res.program.source if res.program else None), markup=False)
+    # the final check runs before anything is reported or written: a refused rewrite is a
+    # rejection with its reason
+    text = rewrite_c(res) if output is not None and res.kind == "c" else None
 
     table = Table(title=f"{app.name}: {len(res.matched)} match(es) in {res.seconds:.2f} s")
     for col in ("function", "line", "isax", "operands", "calls", "sw cycles", "isax cycles"):
@@ -110,8 +113,7 @@ def match(
     if explain:
         _explain(res)
     if output is not None:
-        if res.kind == "c":
-            text = rewrite_c(res)
+        if text is not None:
             header = output.parent / HEADER
             had_header = header.exists()
             if res.matched:
@@ -156,6 +158,9 @@ def _explain(res) -> None:  # type: ignore[no-untyped-def]
         verdict = "matched" if d.status == "matched" else f"no ({d.reason})"
         detail = d.detail if d.status != "matched" or not d.binding else d.binding.proof
         out.print(f"{d.function}:{d.line}: {d.isax}: {verdict}: {detail}", markup=False)
+        if d.status != "matched":
+            for b in d.blockers:  # what stopped the other regions and bindings
+                out.print(f"    also {b}", markup=False)
 
 
 def decisions_json(res) -> dict[str, object]:  # type: ignore[no-untyped-def]
@@ -177,6 +182,7 @@ def decisions_json(res) -> dict[str, object]:  # type: ignore[no-untyped-def]
                 "chunk": d.binding.chunk if d.binding else None,
                 "sw_cycles": d.sw_cycles,
                 "isax_cycles": d.hw_cycles,
+                "blockers": d.blockers,
             }
             for d in res.decisions
         ],

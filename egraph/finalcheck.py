@@ -1,0 +1,367 @@
+"""The final check of a C rewrite: the rewritten function run against the original on
+random inputs, with the golden interpreter (:mod:`aquas.interpreter`) standing in for the
+instruction.
+
+This is independent of how a match was found and proven: both versions of the function are
+compiled on the host by the C compiler into shared libraries; ``aquas_<isax>`` calls a
+Python callback that executes the ISAX's IR on the process's own memory.  Pointer
+arguments point into buffers mapped below 4 GiB, so the 32-bit operands the call site
+passes (``(uint32_t)(uintptr_t)p``) are the real addresses.  Every trial runs in a forked
+child (a crash or a hang of random inputs cannot take the matcher down); a trial whose
+*original* crashes or hangs is discarded, and a rewrite is accepted only when every kept
+trial gives the same return value and the same bytes in every buffer, and enough trials
+were kept.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import random
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aquas.dialects import aquas as aq
+from aquas.egraph import cfront
+from aquas.interpreter import Memory, execute, find_isax
+
+BUF = 1 << 16  # bytes per pointer argument
+LEAD = 1 << 14  # the pointer points this far into its buffer (negative offsets stay inside)
+TRIALS = 16
+MIN_KEPT = 4  # trials the original must complete for a verdict
+TRIAL_SECONDS = 2.0
+MAP_32BIT = 0x40  # Linux x86-64: map below 2 GiB
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    reason: str = ""
+    trials: int = 0  # trials compared
+
+
+def _header(ext: aq.ExtensionOp) -> str:
+    """A stand-in for aquas_isax.h: every intrinsic calls a function pointer the check
+    sets to the golden model."""
+    out = ["#include <stdint.h>", "static inline void aquas_dcache_flush(void) {}"]
+    for isax in ext.isaxs():
+        name = isax.sym_name.data
+        used = isax.used
+        has_rd = "rd" in used
+        params = [f"uint32_t {r}" for r in ("rs1", "rs2") if r in used]
+        args = [r if r in used else "0u" for r in ("rs1", "rs2")]
+        ptr = f"aquas_fc_{name}"
+        out.append(f"uint32_t (*{ptr})(uint32_t, uint32_t);")
+        body = f"{'return ' if has_rd else ''}{ptr}({', '.join(args)});"
+        for fname in (f"aquas_{name}", f"aquas_{name}_noflush"):
+            ret = "uint32_t" if has_rd else "void"
+            out.append(f"static inline {ret} {fname}({', '.join(params) or 'void'}) {{ {body} }}")
+    return "\n".join(out) + "\n"
+
+
+def _compile(source: str, fn: str, tmp: Path, tag: str, flags: list[str], header: str) -> Path:
+    d = tmp / tag
+    d.mkdir()
+    (d / "aquas_isax.h").write_text(header)
+    src = d / "app.c"
+    src.write_text(source + f"\nvoid *aquas_fc_entry = (void *)&{fn};\n")
+    lib = d / "app.so"
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise _CannotRun("no host C compiler (gcc) to run the check with")
+    cmd = [cc, "-shared", "-fPIC", "-O1", "-fwrapv", "-fno-strict-aliasing", "-w"]
+    r = subprocess.run(
+        [*cmd, *flags, "-o", str(lib), str(src)], capture_output=True, text=True, timeout=120
+    )
+    if r.returncode != 0:
+        first = (r.stderr.strip().splitlines() or ["?"])[0]
+        raise _CannotRun(f"the {tag} function does not compile on the host: {first}")
+    # the library's writable data (globals and statics, compared after every call)
+    nm = shutil.which("nm")
+    syms = []
+    if nm is not None:
+        r = subprocess.run([nm, "-S", "--defined-only", str(lib)], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 4 and parts[2] in "bBdD" and not parts[3].startswith("aquas_fc_"):
+                syms.append(f"{parts[3]} {int(parts[0], 16)} {int(parts[1], 16)}")
+            elif len(parts) == 4 and parts[3] == "aquas_fc_entry":
+                syms.insert(0, f"= {int(parts[0], 16)} 0")
+    (d / "data.txt").write_text("\n".join(syms) + "\n")
+    return lib
+
+
+def _globals(lib_path: Path, lib: ctypes.CDLL) -> dict[str, bytes]:
+    """The bytes of every writable global and static of the library, by name."""
+    lines = (lib_path.parent / "data.txt").read_text().split("\n")
+    rows = [ln.split() for ln in lines if ln]
+    if not rows or rows[0][0] != "=":
+        return {}
+    entry = ctypes.addressof(ctypes.c_void_p.in_dll(lib, "aquas_fc_entry"))
+    base = entry - int(rows[0][1])
+    return {name: ctypes.string_at(base + int(off), int(size)) for name, off, size in rows[1:]}
+
+
+class _CannotRun(Exception):
+    pass
+
+
+class _Buffers:
+    def __init__(self, n: int):
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_32BIT
+        self.maps = [mmap.mmap(-1, BUF, flags=flags) for _ in range(n)]
+        self.base = [ctypes.addressof(ctypes.c_char.from_buffer(m)) for m in self.maps]
+        if any(b + BUF > 1 << 32 for b in self.base):
+            raise _CannotRun("buffers could not be mapped below 4 GiB")
+
+    def fill(self, seed: int) -> None:
+        for k, m in enumerate(self.maps):
+            m[:] = random.Random(f"{seed}/{k}").randbytes(BUF)
+
+    def snapshot(self) -> list[bytes]:
+        return [bytes(m) for m in self.maps]
+
+    def inside(self, addr: int, size: int) -> bool:
+        return any(b <= addr and addr + size <= b + BUF for b in self.base)
+
+
+class _HostMemory(Memory):
+    """The process's memory (only inside the check's buffers) as the interpreter's."""
+
+    def __init__(self, bufs: _Buffers):
+        super().__init__()
+        self.bufs = bufs
+
+    def read(self, addr: int, size: int) -> int:
+        if not self.bufs.inside(addr, size):
+            raise _CannotRun(f"the ISAX reads {size} bytes at {addr:#x}, outside the arguments")
+        return int.from_bytes(ctypes.string_at(addr, size), "little")
+
+    def write(self, addr: int, size: int, value: int) -> None:
+        if not self.bufs.inside(addr, size):
+            raise _CannotRun(f"the ISAX writes {size} bytes at {addr:#x}, outside the arguments")
+        ctypes.memmove(addr, value.to_bytes(size, "little"), size)
+
+
+def _ctype(ct: cfront.CType | None) -> type | None:
+    if ct is None:
+        return None
+    if ct.pointer:
+        return ctypes.c_void_p
+    return {
+        (1, False): ctypes.c_bool,
+        (1, True): ctypes.c_bool,
+        (8, True): ctypes.c_int8,
+        (8, False): ctypes.c_uint8,
+        (16, True): ctypes.c_int16,
+        (16, False): ctypes.c_uint16,
+        (32, True): ctypes.c_int32,
+        (32, False): ctypes.c_uint32,
+        (64, True): ctypes.c_int64,
+        (64, False): ctypes.c_uint64,
+    }.get((ct.width, ct.signed), ctypes.c_uint32)
+
+
+def _scalar(rng: random.Random, trial: int, width: int) -> int:
+    # small values first: scalars are often trip counts or indices
+    if trial % 3 == 0:
+        return rng.randrange(0, 17)
+    if trial % 3 == 1:
+        return rng.randrange(0, 257)
+    return rng.getrandbits(width)
+
+
+def _run(lib_path: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int) -> tuple:
+    """One call on one trial's inputs (in the forked child): (return value, buffers)."""
+    bufs = _Buffers(sum(1 for p in cf.params if p.ctype.pointer))
+    bufs.fill(trial)
+    lib = ctypes.CDLL(str(lib_path))
+    failures: list[str] = []
+    keep = []
+    for isax in ext.isaxs():
+        name = isax.sym_name.data
+        op = find_isax(ext, name)
+
+        def golden(rs1: int, rs2: int, op: aq.IsaxOp = op) -> int:
+            try:
+                return (execute(op, rs1, rs2, _HostMemory(bufs)).rd or 0) & 0xFFFFFFFF
+            except Exception as e:  # reported as the trial's failure
+                failures.append(f"{op.sym_name.data}: {e}")
+                return 0
+
+        cb = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32)(golden)
+        keep.append(cb)
+        try:
+            slot = ctypes.c_void_p.in_dll(lib, f"aquas_fc_{name}")
+        except ValueError:
+            continue  # the original calls no ISAX
+        slot.value = ctypes.cast(cb, ctypes.c_void_p).value
+    entry = ctypes.c_void_p.in_dll(lib, "aquas_fc_entry").value
+    assert entry is not None
+    argtypes: list[Any] = [_ctype(p.ctype) for p in cf.params]
+    proto = ctypes.CFUNCTYPE(_ctype(cf.ret), *argtypes)
+    f = proto(entry)
+    rng = random.Random(f"args/{trial}")
+    args: list[int] = []
+    k = 0
+    for p in cf.params:
+        if p.ctype.pointer:
+            args.append(bufs.base[k] + LEAD)
+            k += 1
+        else:
+            args.append(_scalar(rng, trial, p.ctype.width))
+    ret = f(*args)
+    if failures:
+        return ("isax-error", failures[0])
+    return (ret, bufs.snapshot(), _globals(lib_path, lib))
+
+
+def _child(
+    orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int, wfd: int
+) -> None:
+    import faulthandler
+    import pickle
+
+    faulthandler.disable()  # a crash on random inputs is an expected outcome here
+    try:
+        a = _run(orig, cf, ext, trial)
+        os.write(wfd, b"O")
+        b = _run(new, cf, ext, trial)
+        if a[0] == "isax-error":
+            res = "skip"
+        elif b[0] == "isax-error":
+            res = f"the ISAX failed in the rewritten function: {b[1]}"
+        elif a[0] != b[0]:
+            res = f"returns {b[0]} instead of {a[0]}"
+        else:
+            res = "same"
+            for k, (x, y) in enumerate(zip(a[1], b[1], strict=True)):
+                if x != y:
+                    off = next(i for i in range(BUF) if x[i] != y[i]) - LEAD
+                    names = [p.name for p in cf.params if p.ctype.pointer]
+                    res = f"memory differs at {names[k]}[byte {off}] ({y[off + LEAD]} vs {x[off + LEAD]})"
+                    break
+            for g, x in a[2].items():
+                y = b[2].get(g, x)
+                if res == "same" and x != y:
+                    off = next(i for i in range(len(x)) if x[i] != y[i])
+                    res = f"global {g} differs at byte {off} ({y[off]} vs {x[off]})"
+        os.write(wfd, b"R" + pickle.dumps(res))
+    finally:
+        os._exit(0)
+
+
+def _trial(orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int) -> str:
+    """'same', 'skip' (the original failed on these inputs) or the difference."""
+    import pickle
+
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(rfd)
+        _child(orig, new, cf, ext, trial, wfd)
+    os.close(wfd)
+    data = b""
+    deadline = time.monotonic() + TRIAL_SECONDS
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                break
+            ready, _, _ = select.select([rfd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(rfd, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(rfd)
+        os.waitpid(pid, 0)
+    if not data.startswith(b"O"):
+        return "skip"  # the original crashed or hung on these inputs
+    if not data.startswith(b"OR"):
+        return "the rewritten function crashed or hung where the original did not"
+    res = pickle.loads(data[2:])
+    assert isinstance(res, str)
+    return res
+
+
+class Checker:
+    """Final checks of one file's rewrites: the original file is compiled once per
+    function, each rewritten version once.  Use as a context manager (the libraries live in
+    a temporary directory)."""
+
+    def __init__(self, original: str, ext: aq.ExtensionOp, flags: list[str]):
+        self.original, self.ext, self.flags = original, ext, flags
+        self.header = _header(ext)
+        self._dir = tempfile.TemporaryDirectory(prefix="aquas-check-")
+        self.tmp = Path(self._dir.name)
+        self.originals: dict[str, Path] = {}
+        self.n = 0
+
+    def __enter__(self) -> Checker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._dir.cleanup()
+
+    def check(self, rewritten: str, cf: cfront.CFunction) -> Verdict:
+        """Run ``cf`` from the original and from ``rewritten`` on the same random inputs."""
+        if os.name != "posix" or os.uname().machine not in ("x86_64", "amd64"):
+            return Verdict(False, "the final check needs a Linux x86-64 host")
+        try:
+            orig = self.originals.get(cf.name)
+            if orig is None:
+                tag = f"original-{len(self.originals)}"
+                orig = _compile(self.original, cf.name, self.tmp, tag, self.flags, self.header)
+                self.originals[cf.name] = orig
+            self.n += 1
+            new = _compile(
+                rewritten, cf.name, self.tmp, f"rewritten-{self.n}", self.flags, self.header
+            )
+            kept = 0
+            failing: set[int] = set()  # input classes (see _scalar) the original fails on
+            for trial in range(TRIALS):
+                if trial % 3 in failing:
+                    continue  # e.g. a trip count that hangs: do not wait for it again
+                r = _trial(orig, new, cf, self.ext, trial)
+                if r == "skip":
+                    failing.add(trial % 3)
+                    continue
+                if r != "same":
+                    return Verdict(False, f"on random input {trial} the rewritten '{cf.name}' {r}")
+                kept += 1
+        except _CannotRun as e:
+            return Verdict(False, f"the final check could not run: {e}")
+        if kept < MIN_KEPT:
+            return Verdict(
+                False,
+                f"the final check could not run: the original '{cf.name}' completed only "
+                f"{kept} of {TRIALS} random inputs",
+            )
+        return Verdict(True, trials=kept)
+
+
+def check_function(
+    original: str,
+    rewritten: str,
+    cf: cfront.CFunction,
+    ext: aq.ExtensionOp,
+    flags: list[str],
+) -> Verdict:
+    """Run ``cf`` from ``original`` and from ``rewritten`` on the same random inputs."""
+    with Checker(original, ext, flags) as c:
+        return c.check(rewritten, cf)
+
+
+__all__ = ["Checker", "Verdict", "check_function"]
