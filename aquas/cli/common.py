@@ -12,7 +12,9 @@ from __future__ import annotations
 import io
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -24,6 +26,8 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from aquas.context import make_context
 from aquas.diagnostics import AquasError, SourceLoc
 from aquas.outdir import write_atomic
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
     "EXIT_INTERNAL",
@@ -58,6 +62,15 @@ err = Console(
 # ---------------------------------------------------------------------------------------
 # Shared helpers
 # ---------------------------------------------------------------------------------------
+
+
+def soc_option(help: str) -> Callable[[F], F]:
+    """``--soc NAME``: one of the target descriptors, the primary SoC by default."""
+    from aquas.target import DEFAULT, target_names
+
+    return click.option(
+        "--soc", type=click.Choice(target_names()), default=DEFAULT, show_default=True, help=help
+    )
 
 
 def print_ir(module: ModuleOp, debuginfo: bool = False) -> str:

@@ -8,9 +8,8 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from aquas.cli.common import err, out, write_atomic
-from aquas.diagnostics import AquasError
-from aquas.target import target_names
+from aquas.cli.common import err, out, soc_option, write_atomic
+from aquas.diagnostics import AquasError, read_source
 
 
 @click.command()
@@ -33,13 +32,7 @@ from aquas.target import target_names
     multiple=True,
     help="Only these functions (default: those marked `#pragma aquas match`, else all).",
 )
-@click.option(
-    "--soc",
-    type=click.Choice(target_names()),
-    default="vexriscv",
-    show_default=True,
-    help="Target core: its platform file gives the memory latency and the software cost model.",
-)
+@soc_option("Target core: its descriptor gives the memory latency and the software cost model.")
 @click.option("--clock-ns", default=10.0, show_default=True, help="Clock the ISAX is scheduled at.")
 @click.option(
     "-I",
@@ -82,7 +75,7 @@ def match(
     for given, what in ((output, "-o"), (json_path, "--json")):
         if given is not None and given.is_dir():
             raise AquasError(f"{what} {given} is a directory; expected a file name")
-    check_text(app)
+    read_source(app, "source file")  # a located diagnostic for a non-UTF-8 file, up front
     pats = load_patterns(spec, clock_ns, soc)
     res = match_file(
         app,
@@ -131,25 +124,6 @@ def match(
         write_atomic(json_path, json.dumps(decisions_json(res), indent=2) + "\n")
 
 
-def check_text(path: Path) -> None:
-    """A readable UTF-8 text file, or a diagnostic naming it (before any parser sees it)."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise AquasError(f"cannot read {path}: {e.strerror or e}") from None
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-        from aquas.diagnostics import SourceLoc
-
-        raise AquasError(
-            f"not valid UTF-8 text (byte {data[e.start]:#04x})",
-            SourceLoc(str(path), line, col),
-        ) from None
-
-
 def _explain(res) -> None:  # type: ignore[no-untyped-def]
     for p in res.patterns:
         if p.kind == "unsupported":
@@ -189,4 +163,4 @@ def decisions_json(res) -> dict[str, object]:  # type: ignore[no-untyped-def]
     }
 
 
-__all__ = ["check_text", "decisions_json", "match"]
+__all__ = ["decisions_json", "match"]

@@ -8,18 +8,13 @@ from typing import Any
 
 import click
 
-from aquas.target import load_target, target_names
+from aquas.cli.common import soc_option
+from aquas.target import load_target
 
 
 @click.command(name="sim")
 @click.argument("program", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--soc",
-    type=click.Choice(target_names()),
-    default="vexriscv",
-    show_default=True,
-    help="Reference SoC to run on.",
-)
+@soc_option("Reference SoC to run on.")
 @click.option(
     "--isax",
     "isax",
