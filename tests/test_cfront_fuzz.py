@@ -204,3 +204,15 @@ def test_error_at_end_of_input_is_located() -> None:
     assert e.value.loc is not None
     assert (e.value.loc.filename, e.value.loc.line, e.value.loc.column) == ("f.c", 2, 12)
     assert "end of input" in e.value.message
+
+
+def test_include_of_a_device_is_refused_before_the_preprocessor_runs(tmp_path: Path) -> None:
+    # gcc reads /dev/zero until it runs out of memory (found by the fuzz benchmark's
+    # preprocessor family under a memory limit): refused with its location, at once
+    src = '#include <stdint.h>\n  #include "/dev/zero"\nint f(int x) { return x; }\n'
+    t = time.monotonic()
+    with pytest.raises(AquasError) as e:
+        parse_c(src, str(tmp_path / "f.c"))
+    assert time.monotonic() - t < 5.0
+    assert e.value.loc is not None and (e.value.loc.line, e.value.loc.column) == (2, 12)
+    assert "'/dev/zero' is not a regular file" in e.value.message
