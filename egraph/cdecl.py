@@ -125,6 +125,11 @@ _STDINT: dict[str, CType] = {
     "intptr_t": INT,
     "ptrdiff_t": INT,
 }
+# Elements of one array.  A global's initial value is built element by element, so a
+# fuzzed ``int big[1 << 30]`` took minutes and gigabytes before anything was said; 2^20
+# (4 MiB of int32) is far above a kernel's working set on the RV32 targets.
+MAX_ARRAY_ELEMENTS = 1 << 20
+
 _PRELUDE = "".join(f"typedef int {n};\n" for n in _STDINT) + "typedef _Bool bool;\n"
 
 _BASIC: dict[tuple[str, ...], CType] = {}
@@ -319,6 +324,14 @@ class _Program:
             n = None if t.dim is None else self.const_eval(t.dim)
             if n is not None and n <= 0:
                 raise _Unsupported("array of non-positive length", t)
+            if n is not None and n > MAX_ARRAY_ELEMENTS:
+                # refused before anything the size of the array is built (a global's
+                # initial value is one attribute element per array element)
+                raise _Unsupported(
+                    f"array of {n} elements (more than the frontend's limit of "
+                    f"{MAX_ARRAY_ELEMENTS}, aquas.egraph.cdecl.MAX_ARRAY_ELEMENTS)",
+                    t,
+                )
             return CType(elem.width, elem.signed, const="const" in t.type.quals), n
         ty = self.scalar_type(t)
         if ty is None:

@@ -266,6 +266,8 @@ class _Exprs:
         """The element addressed by ``a[i]`` or ``*p`` (as a pointer with its final offset)."""
         if isinstance(e, c_ast.ArrayRef):
             if not self.is_pointer(e.name):
+                if isinstance(e.name, c_ast.ID) and self.lookup(e.name.name) is None:
+                    self.undeclared(e.name)  # a refused global array says why it was refused
                 raise _Unsupported("subscript of a non-pointer", e)
             p = self.pointer(e.name)
             i = self.convert(self.rvalue(e.subscript), INT, e.subscript)

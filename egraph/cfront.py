@@ -69,6 +69,12 @@ def _parse_error(
     if coord is not None and coord.file == filename:
         loc = SourceLoc(filename, coord.line, columns.column(coord.line, coord.column or 1))
         return AquasError(f"C syntax error: {msg}", loc, source=source)
+    if msg == "At end of input" and source.strip():
+        # nothing left to read: point just past the file's last token
+        end = source.rstrip()
+        line = end.count("\n") + 1
+        loc = SourceLoc(filename, line, len(end) - (end.rfind("\n") + 1) + 1)
+        return AquasError("C syntax error: unexpected end of input", loc, source=source)
     return AquasError(f"C syntax error: {msg}", filename=filename, source=source)
 
 
@@ -168,6 +174,7 @@ def parse_c(
     module_ops: list[Operation] = []
     functions_out: list[CFunction] = []
     diagnostics: list[AquasError] = []
+    defined: dict[str, c_ast.FuncDef] = {}
     for n in ext[len(_STDINT) + 1 :]:
         if isinstance(n, c_ast.Typedef):
             try:
@@ -188,6 +195,10 @@ def parse_c(
             if g is not None:
                 module_ops.append(g)
         elif isinstance(n, c_ast.FuncDef):
+            first = defined.setdefault(n.decl.name, n)
+            if first is not n:  # C forbids it; the first definition is the one matched
+                diagnostics.append(_redefinition(prog, n, first))
+                continue
             fn, diag = _lower_function(prog, text, n, n.decl.name in selected)
             functions_out.append(fn)
             if diag is not None:
@@ -207,6 +218,16 @@ def parse_c(
         diagnostics,
         {name: g.var for name, g in prog.globals.items()},
         pre.dependencies,
+    )
+
+
+def _redefinition(prog: _Program, n: c_ast.FuncDef, first: c_ast.FuncDef) -> AquasError:
+    loc, at = prog.loc(n.decl), prog.loc(first.decl)
+    return AquasError(
+        f"redefinition of function '{n.decl.name}' (first defined at line {at.line}); "
+        "this definition is left untouched",
+        loc,
+        source=prog.source_of(loc),
     )
 
 
@@ -271,6 +292,8 @@ def _lower_function(
         if bad is not None:
             raise _Unsupported(*bad)
         fn.func, fn.params, fn.ret = lowerer.lower()
+        # a frontend bug in this function must not fail the whole file's verification below
+        fn.func.verify()
     except _Unsupported as u:
         for cs in fn.stmts:
             cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None

@@ -217,6 +217,7 @@ def preprocess(
     gcc-compatible preprocessor command."""
     cmd = _cpp_command()
     here = Path(filename).resolve().parent
+    _check_includes(source, filename, [here, *(Path(d) for d in include_dirs)])
     with tempfile.TemporaryDirectory(prefix="aquas-cpp-") as tmp:
         dep = Path(tmp) / "deps.d"
         argv = [*cmd, "-E", "-std=c99", "-undef", "-nostdinc", "-I", str(here)]
@@ -247,6 +248,26 @@ def preprocess(
     dependencies += [d for d in deps if d not in dependencies]
     text = _strip_asm(res.stdout)
     return Preprocessed(text, _columns(source, text, filename), dependencies)
+
+
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"(?P<q>[^"\n]+)"|<(?P<a>[^>\n]+)>)', re.M)
+
+
+def _check_includes(source: str, filename: str, dirs: list[Path]) -> None:
+    """Refuse an ``#include`` of a device or FIFO of the file itself, before gcc runs: gcc
+    reads ``#include "/dev/zero"`` until it runs out of memory, and says where only then."""
+    for m in _INCLUDE_RE.finditer(source):
+        name = m.group("q") or m.group("a")
+        found = next((p for p in (Path(d) / name for d in dirs) if p.exists()), None)
+        if found is None or found.is_file() or found.is_dir():
+            continue  # gcc reports a missing header or a directory itself, with its location
+        line = source.count("\n", 0, m.start()) + 1
+        col = m.start("q" if m.group("q") else "a") - (source.rfind("\n", 0, m.start()) + 1)
+        raise AquasError(
+            f"C preprocessor: '{name}' is not a regular file and cannot be included",
+            SourceLoc(filename, line, col),
+            source=source,
+        )
 
 
 def _cpp_command() -> list[str]:

@@ -29,6 +29,7 @@ from aquas.egraph.cdecl import (
     _int_literal,
     _Program,
     _Unsupported,
+    _wrap,
 )
 from aquas.egraph.cexpr import (
     _UNSUPPORTED_STMTS,
@@ -40,6 +41,10 @@ from aquas.egraph.cexpr import (
     _Val,
 )
 from aquas.egraph.cpre import _Text
+
+# Elements of a local array with an initialiser: each element is one store in the IR (the
+# rest zero-filled), about 0.1 ms apiece, so the limit keeps one declaration under a second.
+MAX_INITIALISED_LOCAL = 4096
 
 
 def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
@@ -361,6 +366,12 @@ class _Function(_Exprs):
                 if not isinstance(init, c_ast.InitList):
                     raise _Unsupported("array without a length", n)
                 length = len(init.exprs)
+            if init is not None and length > MAX_INITIALISED_LOCAL:
+                raise _Unsupported(
+                    f"initialised local array of {length} elements (more than the frontend's "
+                    f"limit of {MAX_INITIALISED_LOCAL}, aquas.egraph.cstmt.MAX_INITIALISED_LOCAL)",
+                    n,
+                )
             buf = self.emit(memref.AllocaOp.get(ty.ir, shape=[length]), n).results[0]
             self.declare(n.name, _Bind("array", ty, base=buf), n)
             if init is not None:
@@ -588,6 +599,8 @@ class _Function(_Exprs):
         if ok and not b.ty.signed:
             # scf.for compares signed: only bounds known to stay below 2^(w-1) are safe.
             lb_c, ub_c = _const_value(b.value), _const_value(ub.v)
+            if ub_c is not None:  # constants are stored wrapped signed; the bound's C type decides
+                ub_c = _wrap(ub_c, ub.ty.width, ub.ty.signed)
             ok = (
                 lb_c is not None
                 and ub_c is not None
@@ -602,7 +615,9 @@ class _Function(_Exprs):
         for op_ in list(scratch.ops):
             op_.detach()
             self.block.add_op(op_)
-        ub_v = ub.v
+        # the bound may be narrower than the iv (``long long i < 0xffffffffu``): C compares
+        # in the common type, which is the iv's here
+        ub_v = self.convert(ub, b.ty, rhs)
         if op == "<=":
             one = self.const(1, b.ty, rhs)
             ub_v = self.emit(arith.AddiOp(ub_v, one), rhs).results[0]

@@ -235,7 +235,7 @@ def test_cli_unsupported_function_is_left_untouched(tmp_path: Path) -> None:
     "text,msg",
     [
         ("int f(int x) { return x +; }", "app.c:1:"),
-        ("int f(int x) { return x; ", "app.c: error: C syntax error: At end of input"),
+        ("int f(int x) { return x; ", "app.c:1:25: error: C syntax error: unexpected end of input"),
     ],
 )
 def test_cli_syntax_error_writes_nothing(text: str, msg: str, tmp_path: Path) -> None:
