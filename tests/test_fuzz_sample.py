@@ -51,13 +51,7 @@ class Defect:
 
 
 # (kind, family) -> the defect its sample cases show. Reproducers in docs/reliability.md.
-KNOWN: dict[tuple[str, str], Defect] = {
-    ("c", "huge_trip_count"): Defect(
-        "F2: match -o of a loop of 2^30 trips: matched, then an unlocated error while "
-        "rewriting ('loop bound is not a constant in the IR')",
-        r"unlocated:error: loop bound is not a constant in the IR",
-    ),
-}
+KNOWN: dict[tuple[str, str], Defect] = {}
 
 
 def _sample(kind: str) -> list[Case]:
