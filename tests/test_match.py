@@ -253,7 +253,7 @@ def test_cli_bad_arguments(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["match", str(app), "--ext", str(POINTCLOUD)])
     assert r.exit_code == 2 and "expected a .c or .mlir file" in r.output
     r = CliRunner().invoke(main, ["match", str(tmp_path / "none.c"), "--ext", str(POINTCLOUD)])
-    assert r.exit_code == 2 and "cannot read" in r.output
+    assert r.exit_code == 2 and "none.c does not exist" in r.output
 
 
 def test_mlir_input_gets_isax_calls(tmp_path: Path) -> None:

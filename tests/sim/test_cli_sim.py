@@ -48,4 +48,4 @@ def test_cli_errors_without_traceback(tmp_path):
     assert r.returncode == 2
     assert "not an ELF file" in r.stderr and "Traceback" not in r.stderr
     r = aquas("sim", bad, "--platform", tmp_path / "missing.toml")
-    assert r.returncode == 2 and "cannot read platform file" in r.stderr
+    assert r.returncode == 2 and "platform file" in r.stderr and "does not exist" in r.stderr
