@@ -79,3 +79,18 @@ def test_unit_whose_operand_use_folds_away_is_lint_clean(tmp_path: Path) -> None
     )
     res = synthesize(lower_spec(src, "f11.isax"), tmp_path, 10.0, 12)
     assert lint_unit(res.verilog_path) == []
+
+
+def test_unit_whose_dispatch_folds_away_is_lint_clean(tmp_path: Path) -> None:
+    """Fuzz finding: an ISAX without effects answers every command alike, so the dispatch
+    folds away and cmd_opcode/cmd_funct3/cmd_funct7 are unused; that must not fail lint."""
+    from aquas.spec.frontend import lower_spec
+    from aquas.synth.flow import synthesize
+    from aquas.synth.lint import lint as lint_unit
+
+    src = (
+        "extension e;\n#[opcode(custom2), funct7(87)]\n"
+        "isax op(rs1, rs2) { for i in 4..10 { var v: u32 = rs1 + rs2; } }\n"
+    )
+    res = synthesize(lower_spec(src, "noeffect.isax"), tmp_path, 50.0, 12)
+    assert lint_unit(res.verilog_path) == []
