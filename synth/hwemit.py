@@ -162,38 +162,32 @@ class HwBuilder:
             return a  # e.g. the state register, written in every cycle
         return self.add(comb.MuxOp(c, a, b), hint)
 
-    def and_(self, *xs: SSAValue, hint: str | None = None) -> SSAValue:
-        """AND of 1-bit values as binary ops (ExportVerilog splits a variadic op into
-        unnamed parts)."""
+    def _tree(
+        self, op: type[comb.AndOp] | type[comb.OrOp], xs: Sequence[SSAValue], hint: str | None
+    ) -> SSAValue:
+        """A balanced tree of binary ``op``s: ExportVerilog splits a variadic op into unnamed
+        parts and prints it as a left-leaning chain, which Yosys keeps as a chain (depth N
+        instead of log N)."""
         level = list(xs)
         while len(level) > 1:
             nxt = [
-                self.add(comb.AndOp([level[i], level[i + 1]]), hint)
-                for i in range(0, len(level) - 1, 2)
+                self.add(op([level[i], level[i + 1]]), hint) for i in range(0, len(level) - 1, 2)
             ]
             if len(level) % 2:
                 nxt.append(level[-1])
             level = nxt
         return level[0]
+
+    def and_(self, *xs: SSAValue, hint: str | None = None) -> SSAValue:
+        """AND of 1-bit values."""
+        return self._tree(comb.AndOp, xs, hint)
 
     def not_(self, x: SSAValue, hint: str | None = None) -> SSAValue:
         return self.add(comb.XorOp([x, self.const(1, 1)]), hint)
 
     def or_tree(self, xs: Sequence[SSAValue], w: int, hint: str) -> SSAValue:
-        """A balanced OR (ExportVerilog prints variadic ops as left-leaning chains, which
-        Yosys keeps as chains: depth N instead of log N)."""
-        if not xs:
-            return self.const(0, w)
-        level = list(xs)
-        while len(level) > 1:
-            nxt = [
-                self.add(comb.OrOp([level[i], level[i + 1]]), hint)
-                for i in range(0, len(level) - 1, 2)
-            ]
-            if len(level) % 2:
-                nxt.append(level[-1])
-            level = nxt
-        return level[0]
+        """OR of ``w``-bit values (0 when there are none)."""
+        return self._tree(comb.OrOp, xs, hint) if xs else self.const(0, w)
 
     def onehot_select(
         self, items: Sequence[tuple[SSAValue, SSAValue]], default: SSAValue, hint: str

@@ -24,7 +24,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from aquas.context import make_context
-from aquas.diagnostics import AquasError, SourceLoc
+from aquas.diagnostics import AquasError, SourceLoc, read_source
 from aquas.outdir import write_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -85,12 +85,7 @@ def load_module(path: Path) -> ModuleOp:
         from aquas.spec.frontend import lower_spec_file
 
         return lower_spec_file(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise AquasError(f"cannot read input: {e.strerror}", filename=str(path)) from None
-    except UnicodeDecodeError:
-        raise AquasError("input is not valid UTF-8 text", filename=str(path)) from None
+    text = read_source(path, "input")
     try:
         module = Parser(make_context(), text, str(path)).parse_module()
     except ParseError as e:

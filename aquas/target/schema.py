@@ -15,12 +15,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-#: The four RISC-V custom major opcodes.
+from aquas.dialects import aquas as aq
+
+#: The four RISC-V custom major opcodes, spelled as in descriptors (``custom-0``); the values
+#: are the dialect's (one table).
 CUSTOM_OPCODES: dict[str, int] = {
-    "custom-0": 0x0B,
-    "custom-1": 0x2B,
-    "custom-2": 0x5B,
-    "custom-3": 0x7B,
+    f"custom-{name.removeprefix('custom')}": v for name, v in aq.CUSTOM_OPCODES.items()
 }
 OPCODE_NAMES: dict[int, str] = {v: k for k, v in CUSTOM_OPCODES.items()}
 
