@@ -96,6 +96,20 @@ def constant_value(v: SSAValue) -> int | None:
     return None
 
 
+def scratchpad_of(op: Operation) -> ScratchpadOp:
+    """The scratchpad an op with a ``scratchpad`` symbol (burst, element read/write) names,
+    looked up in its extension."""
+    sym = op.scratchpad  # type: ignore[attr-defined]
+    ext = op.parent_op()
+    while ext is not None and not isinstance(ext, ExtensionOp):
+        ext = ext.parent_op()
+    assert ext is not None
+    for p in ext.scratchpads():
+        if p.sym_name.data == sym.root_reference.data:
+            return p
+    raise KeyError(sym)
+
+
 def _enclosing(op: Operation, kind: type[IRDLOperation]) -> IRDLOperation | None:
     p = op.parent_op()
     while p is not None and not isinstance(p, kind):

@@ -36,6 +36,8 @@ from aquas.egraph.matcher import (
     patterns_of,
 )
 from aquas.interpreter import find_extension
+from aquas.runtime.coherence import plan as coherence_plan
+from aquas.runtime.header import isax_effects
 from aquas.spec.frontend import lower_spec_file
 from aquas.target import DEFAULT as DEFAULT_SOC
 from aquas.target import Target, load_target
@@ -71,7 +73,12 @@ def load_patterns(
     mem_latency = target.isax_mem_latency
     module = lower_spec_file(str(spec))
     ext = find_extension(module)
-    return ext, patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))
+    pats = patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))
+    isaxs = {i.sym_name.data: i for i in ext.isaxs()}
+    for p in pats:  # the cache maintenance the runtime header performs after each call
+        isax = isaxs[p.name]
+        p.maintenance = coherence_plan(isax, target, isax_effects(isax).writes_mem).cycles
+    return ext, pats
 
 
 def match_file(

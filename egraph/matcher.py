@@ -525,7 +525,7 @@ class Matcher(BindingChecks):
     def finish(self, d: Decision, fx: Effects, p: Pattern) -> Decision:
         per_call_sw = software_cycles(fx, self.core)
         d.sw_cycles = per_call_sw
-        d.hw_cycles = p.latency + self.core.call_overhead
+        d.hw_cycles = p.latency + p.maintenance + self.core.call_overhead
         if self.opt.check_profit and d.hw_cycles >= d.sw_cycles:
             d.status, d.reason = "rejected", PROFIT
             d.detail = f"{p.name} takes ~{d.hw_cycles} cycles, software ~{d.sw_cycles}"

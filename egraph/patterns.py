@@ -38,6 +38,7 @@ class Pattern:
     why: str = ""
     fx: Effects | None = None
     latency: int = 0  # cycles of one invocation at the platform's memory latency
+    maintenance: int = 0  # cycles of the cache maintenance after a call (runtime.coherence)
     has_rd: bool = False
     uses: tuple[str, ...] = ()
     funct7: int = 0

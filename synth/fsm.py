@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
+from aquas.dialects.aquas import scratchpad_of as spm_of
+from aquas.dialects.linear import linear_form
 from aquas.synth.schedule import (
     Access,
     Affine,
@@ -163,18 +165,6 @@ def _width(v: SSAValue) -> int:
     return t.width.data
 
 
-def spm_of(op: Operation) -> aq.ScratchpadOp:
-    sym = op.scratchpad  # type: ignore[attr-defined]
-    ext = op.parent_op()
-    while ext is not None and not isinstance(ext, aq.ExtensionOp):
-        ext = ext.parent_op()
-    assert ext is not None
-    for p in ext.scratchpads():
-        if p.sym_name.data == sym.root_reference.data:
-            return p
-    raise KeyError(sym)
-
-
 def spm_banks(op: Operation) -> set[int]:
     """Banks a scratchpad access may touch. A cyclic partition into a power-of-two factor
     ``f`` reads the bank off the affine index ``c + sum(k_i * x_i)``: with ``g`` the gcd
@@ -212,39 +202,8 @@ def affine_index(v: SSAValue, depth: int = AFFINE_DEPTH) -> Affine:
     ``lb + step * t`` over its trip counter ``t`` (so ``3*i`` in a loop stepping by 4 is a
     multiple of 12); any other value is a term of its own."""
     bits = _width(v)
-    const, terms = _affine(v, depth)
+    const, terms = linear_form(v, depth)
     return Affine.make(const, terms, bits)
-
-
-def _affine(v: SSAValue, depth: int) -> tuple[int, dict[Hashable, int]]:
-    c = constant_value(v)
-    if c is not None:
-        return c, {}
-    if depth > 0 and isinstance(v, OpResult):
-        op = v.owner
-        if isinstance(op, arith.AddiOp | arith.SubiOp):
-            c0, t0 = _affine(op.lhs, depth - 1)
-            c1, t1 = _affine(op.rhs, depth - 1)
-            sign = 1 if isinstance(op, arith.AddiOp) else -1
-            out = dict(t0)
-            for t, k in t1.items():
-                out[t] = out.get(t, 0) + sign * k
-            return c0 + sign * c1, out
-        if isinstance(op, arith.MuliOp | arith.ShLIOp):
-            x, factor = op.lhs, constant_value(op.rhs)
-            if factor is None and isinstance(op, arith.MuliOp):
-                x, factor = op.rhs, constant_value(op.lhs)
-            if factor is not None and isinstance(op, arith.ShLIOp):
-                factor = (1 << factor) if 0 <= factor < _width(v) else None
-            if factor is not None:
-                c0, t0 = _affine(x, depth - 1)
-                return c0 * factor, {t: m * factor for t, m in t0.items()}
-    owner = v.owner.parent_op() if isinstance(v, BlockArgument) else None
-    if isinstance(owner, scf.ForOp) and v is owner.body.block.args[0]:
-        lb, step = constant_value(owner.lb), constant_value(owner.step)
-        if lb is not None and step is not None:
-            return lb, {v: step}
-    return 0, {v: 1}
 
 
 def op_error(op: Operation, msg: str, hint: str | None = None) -> AquasError:

@@ -17,6 +17,7 @@ from aquas.diagnostics import AquasError
 from aquas.interpreter import find_extension
 from aquas.runtime import build as rtbuild
 from aquas.runtime.build import build_program, libgcc_path, section_sizes
+from aquas.runtime.coherence import plan as coherence_plan
 from aquas.runtime.header import generate_header, isax_effects, write_header
 from aquas.runtime.iss import golden_isax_handler, run_elf
 from aquas.spec.frontend import lower_spec_file
@@ -189,7 +190,13 @@ def test_header_instruction_encodings(spec: Path, platform: str, tmp_path: Path)
             w & 0xFFFFF07F == 0xF0000037 for w, _ in before
         )  # lui rX, 0xf0000
         if platform == "vexriscv":
-            assert (after == flush) == eff.writes_mem, n
+            strategy = coherence_plan(isax, p, eff.writes_mem).strategy
+            assert (strategy == "none") == (not eff.writes_mem), n
+            assert (after == flush) == (strategy == "invalidate-all"), n
+            later = [txt for _, txt in funcs[f"t_{n}"][i + 1 :]]
+            # eviction: conflict loads after the instruction, and never the whole flush
+            assert any(t.startswith("lw") for t in later) == (strategy == "evict-lines"), n
+            assert flush not in words or strategy == "invalidate-all", n
             assert drained == (eff.touches_mem and p.dcache.drain_load_addr is not None), n
         else:
             assert 0x0000500F not in words, n

@@ -13,9 +13,11 @@ needs, because an ISAX's memory traffic bypasses the core's data cache
   once it has left the core).  Stores older than an ISAX are in memory before the ISAX can
   issue a request (the CfuPlugin waits for side-effecting instructions in the memory and
   write-back stages; the SoC holds the command while the dBus is busy), so ISAXs that only
-  read memory need nothing.  After an ISAX that writes memory the data cache is
-  invalidated (the ``0x0000500F`` flush word: every line, ~1 cycle per line plus the later
-  refills), so no stale line survives.  Register-only ISAXs need nothing.
+  read memory need nothing.  After an ISAX that writes memory the lines it may have written
+  are evicted (one conflict load per line of its write footprint in the direct-mapped
+  cache), or, when the footprint is unknown or large, the whole cache is invalidated (the
+  ``0x0000500F`` flush word): ``aquas.runtime.coherence`` chooses.  Register-only ISAXs
+  need nothing.
 * a platform whose stores are posted past the point where the ISAX command issues sets
   ``drain_load_addr`` (an uncached device register): before an ISAX that touches memory the
   header loads from it and branches on the value, so the ISAX waits for the load, which an
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
+from aquas.runtime.coherence import Plan, plan
 from aquas.target import OPCODE_NAMES, Target, load_target
 
 
@@ -99,7 +102,9 @@ class CacheOps:
     needs_tmp: bool
 
 
-def cache_ops(p: Target, eff: IsaxEffects) -> CacheOps:
+def cache_ops(p: Target, eff: IsaxEffects, coherence: Plan) -> CacheOps:
+    """The asm around the instruction. ``coherence`` is the plan after it; an
+    ``evict-lines`` plan is carried out in C after the asm (:func:`_evict_calls`)."""
     if not eff.touches_mem:
         return CacheOps((), (), False)
     before: list[str] = []
@@ -117,9 +122,45 @@ def cache_ops(p: Target, eff: IsaxEffects) -> CacheOps:
             "1:",
         ]
         tmp = True
-    if eff.writes_mem and p.ram_cached and flush:
+    if coherence.strategy == "invalidate-all" and flush:
         after.append(f"{flush}  /* D-cache invalidate: drop lines the ISAX overwrote */")
     return CacheOps(tuple(before), tuple(after), tmp)
+
+
+def _evict_calls(coherence: Plan, p: Target) -> list[str]:
+    """C statements evicting the lines an ISAX may have written (``evict-lines`` plans)."""
+    if coherence.strategy != "evict-lines":
+        return []
+    out = [f"    /* {coherence.reason} ({coherence.cycles} cycles at most) */"]
+    for sp in coherence.spans:
+        base = sp.base or "0u"
+        off = f" + (uint32_t)({sp.lo})" if sp.lo else ""
+        out.append(f"    aquas_dcache_evict({base}{off}, {sp.size}u);")
+    return out
+
+
+def _evict_function(p: Target) -> list[str]:
+    d = p.dcache
+    return [
+        f"/* Evict the data-cache lines of [addr, addr + bytes) ({p.core.display_name}: direct",
+        f" * mapped, {d.size} bytes, {d.line_bytes}-byte lines, write-through). A load from",
+        f" * a ^ {d.size} maps to the set of a with another tag, so it replaces the line that",
+        ' * set holds, a stale one included (docs/runtime.md, "Coherence strategies"). */',
+        "static inline __attribute__((always_inline)) void aquas_dcache_evict(uint32_t addr,"
+        " uint32_t bytes)",
+        "{",
+        f"    if (addr & 0x{d.uncached_mask:08X}u)",
+        "        return; /* uncached: no line of it is held */",
+        f"    uint32_t a = addr & ~(uint32_t)({d.line_bytes - 1});",
+        "    uint32_t end = addr + bytes;",
+        "    do {",
+        "        uint32_t t;",
+        f'        __asm__ __volatile__("lw %0, 0(%1)" : "=r"(t) : "r"(a ^ {d.size}u) : "memory");',
+        f"        a += {d.line_bytes};",
+        "    } while (a < end);",
+        "}",
+        "",
+    ]
 
 
 def _c_ident(name: str) -> str:
@@ -130,9 +171,10 @@ def _isax_function(isax: aq.IsaxOp, p: Target, routed: bool, *, noflush: bool = 
     name = isax.sym_name.data
     used = isax.used
     eff = isax_effects(isax)
-    ops = cache_ops(p, eff)
+    coherence = plan(isax, p, eff.writes_mem)
     if noflush:
-        ops = CacheOps(ops.before, (), ops.needs_tmp)
+        coherence = Plan("none", reason="the caller flushes")
+    ops = cache_ops(p, eff, coherence)
     op, f3, f7 = isax.opcode_value, isax.funct3_value, isax.funct7_value
     has_rd = "rd" in used
     params = [f"uint32_t {r}" for r in ("rs1", "rs2") if r in used]
@@ -194,6 +236,7 @@ def _isax_function(isax: aq.IsaxOp, p: Target, routed: bool, *, noflush: bool = 
     if clob:
         body.append(f"        : {', '.join(clob)}")
     body[-1] += ");"
+    body += _evict_calls(coherence, p)
     if has_rd:
         body.append("    return rd;")
     body.append("}")
@@ -229,8 +272,9 @@ def _policy_comment(p: Target) -> list[str]:
                 else " after a store drain (an uncached load"
                 f" from 0x{p.dcache.drain_load_addr:08X} and a branch on its value; the ISAX waits for it);"
             ),
-            " * after an ISAX that writes memory the data cache is invalidated, so later loads",
-            " * refetch what the ISAX wrote. Register-only ISAXs leave the cache untouched.",
+            " * after an ISAX that writes memory the lines it may have written are evicted (or,",
+            " * when that range is unknown or large, the whole cache is invalidated), so later",
+            " * loads refetch what the ISAX wrote. Register-only ISAXs leave the cache untouched.",
         ]
     return out
 
@@ -292,6 +336,8 @@ def generate_header(
             "}",
             "",
         ]
+    if any(plan(i, p, isax_effects(i).writes_mem).strategy == "evict-lines" for i in isaxs):
+        lines += _evict_function(p)
     for isax in isaxs:
         routed_ok = isax.opcode_value in routed
         lines.append(_isax_function(isax, p, routed_ok))

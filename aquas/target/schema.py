@@ -99,6 +99,12 @@ class DCacheSection(_Section):
         description="uncached device register loaded before an ISAX to drain posted stores",
     )
     invalidate_cycles: Annotated[int, Field(ge=0)] = 0
+    ways: Annotated[int, Field(ge=1, le=64)] = 1
+    coherence: Literal["auto", "invalidate-all", "evict-lines"] = Field(
+        default="auto",
+        description="how stale lines are removed after an ISAX that writes memory "
+        "(docs/runtime.md): auto picks the cheaper of invalidate-all and evict-lines",
+    )
 
 
 class ICacheSection(_Section):
@@ -169,6 +175,18 @@ class Target(_Section):
                 raise ValueError(f"dcache.flush_word is required for a {d.policy} cache")
             if not (_is_pow2(d.size) and _is_pow2(d.line_bytes)):
                 raise ValueError("dcache.size and dcache.line_bytes must be powers of two")
+            if d.coherence == "evict-lines":
+                # a conflict load from a ^ size evicts a's line only in a direct-mapped,
+                # write-through cache, and must itself land in RAM
+                if d.policy != "write-through" or d.ways != 1:
+                    raise ValueError(
+                        "dcache.coherence = 'evict-lines' needs a direct-mapped (ways = 1) "
+                        "write-through cache"
+                    )
+                if m.ram_size < 2 * d.size:
+                    raise ValueError(
+                        "dcache.coherence = 'evict-lines' needs memory.ram_size >= 2 * dcache.size"
+                    )
         return self
 
     # -- derived views ----------------------------------------------------------------------

@@ -174,6 +174,30 @@ def test_isax_memory_coherence_with_generated_header(
         assert res.regions[rid].count == 1
 
 
+def test_vexriscv_line_eviction_is_the_default_and_cheaper(memtest_ext, out_dir: Path) -> None:
+    """On VexRiscv's direct-mapped write-through cache the header evicts only the lines a
+    writing ISAX may have written (dcache.coherence = auto picks evict-lines for memtest's
+    ISAXs), which is correct (memtest, including a range over three lines) and cheaper per
+    call than invalidating the whole cache (region 3: a one-word store ISAX)."""
+    from aquas.runtime.header import generate_header
+    from aquas.target import load_target
+
+    vex = load_target(soc="vexriscv")
+    assert "aquas_dcache_evict(rs2, 64u);" in generate_header(memtest_ext, vex)
+    evict = _memtest("vexriscv", "vexriscv", memtest_ext, out_dir, "default")
+    assert evict.exit_code == 0 and evict.output.endswith("errors=0\n"), evict.output
+    whole = _memtest(
+        "vexriscv",
+        vex.replace(dcache={"coherence": "invalidate-all"}),
+        memtest_ext,
+        out_dir,
+        "invalidate-all",
+    )
+    assert whole.exit_code == 0 and whole.output.endswith("errors=0\n"), whole.output
+    per_call = {k: r.regions[3].cycles / 32 for k, r in (("evict", evict), ("whole", whole))}
+    assert per_call["evict"] + 40 < per_call["whole"], per_call
+
+
 def test_vexriscv_needs_the_invalidation(memtest_ext, out_dir: Path) -> None:
     """Negative control: without the D-cache invalidation after memory-writing ISAXs the
     core reads stale lines, so memtest does detect missing maintenance."""

@@ -1,7 +1,8 @@
 /* Coherence between the core and an ISAX's memory traffic, through the generated
  * aquas_isax.h of memtest.isax (the test ISAX unit tests/sim/fixtures/aquastest_isax_unit.v).
  *   - data the core stores immediately before an ISAX reads it (posted-store drain);
- *   - lines the core has cached immediately before an ISAX overwrites them (invalidation).
+ *   - lines the core has cached immediately before an ISAX overwrites them (invalidation or
+ *     eviction of the written lines), also when the written range straddles three lines.
  * Prints "errors=N" (exit code N) and, for measurement, the mean cycles per call of a
  * register-only, a memory-reading and a memory-writing ISAX (regions 1, 2, 3), a cached
  * load (4) and 32 writing ISAXs without invalidation followed by one flush (5). */
@@ -13,6 +14,7 @@
 static volatile unsigned src[16] __attribute__((aligned(64)));
 static volatile unsigned dst[16] __attribute__((aligned(64)));
 static volatile unsigned word[4] __attribute__((aligned(16)));
+static volatile unsigned wide[32] __attribute__((aligned(64)));
 static int errors;
 
 static void check(const char *what, int i, unsigned got, unsigned want)
@@ -55,6 +57,26 @@ int main(void)
         check("copy16 rd", (int)round, aquas_copy16(ADDR(src), ADDR(dst)), 0);
         for (unsigned k = 0; k < 16; k++)
             check("copy16", (int)(round * 16 + k), dst[k], 0x01010101u * k ^ (round << 24) ^ 0x5A5u);
+    }
+
+    /* burst copy to a destination 20 bytes into a line: 64 bytes over three cached lines */
+    for (unsigned round = 0; round < 4; round++) {
+        unsigned sum = 0;
+        for (unsigned k = 0; k < 32; k++)
+            sum += wide[k]; /* cache all four lines */
+        for (unsigned k = 0; k < 16; k++)
+            src[k] = 0x02020202u * k ^ (round << 20) ^ 0xA5Au;
+        (void)sum;
+        aquas_copy16(ADDR(src), ADDR(&wide[5]));
+        for (unsigned k = 0; k < 16; k++)
+            check("copy16-straddle", (int)(round * 16 + k), wide[5 + k],
+                  0x02020202u * k ^ (round << 20) ^ 0xA5Au);
+        for (unsigned k = 0; k < 32; k++)
+            if (k < 5 || k >= 21)
+                check("copy16-neighbour", (int)k, wide[k], round ? 0x77u : 0u);
+        for (unsigned k = 0; k < 32; k++)
+            if (k < 5 || k >= 21)
+                wide[k] = 0x77u; /* neighbours the ISAX must not disturb, via the cache */
     }
 
     /* cost per call (not compared with anything: printed for the report) */
