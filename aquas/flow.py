@@ -303,7 +303,7 @@ class Flow:
     def _match(self, d: Path) -> dict[str, Any]:
         from aquas.egraph.driver import load_patterns, match_file
         from aquas.egraph.emit import rewrite_c
-        from aquas.runtime.build import define_flags
+        from aquas.runtime.build import define_flags, runtime_include_dirs
         from aquas.runtime.header import write_header
 
         p = self.p
@@ -323,7 +323,7 @@ class Flow:
                 soc=self.platform,
                 patterns=(ext, pats),
                 # the code the program is built from: the project's include path and defines
-                include_dirs=[p.root],
+                include_dirs=[p.root, header.parent, *runtime_include_dirs(self.platform)],
                 defines=[f.removeprefix("-D") for f in define_flags(p.defines)],
             )
             notes += [e.render() for e in res.skipped]

@@ -165,3 +165,21 @@ def test_match_sees_the_include_path_and_defines(tmp_path: Path) -> None:
     assert code == 0 and "0 match(es)" in out
     code, out = invoke("match", str(app), "--ext", spec, "--soc", "picorv32", "-D", "USE_MOD")
     assert code == 2 and "defs.h" in out  # the header is not on the include path
+
+
+EXAMPLE_C = sorted((ROOT / "examples").rglob("*.c"))
+
+
+@pytest.mark.parametrize("src", EXAMPLE_C, ids=lambda p: p.name)
+def test_match_reads_every_example_program(src: Path) -> None:
+    """`aquas match` preprocesses every example source with the include path the compiler
+    gets (the project directory, then the runtime's aquas_rt.h and the platform's generated
+    aquas_platform.h) and exits 0."""
+    from aquas.project import load_project
+
+    project = load_project(src.parent / "project.toml")
+    r = CliRunner().invoke(
+        main, ["match", str(src), "--ext", str(project.spec), "-I", str(src.parent)]
+    )
+    assert r.exit_code == 0, r.output
+    assert "No such file" not in r.output

@@ -66,6 +66,7 @@ def match(
     from aquas.egraph.driver import load_patterns, match_file
     from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
     from aquas.egraph.matcher import Options
+    from aquas.runtime.build import runtime_include_dirs
     from aquas.runtime.header import write_header
     from aquas.synth.pipeline import check_clock
 
@@ -77,6 +78,9 @@ def match(
             raise AquasError(f"{what} {given} is a directory; expected a file name")
     read_source(app, "source file")  # a located diagnostic for a non-UTF-8 file, up front
     pats = load_patterns(spec, clock_ns, soc)
+    # after the caller's directories, the runtime's (aquas_rt.h, aquas_platform.h), as
+    # build_program gives them to the compiler
+    include_dirs = (*include_dirs, *runtime_include_dirs(soc))
     res = match_file(
         app,
         spec,

@@ -202,6 +202,25 @@ def _run(cmd: Sequence[str], what: str, cwd: Path | None = None) -> None:
         raise AquasError(f"{what} failed:\n{msg}\ncommand: {' '.join(cmd)}")
 
 
+def runtime_include_dirs(platform: str | Target) -> list[Path]:
+    """The include path the runtime adds for every program: a directory with the
+    platform's generated ``aquas_platform.h`` (in the user cache directory, keyed by the
+    target's fingerprint) and the runtime's own headers (``aquas_rt.h``). Tools that read
+    application C without compiling it (``aquas match``) use it to see what the compiler
+    sees."""
+    from aquas.cachedir import cache_dir
+    from aquas.outdir import write_atomic
+
+    plat = platform if isinstance(platform, Target) else load_target(soc=platform)
+    gen = cache_dir("runtime") / plat.fingerprint()
+    header = gen / "aquas_platform.h"
+    text = plat.c_header()
+    if not header.is_file() or header.read_text() != text:
+        gen.mkdir(parents=True, exist_ok=True)
+        write_atomic(header, text)
+    return [gen, RUNTIME_DIR]
+
+
 def build_program(
     sources: Sequence[Path | str],
     out_dir: Path | str,
