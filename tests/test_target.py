@@ -37,7 +37,7 @@ def test_core_features() -> None:
     assert not pico.ram_cached and pico.dcache.policy == "none"
     assert "#define AQUAS_CFU_ENABLE_CSR 0xBC0" in vex.c_header()
     assert "AQUAS_CFU_ENABLE_CSR" not in pico.c_header()
-    assert (vex.cost.div, pico.cost.mul) == (34, 40)
+    assert (vex.cost.div, vex.cost.store, pico.cost.mul) == (35, 13, 14)
 
 
 def test_override_file_inherits_its_base(tmp_path: Path) -> None:
