@@ -71,7 +71,8 @@ _exit:
 
 #if AQUAS_HAS_MTVEC
     .section .text.trap, "ax", @progbits
-    .balign 4
+    /* CV32E40X keeps mtvec[31:7] only: the handler must be 128-byte aligned */
+    .balign 128
     .globl __aquas_trap_entry
 __aquas_trap_entry:
     csrr    a0, mcause

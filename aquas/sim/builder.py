@@ -194,6 +194,7 @@ class SimBinary:
     cached: bool = False
     build_seconds: float = 0.0
     extra: dict[str, str] = field(default_factory=dict)
+    params: dict[str, int] = field(default_factory=dict)  # build()'s extra top parameters
 
 
 def _hash_inputs(parts: list[tuple[str, bytes]]) -> str:
@@ -223,8 +224,10 @@ def build(
     jobs: int = 2,
     quiet: bool = False,
     cache_root: Path | None = None,
+    params: dict[str, int] | None = None,
 ) -> SimBinary:
-    """Verilates and compiles the SoC (cached by a hash of every input)."""
+    """Verilates and compiles the SoC (cached by a hash of every input). ``params`` sets
+    further parameters of the SoC top (tests: e.g. a negative control's variant)."""
     plat = platform if isinstance(platform, Target) else load_target(platform, soc=soc)
     if plat.name != soc:
         raise AquasError(f"platform is for '{plat.name}', not '{soc}'", filename=plat.source)
@@ -237,7 +240,8 @@ def build(
     core_files, core_incdirs = core_sources(plat)
     sources = [*core_files, *COMMON_RTL, *soc_rtl(plat), *isax_files]
     top = soc_top(plat)
-    params = plat.verilog_params()
+    extra_params = dict(params or {})
+    params = {**plat.verilog_params(), **extra_params}
     flags = [
         "--cc",
         "--exe",
@@ -294,6 +298,7 @@ def build(
             key=key,
             cached=cached,
             build_seconds=secs,
+            params=extra_params,
         )
 
     if exe.exists():

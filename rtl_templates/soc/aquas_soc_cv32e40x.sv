@@ -34,7 +34,8 @@ module aquas_soc_cv32e40x #(
   parameter [31:0]  DEV_CYCLE_LO = 32'hF000_0008,
   parameter [31:0]  DEV_CYCLE_HI = 32'hF000_000C,
   parameter [31:0]  DEV_REGION_BEGIN = 32'hF000_0010,
-  parameter [31:0]  DEV_REGION_END = 32'hF000_0014
+  parameter [31:0]  DEV_REGION_END = 32'hF000_0014,
+  parameter integer XIF_NAIVE = 0   // tests only: xif_adapter's negative control
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -132,7 +133,7 @@ module aquas_soc_cv32e40x #(
   wire [2:0]  x_funct3;
   wire [31:0] x_rs1, x_rs2, x_rd;
   wire        issue_accept, issue_writeback;
-  xif_adapter #(.X_ID_WIDTH(X_ID_WIDTH)) u_xif (
+  xif_adapter #(.X_ID_WIDTH(X_ID_WIDTH), .NAIVE(XIF_NAIVE)) u_xif (
     .clk(clk), .rst(rst),
     .ex_ready(u_cpu.ex_ready),
     .issue_valid(xif.issue_valid), .issue_ready(xif.issue_ready),
