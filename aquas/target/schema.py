@@ -61,6 +61,9 @@ class CoreSection(_Section):
     cfu_enable_csr: Annotated[int, Field(ge=0, le=0xFFF)] | None = None
     # CV32E40X inhibits mcycle/minstret after reset (mcountinhibit = 0xD): crt0 clears it.
     clear_mcountinhibit: bool = False
+    # Why the core's area and depth are not measured (empty: they are): the Yosys of the
+    # reference set-up cannot read every core (CV32E40X's SystemVerilog packages).
+    area_unmeasured: str = ""
 
 
 class MemorySection(_Section):
