@@ -59,3 +59,10 @@ def test_cost_model_matches_measured_cycles(program, soc_binary):
     )
     assert cost.branch == (per[7] + per[8]) / 2
     assert cost.call_overhead == 3 * per[9]  # the instruction and two operand moves
+
+
+def test_xif_routes_the_four_custom_opcodes_and_rejects_others(program, soc_binary):
+    """custom-0..3 reach the unit with their operands and rd; another opcode is rejected
+    and traps as illegal (exit 0x1000 + mcause 2 from start.S's handler)."""
+    r = run(soc_binary("cv32e40x", isax=True), program("xif_route", "cv32e40x"), max_cycles=200_000)
+    assert (r.reason, r.exit_code) == ("exit", 0x1002), (r.exit_code, r.report)
