@@ -243,7 +243,12 @@ class Flow:
         from aquas.sim.builder import core_rtl
 
         t = self.platform
-        core = {"soc": t.name, "rtl": file_digest(core_rtl(t)), "params": core_params(t)}
+        core = {
+            "soc": t.name,
+            "rtl": file_digest(core_rtl(t)),
+            "params": core_params(t),
+            "unmeasured": t.core.area_unmeasured,
+        }
         area = self.stage("area", core, self._area)
         doc = self._document(synth, cosim, match, build, sim, area)
         from aquas.report import write_reports
@@ -428,6 +433,8 @@ class Flow:
         from aquas.synth.yosys import measure
 
         t = self.platform
+        if t.core.area_unmeasured:  # reported as "not measured", with the reason
+            return {"core": t.core.module, "yosys": None, "reason": t.core.area_unmeasured}
         fig = measure(core_rtl(t), t.core.module, params=core_params(t))
         (d / "core.json").write_text(json.dumps(fig.as_dict(), indent=2) + "\n")
         return {"core": t.core.module, "yosys": fig.as_dict()}
@@ -462,7 +469,7 @@ class Flow:
                     "speedup": b["cycles"] / i["cycles"] if i["cycles"] else None,
                 }
             )
-        unit, core = synth["yosys"], area["yosys"]
+        unit, core = synth["yosys"], area["yosys"]  # core: None when not measured
         latencies = []
         for name, rep in sorted(synth["isaxs"].items()):
             lat = rep["latency"]
@@ -497,19 +504,22 @@ class Flow:
                 "unit": unit,
                 "core": core,
                 "core_module": area["core"],
+                "core_unmeasured": area.get("reason", ""),
                 "overhead_percent": 100.0 * unit["cells"] / core["cells"]
-                if core["cells"]
+                if core and core["cells"]
                 else None,
             },
             "timing": {
                 "unit_depth": unit["depth"],
-                "core_depth": core["depth"],
+                "core_depth": core["depth"] if core else None,
                 "unit_depth_ns": unit["depth_ns"],
                 "meets_clock": unit["meets_clock"],
                 # the unit lengthens the critical path only where it is deeper than the core
-                "frequency_factor": min(1.0, core["depth"] / unit["depth"])
-                if unit["depth"]
-                else 1.0,
+                "frequency_factor": (
+                    min(1.0, core["depth"] / unit["depth"]) if unit["depth"] else 1.0
+                )
+                if core
+                else None,
             },
             "cosim": cosim,
             "matches": match["rows"],

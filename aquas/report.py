@@ -44,7 +44,9 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
 def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """The report's tables: (title, header, rows), shared by Markdown and HTML."""
     area, timing = doc["area"], doc["timing"]
-    unit, core = area["unit"], area["core"]
+    unit = area["unit"]
+    # a core Yosys cannot read (the descriptor's core.area_unmeasured) has no figures
+    core = area["core"] or {k: "not measured" for k in ("cells", "flops", "gates", "depth")}
     return [
         (
             "Cycles (baseline vs ISAX build)",
@@ -91,7 +93,9 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
                     _fmt(area["overhead_percent"], 1) + " %",
                     "",
                     "",
-                    _fmt(timing["frequency_factor"]) + " (fmax factor)",
+                    _fmt(timing["frequency_factor"]) + " (fmax factor)"
+                    if timing["frequency_factor"] is not None
+                    else area.get("core_unmeasured", ""),
                 ],
             ],
         ),
@@ -128,12 +132,29 @@ def _headline(doc: dict[str, Any]) -> list[str]:
     ]
     if best is not None:
         lines.append(f"- Best region: {best['label']}, **{_fmt(best['speedup'])}x**")
+    clock = (
+        f"unit clock target {'met' if t['meets_clock'] else 'NOT met'} "
+        f"({_fmt(t['unit_depth_ns'])} ns)"
+    )
+    if a["core"] is None:
+        lines += [
+            f"- Area: unit {a['unit']['cells']} cells; the core is not measured "
+            f"({a.get('core_unmeasured', '')})",
+            f"- Logic depth: unit {t['unit_depth']} gate levels; {clock}",
+        ]
+    else:
+        impact = (
+            "no frequency impact"
+            if t["frequency_factor"] >= 1
+            else "fmax x " + _fmt(t["frequency_factor"])
+        )
+        lines += [
+            f"- Area: unit {a['unit']['cells']} cells = **{_fmt(a['overhead_percent'], 1)} %** "
+            f"of the core ({a['core']['cells']} cells)",
+            f"- Logic depth: unit {t['unit_depth']} vs core {t['core_depth']} gate levels "
+            f"({impact}); {clock}",
+        ]
     lines += [
-        f"- Area: unit {a['unit']['cells']} cells = **{_fmt(a['overhead_percent'], 1)} %** of the "
-        f"core ({a['core']['cells']} cells)",
-        f"- Logic depth: unit {t['unit_depth']} vs core {t['core_depth']} gate levels "
-        f"({'no frequency impact' if t['frequency_factor'] >= 1 else 'fmax x ' + _fmt(t['frequency_factor'])}); "
-        f"unit clock target {'met' if t['meets_clock'] else 'NOT met'} ({_fmt(t['unit_depth_ns'])} ns)",
         f"- Co-simulation against the golden interpreter: {doc['cosim']['cases']} random "
         "cases in all, no mismatch"
         if not doc["cosim"].get("skipped")
@@ -205,6 +226,8 @@ def plots(doc: dict[str, Any]) -> dict[str, bytes]:
     save("latency", fig)
 
     a, t = doc["area"], doc["timing"]
+    if a["core"] is None:  # nothing to compare the unit with
+        return out
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))
     ax1.bar(
         ["core", "ISAX unit"],

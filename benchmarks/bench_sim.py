@@ -1,8 +1,8 @@
-"""Reference-SoC simulation speed: simulated core cycles per second on both SoCs (a long
+"""Reference-SoC simulation speed: simulated core cycles per second on every SoC (a long
 ALU/load/store/mul loop, tests/sim/fixtures/spin.S), and Verilator build time cold vs cached.
 
 Target: >= 1,000,000 cycles/s on vexriscv.
-Usage: .venv/bin/python benchmarks/bench_sim.py [--cycles N] [--skip-cold]
+Usage: .venv/bin/python benchmarks/bench_sim.py [--cycles N] [--skip-cold] [--soc NAME ...]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from aquas.sim import build, run
+from aquas.target import target_names
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "sim" / "fixtures"
@@ -49,13 +50,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cycles", type=int, default=5_000_000, help="cycles simulated per SoC")
     ap.add_argument("--skip-cold", action="store_true", help="do not measure cold builds")
+    ap.add_argument("--soc", action="append", choices=target_names(), help="default: every SoC")
     args = ap.parse_args()
     con = Console()
     table = Table(title="aquas reference SoC simulation speed (Verilator)")
     for col in ("soc", "cold build [s]", "cached build [s]", "cycles", "wall [s]", "cycles/s"):
         table.add_column(col, justify="right")
     with tempfile.TemporaryDirectory() as td:
-        for soc in ("vexriscv", "picorv32"):
+        for soc in args.soc or target_names():
             cold = float("nan")
             if not args.skip_cold:
                 t0 = time.perf_counter()

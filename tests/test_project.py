@@ -120,7 +120,11 @@ def test_defaults(tmp_path: Path) -> None:
         ("cosim_cases = 10", "cosim_cases = -1", "'extension.cosim_cases' must be >= 0"),
         ("cosim_cases = 10", "cosim_cases = 1.5", "must be an integer"),
         ("cosim_cases = 10", "cosim_cases = true", "must be an integer"),
-        ('soc = "picorv32"', 'soc = "rocket"', "'target.soc' must be one of vexriscv, picorv32"),
+        (
+            'soc = "picorv32"',
+            'soc = "rocket"',
+            "'target.soc' must be one of vexriscv, cv32e40x, picorv32",
+        ),
         ("max_cycles = 1000", "max_cycles = 0", "'target.max_cycles' must be >= 1"),
         ('opt = "-O3"', 'opt = "-Ofast"', "'application.opt' must be one of"),
         ('functions = ["kern"]', 'functions = ["1x"]', "is not a C identifier"),

@@ -13,10 +13,10 @@ from aquas.target import check_encoding, load_target, parse_target, target_names
 
 def test_builtin_names_and_primary_first() -> None:
     assert target_names()[0] == "vexriscv"
-    assert set(target_names()) == {"vexriscv", "picorv32"}
+    assert set(target_names()) == {"vexriscv", "picorv32", "cv32e40x"}
 
 
-@pytest.mark.parametrize("soc", ["vexriscv", "picorv32"])
+@pytest.mark.parametrize("soc", ["vexriscv", "picorv32", "cv32e40x"])
 def test_builtin_descriptors(soc: str) -> None:
     t = load_target(soc=soc)
     assert t.name == soc
@@ -38,6 +38,30 @@ def test_core_features() -> None:
     assert "#define AQUAS_CFU_ENABLE_CSR 0xBC0" in vex.c_header()
     assert "AQUAS_CFU_ENABLE_CSR" not in pico.c_header()
     assert (vex.cost.div, vex.cost.store, pico.cost.mul) == (35, 13, 14)
+
+
+def test_cv32e40x_features() -> None:
+    cv = load_target(soc="cv32e40x")
+    assert cv.routed_opcodes == (0x0B, 0x2B, 0x5B, 0x7B)
+    assert not cv.ram_cached and cv.dcache.policy == "none"
+    hdr = cv.c_header()
+    assert "#define AQUAS_CLEAR_MCOUNTINHIBIT 1" in hdr and "#define AQUAS_HAS_MTVEC 1" in hdr
+    assert "AQUAS_CLEAR_MCOUNTINHIBIT" not in load_target(soc="picorv32").c_header()
+
+
+def test_cv32e40x_core_sources_follow_the_package_file_list() -> None:
+    from aquas.sim.builder import core_sources
+
+    files, incdirs = core_sources(load_target(soc="cv32e40x"))
+    names = [f.name for f in files]
+    # packages and interfaces before the modules that import them, as upstream orders them
+    assert names[:3] == ["cv32e40x_pkg.sv", "if_c_obi.sv", "if_xif.sv"]
+    assert "cv32e40x_core.sv" in names and "cv32e40x_sim_clock_gate.sv" in names
+    assert not [n for n in names if "rvfi" in n or n == "cv32e40x_wrapper.sv"]
+    assert all(f.is_file() for f in files) and all(d.name for d in incdirs)
+    # a single-file core is its rtl_file
+    pico, _ = core_sources(load_target(soc="picorv32"))
+    assert [f.name for f in pico] == ["picorv32.v"]
 
 
 def test_override_file_inherits_its_base(tmp_path: Path) -> None:

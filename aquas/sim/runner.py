@@ -182,7 +182,13 @@ def run(
     if vcd is not None:
         want = "fst" if Path(vcd).suffix == ".fst" else "vcd"
         if binary.trace != want:
-            binary = build(binary.soc, binary.platform, list(binary.isax_verilog), trace=want)
+            binary = build(
+                binary.soc,
+                binary.platform,
+                list(binary.isax_verilog),
+                trace=want,
+                params=binary.params,
+            )
     with tempfile.TemporaryDirectory(prefix="aquas-sim-") as td:
         image = Path(td) / "image.hex"
         result_file = Path(td) / "result.jsonl"

@@ -43,6 +43,14 @@ class CoreSection(_Section):
     module: str = Field(description="the core's top module (instance u_cpu in the SoC top)")
     rtl_package: str = Field(description="PyPI package (import name) holding the core's Verilog")
     rtl_file: str = Field(description="the core's Verilog file under the package's data_location")
+    # A core made of many SystemVerilog files (CV32E40X) names its package's file list
+    # (``*.flist``: ``+incdir+DIR`` and file lines, ``${VAR}`` standing for rtl_flist_dir).
+    rtl_flist_dir: str = Field(
+        default="", description="what ${VAR} in an .flist rtl_file stands for (under data_location)"
+    )
+    rtl_exclude: list[str] = Field(
+        default=[], description="glob patterns (under data_location) of file-list entries to skip"
+    )
     adapter: str = Field(description="rtl_templates file adapting the canonical ISAX port")
     top: str = Field(description="rtl_templates file of the SoC top module aquas_soc_<name>")
     routed_opcodes: list[Literal["custom-0", "custom-1", "custom-2", "custom-3"]] = Field(
@@ -51,6 +59,11 @@ class CoreSection(_Section):
     has_rdcycle: bool = True
     has_mtvec: bool = True
     cfu_enable_csr: Annotated[int, Field(ge=0, le=0xFFF)] | None = None
+    # CV32E40X inhibits mcycle/minstret after reset (mcountinhibit = 0xD): crt0 clears it.
+    clear_mcountinhibit: bool = False
+    # Why the core's area and depth are not measured (empty: they are): the Yosys of the
+    # reference set-up cannot read every core (CV32E40X's SystemVerilog packages).
+    area_unmeasured: str = ""
 
 
 class MemorySection(_Section):
@@ -284,6 +297,8 @@ class Target(_Section):
             f"#define AQUAS_HAS_MTVEC {int(c.has_mtvec)}",
             f"#define AQUAS_DCACHE_{self.dcache.policy.upper().replace('-', '_')} 1",
         ]
+        if c.clear_mcountinhibit:
+            lines.append("#define AQUAS_CLEAR_MCOUNTINHIBIT 1")
         if c.cfu_enable_csr is not None:
             lines.append(f"#define AQUAS_CFU_ENABLE_CSR 0x{c.cfu_enable_csr:03X}")
         lines += ["#endif", ""]

@@ -11,7 +11,7 @@ from conftest import TEST_UNIT
 from aquas.sim.builder import (
     COMMON_RTL,
     RTL,
-    core_rtl,
+    core_sources,
     soc_rtl,
     soc_top,
     verilator_cmd,
@@ -32,6 +32,8 @@ MODULES = [
     RTL / "adapters" / "cfu_adapter.v",
     RTL / "adapters" / "pcpi_adapter.v",
     TEST_UNIT,
+    RTL / "soc" / "aquas_obi_port.v",
+    RTL / "adapters" / "xif_adapter.v",
 ]
 
 
@@ -58,8 +60,9 @@ def test_lint_module(path: Path):
 @pytest.mark.parametrize("with_unit", [False, True])
 def test_lint_soc(soc: str, with_unit: bool):
     t = load_target(soc=soc)
-    files = [WAIVERS, core_rtl(t), *COMMON_RTL, *soc_rtl(t)]
-    extra = ["--top-module", soc_top(t)]
+    core, incdirs = core_sources(t)
+    files = [WAIVERS, *core, *COMMON_RTL, *soc_rtl(t)]
+    extra = ["--top-module", soc_top(t), *[f"+incdir+{d}" for d in incdirs]]
     if with_unit:
         files.append(TEST_UNIT)
         extra.append("+define+AQUAS_ISAX_MODULE=aquastest_isax_unit")

@@ -189,3 +189,12 @@ def test_interrupted_build_leaves_no_temporary_directory(tmp_path: Path):
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode != 0 and "KeyboardInterrupt" in err
     assert sorted(p.name for p in cache.iterdir() if not p.name.endswith(".lock")) == []
+
+
+def test_cv32e40x_reset_edge_and_counters(program, soc_binary):
+    """CV32E40X resets on the falling edge of rst_ni (its sleep unit gates the clock during
+    reset): the SoC top produces that edge, so mcountinhibit comes out of reset as the
+    core specifies (0xD: mcycle and minstret inhibited); after start.S clears it, rdcycle
+    advances (bit 8 of the exit code)."""
+    r = run(soc_binary("cv32e40x"), program("mcountinhibit", "cv32e40x"), max_cycles=200_000)
+    assert (r.reason, r.exit_code) == ("exit", 0x10D), r.report
