@@ -343,27 +343,32 @@ def predict_module(
         mem_fixed = sum(mem_beats(a.op) + int(a.write) for a in accesses)
         compute = lat.max_fixed + 1 - mem_fixed
         cyc, miss, first = cost_accesses(accesses, p)
-        transfers = []
-        seen: dict[Operation, int] = {}
+        # one row per spec access: the unrolled copies of one access are merged
+        rows: dict[tuple[Any, ...], TransferPrediction] = {}
+        done: set[Operation] = set()
         for a in accesses:
-            seen[a.op] = seen.get(a.op, 0) + 1
-        for op, count in seen.items():
-            a = next(x for x in accesses if x.op is op)
             per = beat_bytes(a.elem_bytes, p.bus_bytes)
             n = beats(a.nbytes, per)
-            transfers.append(
-                TransferPrediction(
-                    kind=op.name.split(".", 1)[1],
-                    where=_where(op),
+            key = (a.op.name, _where(a.op), a.write, a.nbytes)
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = TransferPrediction(
+                    kind=a.op.name.split(".", 1)[1],
+                    where=key[1],
                     write=a.write,
                     bytes=a.nbytes,
                     beats=n,
                     requests=len(split_bursts(n, p.max_burst_beats)),
-                    count=count,
-                    cycles=cyc[op],
-                    l2_misses=miss[op],
+                    count=0,
+                    cycles=0.0,
+                    l2_misses=0.0,
                 )
-            )
+            row.count += 1
+            if a.op not in done:  # cyc and miss hold an op's executions together
+                done.add(a.op)
+                row.cycles += cyc[a.op]
+                row.l2_misses += miss[a.op]
+        transfers = list(rows.values())
         transfer = sum(cyc.values())
         total = overlapped_cycles(compute, round(transfer), round(first), overlap)
         if not overlap:
