@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 from rich.table import Table
@@ -65,7 +65,7 @@ def model(
     explicit_soc = ctx.get_parameter_source("soc") == click.core.ParameterSource.COMMANDLINE
     target = load_target(platform, soc=soc if platform is None or explicit_soc else None)
     module = load_module(spec)
-    mode = "cold" if l2 == "cold" else "warm"
+    mode: Literal["cold", "warm"] = "cold" if l2 == "cold" else "warm"
     choice = choose_plan(module, target, plan, l2=mode, clock_ns=clock_ns)
     p = MemParams.of(target, mode)
     params: dict[str, Any] = {
