@@ -17,11 +17,13 @@ before every case; ``warm`` runs each command twice and measures the second run.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import random
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -147,6 +149,21 @@ class Measurement:
     l2_misses: dict[str, list[int]]
 
 
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Sets environment variables for the tools cocotb spawns, and restores them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _key(files: list[Path], params: dict[str, int]) -> str:
     import cocotb
 
@@ -176,7 +193,7 @@ def measure(
     from cocotb_tools.runner import get_runner
 
     from aquas.sim.builder import PCH_MAKEFLAG, verilator_root
-    from aquas.synth.cosim import _environment, verilator_shim
+    from aquas.synth.cosim import verilator_shim
 
     cache_dir = (cache_dir or default_cache_dir("model-measure")).resolve()
     params = top_params(target)
