@@ -199,11 +199,21 @@ def measure(
     params = top_params(target)
     ctrl_text = (resources.files("aquas.rtl_templates") / "soc" / "aquas_mem_ctrl.v").read_text()
     top_text = TOP.format(unit=unit)
-    tmp = cache_dir / "src" / hashlib.sha256((top_text + ctrl_text).encode()).hexdigest()[:12]
-    tmp.mkdir(parents=True, exist_ok=True)
-    (tmp / "aquas_model_top.v").write_text(top_text)
-    (tmp / "aquas_mem_ctrl.v").write_text(ctrl_text)
-    sources = [verilog.resolve(), tmp / "aquas_mem_ctrl.v", tmp / "aquas_model_top.v"]
+    unit_text = verilog.read_bytes()
+    # every source is copied to a directory named by their content: the same unit from
+    # another synthesis directory then compiles nothing again (Verilator's output names
+    # the source paths, so a new path would make everything stale)
+    h = hashlib.sha256((top_text + ctrl_text).encode() + unit_text).hexdigest()[:16]
+    src = cache_dir / "src" / h
+    src.mkdir(parents=True, exist_ok=True)
+    for name, data in (
+        ("aquas_model_top.v", top_text.encode()),
+        ("aquas_mem_ctrl.v", ctrl_text.encode()),
+        (verilog.name, unit_text),
+    ):
+        if not (src / name).exists():  # unchanged sources keep their times for make
+            (src / name).write_bytes(data)
+    sources = [src / verilog.name, src / "aquas_mem_ctrl.v", src / "aquas_model_top.v"]
     build_dir = cache_dir / _key(sources, params)
     build_dir.mkdir(parents=True, exist_ok=True)
     bindir = verilator_shim(cache_dir)
