@@ -280,3 +280,22 @@ def test_cli_errors(tmp_path: Path) -> None:
     bad.write_text('base = "vexriscv"\n[memory]\nlatncy = 3\n')
     r = CliRunner().invoke(main, ["model", spec, "--platform", str(bad)])
     assert r.exit_code == 2 and "latncy" in r.output
+
+
+def test_auto_plan_compares_registered_plans(
+    small: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registered plan pass is applied and compared; canonicalize stands in for a plan
+    that changes nothing, so it ties with as-written, which wins the tie."""
+    from aquas import passes
+
+    monkeypatch.setitem(passes.PASSES, "aquas-interface-single", passes.PASSES["canonicalize"])
+    monkeypatch.delitem(passes.PASSES, "aquas-interface-burst", raising=False)
+    c = choose_plan(small, VEX)  # type: ignore[arg-type]
+    assert set(c.considered) == {"as-written", "single"}
+    assert c.considered["single"] == c.considered["as-written"]
+    assert c.plan == "as-written"
+    assert "single" in c.reason and "burst is not available yet" in c.reason
+    forced = choose_plan(small, VEX, "single")  # type: ignore[arg-type]
+    assert forced.plan == "single"
+    assert [p.total for p in forced.predictions] == [p.total for p in c.predictions]
