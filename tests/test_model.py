@@ -299,3 +299,16 @@ def test_auto_plan_compares_registered_plans(
     forced = choose_plan(small, VEX, "single")  # type: ignore[arg-type]
     assert forced.plan == "single"
     assert [p.total for p in forced.predictions] == [p.total for p in c.predictions]
+
+
+def test_split_bursts_and_requests_in_flight(small: object) -> None:
+    """blk's 16-word burst on a port limited to 4-beat bursts: 4 requests of
+    1 + 2 + 10 + 4 = 17 cycles; one at a time 68, with 4 in flight the bandwidth bound
+    (17 - 4) + 16 = 29 (the latency bound is 68 / 4 = 17)."""
+    t = VEX.replace(isax_master={"max_burst_beats": 4})
+    one = by_name(predict_module(small, t))["blk"]  # type: ignore[arg-type]
+    assert one.transfers[0].requests == 4
+    assert one.transfer_cycles == 68
+    four = by_name(predict_module(small, t, outstanding=4))["blk"]  # type: ignore[arg-type]
+    assert four.transfer_cycles == 29
+    assert four.compute_cycles == one.compute_cycles

@@ -152,7 +152,9 @@ def group_cycles(occupancy: Sequence[int], data: Sequence[int], concurrency: int
     return max(latency_bound, bandwidth_bound)
 
 
-def overlapped_cycles(compute: int, transfer: int, first_latency: int, overlap: bool) -> int:
+def overlapped_cycles(
+    compute: float, transfer: float, first_latency: float, overlap: bool
+) -> float:
     """ISAX cycles from compute and transfer cycles. Without overlap (every wait state
     blocks the state machine, as generated today) they add. With overlap, compute starts
     after the first transfer's latency and hides behind the rest of the transfers (or

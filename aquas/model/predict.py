@@ -370,9 +370,7 @@ def predict_module(
                 row.l2_misses += miss[a.op]
         transfers = list(rows.values())
         transfer = sum(cyc.values())
-        total = overlapped_cycles(compute, round(transfer), round(first), overlap)
-        if not overlap:
-            total = compute + transfer  # keep the expectation's fraction
+        total = overlapped_cycles(compute, transfer, first, overlap)
         preds.append(
             IsaxPrediction(
                 isax=isax.sym_name.data,
