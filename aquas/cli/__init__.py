@@ -1,7 +1,7 @@
 """The ``aquas`` command line: the click group, its error boundary, and the commands.
 
 Every command lives in a module of this package (``basic``: check, lower, opt, exec;
-``synth``, ``match``, ``sim``, ``run``).  The library rooms (``dialects/``, ``synth/``,
+``synth``, ``match``, ``sim``, ``run``, ``model``).  The library rooms (``dialects/``, ``synth/``,
 ``egraph/``) never import this package; it imports them.
 
 Every exception a command raises ends at :meth:`AquasGroup.invoke`: user errors print as
@@ -55,7 +55,7 @@ def main(debug: bool) -> None:
 
 
 def _register() -> None:
-    from aquas.cli import basic, match, run, sim, synth
+    from aquas.cli import basic, match, model, run, sim, synth
 
     for cmd in (
         basic.check,
@@ -66,6 +66,7 @@ def _register() -> None:
         synth.synth,
         match.match,
         run.run,
+        model.model,
     ):
         main.add_command(cmd)
 

@@ -1,0 +1,133 @@
+"""``aquas model``: predicted cycles of every ISAX from the memory-interface model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+from rich.table import Table
+
+from aquas.cli.common import out, soc_option
+
+
+@click.command(name="model")
+@click.argument("spec", type=click.Path(path_type=Path))
+@soc_option("Reference SoC whose descriptor gives the memory parameters.")
+@click.option(
+    "--platform",
+    type=click.Path(path_type=Path),
+    help="Platform file (a descriptor, or overrides of a built-in one) instead of --soc's.",
+)
+@click.option(
+    "--plan",
+    type=click.Choice(["auto", "as-written", "single", "burst"]),
+    default="auto",
+    show_default=True,
+    help="Interface plan: a pass aquas-interface-<plan>, or auto (the best available).",
+)
+@click.option(
+    "--l2",
+    type=click.Choice(["cold", "warm"]),
+    default="cold",
+    show_default=True,
+    help="With an L2: cold (first access to each line misses) or warm (every access hits).",
+)
+@click.option("--clock-ns", default=10.0, show_default=True, help="Target clock period (ns).")
+@click.option("--json", "as_json", is_flag=True, help="Print the predictions as JSON.")
+@click.pass_context
+def model(
+    ctx: click.Context,
+    spec: Path,
+    soc: str,
+    platform: Path | None,
+    plan: str,
+    l2: str,
+    clock_ns: float,
+    as_json: bool,
+) -> None:
+    """Predict the cycles of every ISAX of SPEC on a target, with their breakdown.
+
+    Per ISAX: compute cycles (the synthesis schedule's states), transfer cycles (each
+    memory access: request, DMA setup, memory latency or L2 hit/miss, beats,
+    acknowledgement), their total from command handshake to response, and whether memory
+    or compute bounds it. See docs/memory-model.md. Exit status 2 for bad input or a plan
+    that is not available.
+    """
+    from aquas.cli.common import load_module
+    from aquas.model.formulas import MemParams
+    from aquas.model.plans import choose_plan
+    from aquas.synth.pipeline import check_clock
+    from aquas.target import load_target
+
+    check_clock(clock_ns)
+    explicit_soc = ctx.get_parameter_source("soc") == click.core.ParameterSource.COMMANDLINE
+    target = load_target(platform, soc=soc if platform is None or explicit_soc else None)
+    module = load_module(spec)
+    mode: Literal["cold", "warm"] = "cold" if l2 == "cold" else "warm"
+    choice = choose_plan(module, target, plan, l2=mode, clock_ns=clock_ns)
+    p = MemParams.of(target, mode)
+    params: dict[str, Any] = {
+        "memory_latency": p.latency,
+        "dma_setup": p.setup,
+        "bus_bytes": p.bus_bytes,
+        "max_burst_beats": p.max_burst_beats,
+        "dma_channels": p.channels,
+        "outstanding": p.outstanding,
+        "l2": p.l2,
+        "l2_hit_latency": p.l2_hit_latency if p.l2 != "off" else None,
+        "l2_line_bytes": p.l2_line_bytes if p.l2 != "off" else None,
+    }
+    if as_json:
+        doc = {
+            "spec": str(spec),
+            "soc": target.name,
+            "params": params,
+            "plan": choice.plan,
+            "reason": choice.reason,
+            "considered": {k: round(v, 2) for k, v in choice.considered.items()},
+            "isaxs": [pr.as_dict() for pr in choice.predictions],
+        }
+        out.print(json.dumps(doc, indent=2), markup=False)
+        return
+    l2_text = "no L2" if p.l2 == "off" else f"L2 {p.l2} (hit {p.l2_hit_latency})"
+    out.print(
+        f"{spec.name} on {target.name}: memory latency {p.latency}, DMA setup {p.setup}, "
+        f"{8 * p.bus_bytes}-bit port, {p.channels} channel(s), bursts <= {p.max_burst_beats} "
+        f"beats, {l2_text}",
+        markup=False,
+    )
+    out.print(f"plan: {choice.plan} ({choice.reason})", markup=False)
+    table = Table(title=None, show_lines=False)
+    for col in ("isax", "cycles", "compute", "transfer", "bound"):
+        table.add_column(col, justify="left" if col in ("isax", "bound") else "right")
+    for pr in choice.predictions:
+        table.add_row(
+            pr.isax,
+            f"{pr.total:.1f}",
+            str(pr.compute_cycles),
+            f"{pr.transfer_cycles:.1f}",
+            pr.bound if pr.transfers else "compute (no memory)",
+        )
+    out.print(table)
+    rows = [(pr, t) for pr in choice.predictions for t in pr.transfers]
+    if rows:
+        tt = Table(title="transfers (per ISAX call)")
+        for col in ("isax", "op", "where", "bytes", "beats", "count", "cycles", "L2 misses"):
+            tt.add_column(col, justify="right" if col not in ("isax", "op", "where") else "left")
+        for pr, t in rows:
+            tt.add_row(
+                pr.isax,
+                t.kind,
+                t.where,
+                str(t.bytes),
+                str(t.beats),
+                str(t.count),
+                f"{t.cycles:.1f}",
+                f"{t.l2_misses:.2f}" if p.l2 == "cold" else "-",
+            )
+        out.print(tt)
+    for pr in choice.predictions:
+        for note in pr.notes:
+            out.print(f"note: {pr.isax}: {note}", markup=False)

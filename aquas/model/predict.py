@@ -1,0 +1,393 @@
+"""Predicted cycles of every ISAX of a lowered spec on a target (the memory-interface model).
+
+Data flow: the ``aquas`` dialect module → the synthesis scheduler on a clone
+(``synth/flow.schedule_isaxs``: the same prepare passes and FSM builder ``aquas synth``
+uses) → per ISAX its compute cycles (every state that is not a memory wait state, plus the
+dispatch cycle) and the dynamic sequence of its memory-interface ops (loops expanded by
+their trip counts, addresses as affine forms of rs1/rs2) → each transfer costed by
+:mod:`aquas.model.formulas` with the descriptor's parameters → the ISAX's total.
+
+With a cold L2 the hit/miss of each access depends on where the pointers lie within a
+line; the model averages over every placement of each pointer at its natural alignment
+(the widest access through it, at least a word) and simulates the L2's tag rules exactly
+as ``aquas_mem_ctrl`` applies them (lookup at the request and at each line crossing inside
+a burst). Distinct pointers are assumed not to conflict in the L2 (no dirty evictions).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+from aquas.diagnostics import loc_of
+from aquas.dialects import aquas as aq
+from aquas.dialects.aquas import constant_value
+from aquas.model.formulas import (
+    MemParams,
+    access_wait,
+    bank_beat_cycles,
+    beat_bytes,
+    beats,
+    group_cycles,
+    overlapped_cycles,
+    request_cycles,
+    split_bursts,
+)
+from aquas.target import Target
+
+#: The most pointer placements averaged for a cold L2 (a deterministic stride beyond).
+MAX_PLACEMENTS = 512
+
+
+@dataclass(frozen=True)
+class _Access:
+    """One dynamic execution of a memory-interface op."""
+
+    op: Operation
+    write: bool
+    base: frozenset[tuple[Hashable, int]]  # run-time terms of the address (rs1, rs2, ...)
+    offset: int  # the constant part once loop counters are substituted (signed)
+    elem_bytes: int
+    nbytes: int
+    banks: int
+    partition: str
+
+
+@dataclass
+class TransferPrediction:
+    """One memory-interface op of an ISAX, over all its dynamic executions."""
+
+    kind: str  # load, store, burst_read, burst_write
+    where: str  # spec location
+    write: bool
+    bytes: int  # per execution
+    beats: int  # per execution
+    requests: int  # per execution (bursts split at the port's limit)
+    count: int  # executions per ISAX call (loop trip counts)
+    cycles: float  # all executions, expected value over pointer placements
+    l2_misses: float  # all executions, expected
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "where": self.where,
+            "write": self.write,
+            "bytes": self.bytes,
+            "beats": self.beats,
+            "requests": self.requests,
+            "count": self.count,
+            "cycles": round(self.cycles, 2),
+            "l2_misses": round(self.l2_misses, 2),
+        }
+
+
+@dataclass
+class IsaxPrediction:
+    isax: str
+    compute_cycles: int
+    transfer_cycles: float
+    total: float
+    bound: Literal["memory", "compute"]
+    transfers: list[TransferPrediction] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def written_bytes(self) -> int:
+        return sum(t.bytes * t.count for t in self.transfers if t.write)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "isax": self.isax,
+            "cycles": round(self.total, 2),
+            "compute_cycles": self.compute_cycles,
+            "transfer_cycles": round(self.transfer_cycles, 2),
+            "bound": self.bound,
+            "written_bytes": self.written_bytes,
+            "transfers": [t.as_dict() for t in self.transfers],
+            "notes": self.notes,
+        }
+
+
+# -- the dynamic access sequence ------------------------------------------------------------
+
+
+def _width(v: SSAValue) -> int:
+    t = v.type
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _mem_count(block: Block) -> int:
+    n = 0
+    for op in block.walk():
+        if isinstance(op, aq.LoadOp | aq.StoreOp | aq.BurstReadOp | aq.BurstWriteOp):
+            n += 1
+    return n
+
+
+def _access(op: Operation, ivs: dict[SSAValue, int]) -> _Access:
+    from aquas.synth.fsm import affine_index, spm_of
+
+    form = affine_index(op.addr)  # type: ignore[attr-defined]
+    offset = form.const
+    base: list[tuple[Hashable, int]] = []
+    for term, k in form.terms:
+        if isinstance(term, BlockArgument) and term in ivs:
+            offset += k * ivs[term]
+        else:
+            base.append((term, k))
+    offset &= 0xFFFFFFFF
+    if offset >= 1 << 31:
+        offset -= 1 << 32
+    if isinstance(op, aq.LoadOp | aq.StoreOp):
+        w = _width(op.result if isinstance(op, aq.LoadOp) else op.value)
+        return _Access(
+            op, isinstance(op, aq.StoreOp), frozenset(base), offset, w // 8, w // 8, 1, "none"
+        )
+    assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
+    spm = spm_of(op)
+    eb = spm.width // 8
+    return _Access(
+        op,
+        isinstance(op, aq.BurstWriteOp),
+        frozenset(base),
+        offset,
+        eb,
+        eb * op.length_value,
+        spm.factor_value,
+        spm.partition.data,
+    )
+
+
+def dynamic_accesses(isax: aq.IsaxOp) -> tuple[list[_Access], bool]:
+    """The memory-interface ops ``isax`` executes, in order (prepared IR: constant loop
+    bounds), and whether that sequence is the only one (False when a side-effecting
+    branch holds memory ops: the branch with more of them is taken)."""
+    out: list[_Access] = []
+    exact = True
+
+    def walk(block: Block, ivs: dict[SSAValue, int]) -> None:
+        nonlocal exact
+        for op in block.ops:
+            if isinstance(op, scf.ForOp):
+                lb, ub, step = (constant_value(v) for v in (op.lb, op.ub, op.step))
+                assert lb is not None and ub is not None and step is not None
+                iv = op.body.block.args[0]
+                for t in range(max(0, (ub - lb + step - 1) // step)):
+                    walk(op.body.block, {**ivs, iv: t})
+            elif isinstance(op, scf.IfOp):
+                regions = [r for r in (op.true_region, op.false_region) if r.blocks]
+                counts = [_mem_count(r.block) for r in regions]
+                if any(counts):
+                    if len(set(counts)) > 1 or len(counts) == 1:
+                        exact = False
+                    walk(regions[counts.index(max(counts))].block, ivs)
+            elif isinstance(op, aq.LoadOp | aq.StoreOp | aq.BurstReadOp | aq.BurstWriteOp):
+                out.append(_access(op, ivs))
+
+    walk(isax.body.block, {})
+    return out, exact
+
+
+# -- costing -------------------------------------------------------------------------------
+
+
+def _base_name(base: frozenset[tuple[Hashable, int]]) -> str:
+    parts = []
+    for term, k in sorted(base, key=lambda tk: str(tk[0])):
+        name = "?"
+        if isinstance(term, OpResult) and isinstance(term.owner, aq.ReadRs1Op):
+            name = "rs1"
+        elif isinstance(term, OpResult) and isinstance(term.owner, aq.ReadRs2Op):
+            name = "rs2"
+        elif isinstance(term, SSAValue) and term.name_hint:
+            name = term.name_hint
+        parts.append(name if k == 1 else f"{k}*{name}")
+    return " + ".join(parts) or "0"
+
+
+def _cost_once(
+    p: MemParams,
+    acc: _Access,
+    lines: set[tuple[Any, int]] | None,
+    base_at: dict[frozenset[tuple[Hashable, int]], int],
+) -> tuple[int, int]:
+    """(cycles, L2 misses) of one execution. ``lines`` is the set of present L2 lines for
+    a cold-L2 simulation (None: off or warm, no lookups)."""
+    per = beat_bytes(acc.elem_bytes, p.bus_bytes)
+    n = beats(acc.nbytes, per)
+    bank = bank_beat_cycles(max(1, per // acc.elem_bytes), acc.banks, acc.partition)
+    occ: list[int] = []
+    data: list[int] = []
+    misses = 0
+    addr = base_at.get(acc.base, 0) + acc.offset
+    line = p.l2_line_bytes
+    for req in split_bursts(n, p.max_burst_beats):
+        stalls = 0
+        if lines is None:
+            wait = access_wait(p)
+        else:
+            key = (acc.base, addr // line)
+            hit = key in lines
+            lines.add(key)
+            misses += not hit
+            wait = access_wait(p, hit)
+            for i in range(1, req):
+                a = addr + i * per
+                if a % line == 0:  # the beat starts a new line: looked up at the crossing
+                    k2 = (acc.base, a // line)
+                    if k2 not in lines:
+                        misses += 1
+                        stalls += p.miss_penalty
+                        lines.add(k2)
+        occ.append(request_cycles(p, req * bank, acc.write, wait, stalls))
+        data.append(req * bank)
+        addr += req * per
+    return group_cycles(occ, data, p.channels * p.outstanding), misses
+
+
+def _placements(
+    accesses: list[_Access], p: MemParams
+) -> list[dict[frozenset[tuple[Hashable, int]], int]]:
+    """Every placement of each pointer within an L2 line at its natural alignment."""
+    align: dict[frozenset[tuple[Hashable, int]], int] = {}
+    for a in accesses:
+        align[a.base] = max(align.get(a.base, 4), a.elem_bytes if a.elem_bytes <= 8 else 8)
+    bases = list(align)
+    choices = [range(0, p.l2_line_bytes, align[b]) if b else range(1) for b in bases]
+    combos = list(itertools.product(*choices))
+    if len(combos) > MAX_PLACEMENTS:
+        stride = -(-len(combos) // MAX_PLACEMENTS)
+        combos = combos[::stride]
+    # pointers far apart (1 MiB): distinct pointers never share a line
+    return [
+        {b: (i + 1) * (1 << 20) + off for i, (b, off) in enumerate(zip(bases, c, strict=True))}
+        for c in combos
+    ]
+
+
+def cost_accesses(
+    accesses: list[_Access], p: MemParams
+) -> tuple[dict[Operation, float], dict[Operation, float], float]:
+    """Expected cycles and L2 misses per op, and the first transfer's latency (for
+    overlap), over the pointer placements when the L2 is cold."""
+    cycles: dict[Operation, float] = {a.op: 0.0 for a in accesses}
+    misses: dict[Operation, float] = {a.op: 0.0 for a in accesses}
+    if p.l2 != "cold":
+        for a in accesses:
+            c, _ = _cost_once(p, a, None, {})
+            cycles[a.op] += c
+        first0 = _cost_once(p, accesses[0], None, {})[0] if accesses else 0
+        return cycles, misses, float(first0)
+    places = _placements(accesses, p)
+    first: float = 0.0
+    for place in places:
+        lines: set[tuple[Any, int]] = set()
+        for i, a in enumerate(accesses):
+            ci, mi = _cost_once(p, a, lines, place)
+            cycles[a.op] += ci / len(places)
+            misses[a.op] += mi / len(places)
+            if i == 0:
+                first += ci / len(places)
+    return cycles, misses, first
+
+
+# -- per ISAX ------------------------------------------------------------------------------
+
+
+def _where(op: Operation) -> str:
+    loc = loc_of(op)
+    if loc is None:
+        return "?"
+    return f"{loc.filename.rsplit('/', 1)[-1]}:{loc.line}:{loc.column}"
+
+
+def predict_module(
+    module: ModuleOp,
+    target: Target,
+    *,
+    l2: Literal["cold", "warm"] = "cold",
+    clock_ns: float = 10.0,
+    outstanding: int = 1,
+    overlap: bool = False,
+) -> list[IsaxPrediction]:
+    """Predicted cycles (command handshake to the first ``rsp_valid``) of every ISAX of the
+    extension in ``module`` (left unchanged) on ``target``."""
+    from aquas.synth.flow import schedule_isaxs
+    from aquas.synth.fsm import mem_beats
+    from aquas.synth.oplib import OperatorLibrary
+
+    p = MemParams.of(target, l2, outstanding)
+    _, fsms = schedule_isaxs(module.clone(), clock_ns, OperatorLibrary.load())
+    preds = []
+    for fsm in fsms:
+        isax = fsm.isax
+        accesses, exact = dynamic_accesses(isax)
+        notes = []
+        if not exact:
+            notes.append("a data-dependent branch holds memory ops: the longer path is predicted")
+        lat = fsm.latency
+        if len(accesses) != lat.max_mem:
+            notes.append(
+                f"the schedule has {lat.max_mem} wait states on its longest path, the model "
+                f"{len(accesses)} accesses"
+            )
+        # the scheduler's fixed cycles include each wait state's beats (+ the write
+        # acknowledgement): what remains are the compute states and the dispatch cycle
+        mem_fixed = sum(mem_beats(a.op) + int(a.write) for a in accesses)
+        compute = lat.max_fixed + 1 - mem_fixed
+        cyc, miss, first = cost_accesses(accesses, p)
+        # one row per spec access: the unrolled copies of one access are merged
+        rows: dict[tuple[Any, ...], TransferPrediction] = {}
+        done: set[Operation] = set()
+        for a in accesses:
+            per = beat_bytes(a.elem_bytes, p.bus_bytes)
+            n = beats(a.nbytes, per)
+            key = (a.op.name, _where(a.op), a.write, a.nbytes)
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = TransferPrediction(
+                    kind=a.op.name.split(".", 1)[1],
+                    where=key[1],
+                    write=a.write,
+                    bytes=a.nbytes,
+                    beats=n,
+                    requests=len(split_bursts(n, p.max_burst_beats)),
+                    count=0,
+                    cycles=0.0,
+                    l2_misses=0.0,
+                )
+            row.count += 1
+            if a.op not in done:  # cyc and miss hold an op's executions together
+                done.add(a.op)
+                row.cycles += cyc[a.op]
+                row.l2_misses += miss[a.op]
+        transfers = list(rows.values())
+        transfer = sum(cyc.values())
+        total = overlapped_cycles(compute, transfer, first, overlap)
+        preds.append(
+            IsaxPrediction(
+                isax=isax.sym_name.data,
+                compute_cycles=compute,
+                transfer_cycles=transfer,
+                total=total,
+                bound="memory" if transfer > compute else "compute",
+                transfers=transfers,
+                notes=notes,
+            )
+        )
+    return preds
+
+
+__all__ = [
+    "IsaxPrediction",
+    "TransferPrediction",
+    "dynamic_accesses",
+    "predict_module",
+]
