@@ -1,10 +1,12 @@
 """Affine address analysis for the interface plans.
 
-An address is *affine* when it is ``base + c + sum(k_i * iv_i)``: ``base`` is ``rs1``,
+An address is *affine* when it is ``base + c + sum(k_i * v_i)``: ``base`` is ``rs1``,
 ``rs2`` or nothing (an absolute address), ``c`` and ``k_i`` are compile-time integers and
-``iv_i`` are induction variables of enclosing ``scf.for`` loops with constant bounds. The
-address arithmetic is i32 and wraps modulo 2^32, which addition, subtraction,
-multiplication and left shift by constants preserve, so the form is exact.
+each ``v_i`` is an induction variable of an enclosing ``scf.for`` with constant bounds, or
+a run-time value with a small known range (``x & 31``, ``zext`` of an ``i4``): such an
+address ranges over a known window, which a load burst can cover. The address arithmetic
+is i32 and wraps modulo 2^32, which addition, subtraction, multiplication and left shift
+by constants preserve, so the form is exact.
 
 :func:`footprint` turns an access into the set of byte offsets from its base that it may
 touch, which is what the plans' aliasing checks compare.
@@ -21,9 +23,12 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
+from aquas.plans.common import scratchpad_of
 
 MAX_POINTS = 1 << 16
 """Enumerating the iteration space of an access stops here (the access is then unknown)."""
+MAX_RANGE = 256
+"""Largest range of a run-time index term (``x & 255`` at most)."""
 
 
 @dataclass(frozen=True)
@@ -43,12 +48,17 @@ class Affine:
     coefs: dict[SSAValue, int] = field(default_factory=dict)
 
     def loops(self) -> list[Loop]:
+        """The domain of every term (a loop counter's values, or a run-time range)."""
         out = []
-        for iv in self.coefs:
-            loop = loop_of(iv)
+        for v in self.coefs:
+            loop = domain_of(v)
             assert loop is not None
             out.append(loop)
         return out
+
+    def runtime_terms(self) -> list[SSAValue]:
+        """Terms that are not loop counters (their value is only known at run time)."""
+        return [v for v in self.coefs if loop_of(v) is None]
 
     def values(self) -> list[int] | None:
         """Every value of ``const + sum(coef * iv)`` over the iteration space, or None when
@@ -84,6 +94,33 @@ def loop_of(v: SSAValue) -> Loop | None:
     # the interpreter and the RTL compare bounds as signed values of the loop's type
     lb, ub = _signed(lb, w), _signed(ub, w)
     return Loop(v, tuple(range(lb, ub, step)))
+
+
+def domain_of(v: SSAValue) -> Loop | None:
+    """The values ``v`` can take: a loop counter's, or a small run-time range."""
+    loop = loop_of(v)
+    if loop is not None:
+        return loop
+    r = _bounded(v)
+    return None if r is None else Loop(v, tuple(range(r[0], r[1] + 1)))
+
+
+def _bounded(v: SSAValue) -> tuple[int, int] | None:
+    """A small unsigned range of a run-time value: ``x & m`` or ``zext`` of a narrow one."""
+    op = v.owner
+    if isinstance(op, arith.AndIOp):
+        for side in (op.lhs, op.rhs):
+            m = constant_value(side)
+            t = side.type
+            if m is not None and isinstance(t, IntegerType):
+                m &= (1 << t.width.data) - 1
+                if m < MAX_RANGE and (m + 1) & m == 0:
+                    return (0, m)
+    if isinstance(op, arith.ExtUIOp):
+        t = op.input.type
+        if isinstance(t, IntegerType) and (1 << t.width.data) <= MAX_RANGE:
+            return (0, (1 << t.width.data) - 1)
+    return None
 
 
 def _signed(x: int, w: int) -> int:
@@ -128,6 +165,8 @@ def affine(v: SSAValue) -> Affine | None:
     if loop_of(v) is not None:
         return Affine(None, 0, {v: 1})
     op = v.owner
+    if _bounded(v) is not None:
+        return Affine(None, 0, {v: 1})
     if not isinstance(op, Operation):
         return None
     if isinstance(op, aq.ReadRs1Op):
@@ -172,9 +211,13 @@ class Footprint:
     base: str | None
     offsets: frozenset[int] | None
 
-    def may_overlap(self, other: Footprint) -> bool:
-        if self.offsets is None or other.offsets is None or self.base != other.base:
+    def may_overlap(self, other: Footprint, noalias: bool = False) -> bool:
+        """``noalias``: regions addressed through different bases are disjoint (the
+        ISAX's ``#[noalias]`` contract)."""
+        if self.offsets is None or other.offsets is None:
             return True
+        if self.base != other.base:
+            return not noalias
         return not self.offsets.isdisjoint(other.offsets)
 
 
@@ -189,7 +232,7 @@ def access_bytes(op: Operation) -> int:
         t = op.value.type
     else:
         assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
-        spm = aq._scratchpad(op, op.scratchpad)  # noqa: SLF001 - the dialect's own lookup
+        spm = scratchpad_of(op)
         return (spm.width + 7) // 8
     assert isinstance(t, IntegerType)
     return t.width.data // 8

@@ -119,6 +119,7 @@ class _Planner:
             if isinstance(o, MEM)
         ]
         self.rejected: list[Rejection] = []
+        self.noalias = aq.NOALIAS_ATTR in isax.attributes
 
     def reject(self, op: Operation, reason: str) -> None:
         self.rejected.append(rejection(PLAN, self.isax, op, reason))
@@ -146,6 +147,13 @@ class _Planner:
                     op,
                     "the address is not affine in rs1/rs2 and the counters of constant-bound "
                     "loops (it depends on a value computed at run time)",
+                )
+                continue
+            if store and aff.runtime_terms():
+                self.reject(
+                    op,
+                    "the store's address depends on a run-time value: a burst would write "
+                    "bytes the spec may not",
                 )
                 continue
             starts = aff.values()
@@ -180,21 +188,26 @@ class _Planner:
         for a in self.accesses:
             if id(a.op) in members or not (store or a.write):
                 continue
-            if a.fp.may_overlap(span):
+            if a.fp.may_overlap(span, self.noalias):
                 barriers.setdefault(a.anchor, a)
         cuts = sorted(barriers)
         epochs: dict[int, list[_Cand]] = defaultdict(list)
         for c in cands:
             if c.anchor in barriers:
-                other = _where(barriers[c.anchor].op)
+                b = barriers[c.anchor]
+                hint = ""
+                if not self.noalias and b.fp.offsets is not None and b.fp.base != base:
+                    hint = " (if the caller's buffers never overlap, declare #[noalias])"
                 self.reject(
                     c.op,
-                    f"{other} may touch the same bytes and shares a loop with this access: "
+                    f"{_where(b.op)} may touch the same bytes and shares a loop with this "
+                    "access: "
                     + (
                         "a burst at the end would reorder the two"
                         if store
                         else "a burst before the loop would read before that write"
-                    ),
+                    )
+                    + hint,
                 )
                 continue
             epochs[bisect.bisect_left(cuts, c.anchor)].append(c)
@@ -379,7 +392,8 @@ class AquasInterfaceBurstPass(ModulePass):
 
     Accesses that cannot move soundly (aliasing a burst would reorder, non-affine or
     conditional addresses, gaps under a store burst) stay single-shot and are listed, with
-    their spec location, in the ISAX's ``aquas.plan_rejections`` attribute."""
+    their spec location, in the ISAX's ``aquas.plan_rejections`` attribute. Accesses
+    through different base registers may alias unless the ISAX is ``#[noalias]``."""
 
     name = "aquas-interface-burst"
 

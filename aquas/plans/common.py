@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr, i32
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import SymbolTable
 
 from aquas.diagnostics import loc_of
 from aquas.dialects import aquas as aq
@@ -55,6 +56,17 @@ def record(isax: aq.IsaxOp, found: list[Rejection]) -> None:
     isax.attributes[REJECTIONS_ATTR] = ArrayAttr(items)
 
 
+def scratchpad_of(op: aq._BurstOp) -> aq.ScratchpadOp:
+    """The scratchpad a burst names."""
+    ext = op.parent_op()
+    while ext is not None and not isinstance(ext, aq.ExtensionOp):
+        ext = ext.parent_op()
+    assert ext is not None
+    target = SymbolTable.lookup_symbol(ext, op.scratchpad)
+    assert isinstance(target, aq.ScratchpadOp), op.scratchpad
+    return target
+
+
 def selected(module: ModuleOp, only: str) -> Iterator[aq.IsaxOp]:
     """The ISAXs a plan applies to: all, or the comma-separated names in ``only``."""
     names = {n.strip() for n in only.split(",") if n.strip()}
@@ -71,7 +83,7 @@ def extension_of(isax: aq.IsaxOp) -> aq.ExtensionOp:
 
 def fresh_name(ext: aq.ExtensionOp, stem: str) -> str:
     taken = {
-        o.sym_name.data  # type: ignore[attr-defined]
+        o.sym_name.data
         for o in ext.body.block.ops
         if isinstance(o, aq.IsaxOp | aq.StateOp | aq.ScratchpadOp)
     }
@@ -131,9 +143,9 @@ class Emitter:
             return v
         if w > 32:
             return self.add(arith.TruncIOp(v, i32)).results[0]
-        from aquas.plans.affine import loop_of
+        from aquas.plans.affine import domain_of
 
-        loop = loop_of(v)
+        loop = domain_of(v)
         if loop is not None and all(x >= 0 for x in loop.values):
             return self.add(arith.ExtUIOp(v, i32)).results[0]
         return self.add(arith.ExtSIOp(v, i32)).results[0]

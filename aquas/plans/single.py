@@ -17,7 +17,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from aquas.dialects import aquas as aq
-from aquas.plans.common import Emitter, Rejection, record, rejection, selected
+from aquas.plans.common import Emitter, Rejection, record, rejection, scratchpad_of, selected
 
 PLAN = "aquas-interface-single"
 MAX_ELEMENTS = 256
@@ -25,7 +25,7 @@ MAX_ELEMENTS = 256
 
 
 def _spm(op: aq.BurstReadOp | aq.BurstWriteOp) -> aq.ScratchpadOp:
-    return aq._scratchpad(op, op.scratchpad)  # noqa: SLF001 - the dialect's own lookup
+    return scratchpad_of(op)
 
 
 def _lower(op: aq.BurstReadOp | aq.BurstWriteOp) -> None:

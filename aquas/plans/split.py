@@ -12,6 +12,7 @@ Neither changes which bytes move or their order.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -20,14 +21,15 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from aquas.dialects import aquas as aq
-from aquas.plans.affine import affine
-from aquas.plans.common import Emitter, selected
 
-Burst = aq.BurstReadOp | aq.BurstWriteOp
+# the dialect's common base of burst_read and burst_write
+from aquas.dialects.aquas import _BurstOp as Burst
+from aquas.plans.affine import affine
+from aquas.plans.common import Emitter, scratchpad_of, selected
 
 
 def _spm(op: Burst) -> aq.ScratchpadOp:
-    return aq._scratchpad(op, op.scratchpad)  # noqa: SLF001 - the dialect's own lookup
+    return scratchpad_of(op)
 
 
 def beats_per_element(spm: aq.ScratchpadOp) -> int:
@@ -99,7 +101,7 @@ def merge_block(block: Block, max_beats: int) -> int:
     while changed:
         changed = False
         bursts = [o for o in block.ops if isinstance(o, Burst)]
-        for a, b in zip(bursts, bursts[1:], strict=False):
+        for a, b in itertools.pairwise(bursts):
             assert isinstance(a, Burst) and isinstance(b, Burst)
             total = a.length_value + b.length_value
             if total * beats_per_element(_spm(a)) > max_beats:
