@@ -70,8 +70,8 @@ def synthesize_unit(
     for isax in ext.isaxs():
         check_name(isax.sym_name.data, "the ISAX name")
     lib = lib or OperatorLibrary.load()
-    from aquas.plans.choose import apply_interface
     from aquas.cli.common import print_ir
+    from aquas.plans.choose import apply_interface
 
     choice = apply_interface(
         module, interface, clock_ns, mem_latency, lib, max_burst_beats, progress=progress
