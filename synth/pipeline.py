@@ -6,6 +6,7 @@ stage of ``aquas run``; the callers decide what a lint warning means to them.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,13 +71,16 @@ def synthesize_unit(
     for isax in ext.isaxs():
         check_name(isax.sym_name.data, "the ISAX name")
     lib = lib or OperatorLibrary.load()
-    from aquas.cli.common import print_ir
+    from xdsl.printer import Printer
+
     from aquas.plans.choose import apply_interface
 
     choice = apply_interface(
         module, interface, clock_ns, mem_latency, lib, max_burst_beats, progress=progress
     )
-    plan_mlir = print_ir(module)
+    buf = io.StringIO()
+    Printer(stream=buf).print_op(module)
+    plan_mlir = buf.getvalue() + "\n"
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
     res = synthesize(module, out_dir, clock_ns, mem_latency, lib, extra=extra)
     result = UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)
