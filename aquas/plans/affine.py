@@ -164,9 +164,14 @@ def affine(v: SSAValue) -> Affine | None:
         return Affine(None, _signed(c, t.width.data))
     if loop_of(v) is not None:
         return Affine(None, 0, {v: 1})
+    exact = _affine_op(v)
+    if exact is None and _bounded(v) is not None:
+        return Affine(None, 0, {v: 1})  # a run-time value in a small known range
+    return exact
+
+
+def _affine_op(v: SSAValue) -> Affine | None:
     op = v.owner
-    if _bounded(v) is not None:
-        return Affine(None, 0, {v: 1})
     if not isinstance(op, Operation):
         return None
     if isinstance(op, aq.ReadRs1Op):

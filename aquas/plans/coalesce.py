@@ -160,8 +160,11 @@ class _Planner:
             if starts is None:
                 self.reject(op, "the access's iteration space is too large to enumerate")
                 continue
+            if any(not 0 <= x < 1 << 32 for x in starts):
+                # the element index would be computed modulo 2^32 from a wrapped offset
+                self.reject(op, "the address offset wraps around the 32-bit address space")
+                continue
             size = access_bytes(op)
-            starts = [s & 0xFFFFFFFF for s in starts]
             out.append(_Cand(op, a.anchor, aff, size, starts))
         return out
 
