@@ -482,3 +482,32 @@ def test_forced_burst_says_what_it_could_not_rewrite(tmp_path: Path) -> None:
         f"{spec}:5:9",
     ]
     assert "left as written" in rep["interface"]["reason"]
+
+
+def test_a_widened_narrow_counter_keeps_its_exact_values() -> None:
+    src = """extension e;
+#[opcode(custom0), funct7(0)]
+isax t(rs1, rs2) {
+    for k: u8 in 0..4 {
+        mem<u32>[rs2 + 4 * zext<u32>(k)] = rs1;
+    }
+}
+"""
+    m = lower_spec(src, "e.isax")
+    assert coalesce(m) == []
+    (burst,) = [o for o in m.walk() if isinstance(o, aq.BurstWriteOp)]
+    assert burst.length_value == 4
+
+
+def test_an_offset_below_the_base_is_rejected_not_wrapped() -> None:
+    src = """extension f;
+#[opcode(custom0), funct7(0)]
+isax t(rs1) -> rd {
+    return mem<u32>[rs1 - 4] + mem<u32>[rs1];
+}
+"""
+    found = coalesce(lower_spec(src, "f.isax"))
+    assert [(r.location, r.reason.split(":")[0]) for r in found] == [
+        ("f.isax:4:12", "the address offset wraps around the 32-bit address space"),
+        ("f.isax:4:32", "a lone one-element access"),
+    ]
