@@ -511,3 +511,13 @@ isax t(rs1) -> rd {
         ("f.isax:4:12", "the address offset wraps around the 32-bit address space"),
         ("f.isax:4:32", "a lone one-element access"),
     ]
+
+
+def test_no_plan_changes_a_register_only_extension() -> None:
+    kyber = ROOT / "examples" / "crypto" / "kyber.isax"
+    texts = set()
+    for plan in ("as-written", "single", "burst"):
+        m = lower_spec_file(kyber)
+        assert apply_plan(m, plan) == []
+        texts.add(show(m))
+    assert len(texts) == 1
