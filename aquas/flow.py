@@ -189,7 +189,13 @@ class Flow:
         spec_digest = file_digest(p.spec)
         synth = self.stage(
             "synth",
-            {"spec": spec_digest, "clock_ns": p.clock_ns, "mem_latency": self.mem_latency},
+            {
+                "spec": spec_digest,
+                "clock_ns": p.clock_ns,
+                "mem_latency": self.mem_latency,
+                "interface": "auto",
+                "max_burst_beats": self.platform.isax_master.max_burst_beats,
+            },
             self._synth,
         )
         unit_v = self.out / "synth" / synth["verilog"]
@@ -272,7 +278,14 @@ class Flow:
         from aquas.synth.pipeline import synthesize_unit
 
         module = lower_spec_file(self.p.spec)
-        u = synthesize_unit(module, d, self.p.clock_ns, self.mem_latency)
+        u = synthesize_unit(
+            module,
+            d,
+            self.p.clock_ns,
+            self.mem_latency,
+            interface="auto",
+            max_burst_beats=self.platform.isax_master.max_burst_beats,
+        )
         if u.lint_warnings:
             raise AquasError(
                 "verilator --lint-only -Wall reports warnings on the generated unit:\n  "

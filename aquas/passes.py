@@ -41,6 +41,24 @@ def _aquas_schedule() -> type[ModulePass]:
     return AquasSchedulePass
 
 
+def _aquas_interface_burst() -> type[ModulePass]:
+    from aquas.plans.coalesce import AquasInterfaceBurstPass
+
+    return AquasInterfaceBurstPass
+
+
+def _aquas_interface_split() -> type[ModulePass]:
+    from aquas.plans.split import AquasInterfaceSplitPass
+
+    return AquasInterfaceSplitPass
+
+
+def _aquas_interface_single() -> type[ModulePass]:
+    from aquas.plans.single import AquasInterfaceSinglePass
+
+    return AquasInterfaceSinglePass
+
+
 def _canonicalize() -> type[ModulePass]:
     from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -67,8 +85,11 @@ def _convert_aquas_to_hw() -> type[ModulePass]:
     return ConvertAquasToHwPass
 
 
-# Synthesis passes in the order `aquas synth` runs them.
+# Synthesis passes in the order `aquas synth` runs them (the interface plans first).
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "aquas-interface-burst": _aquas_interface_burst,
+    "aquas-interface-split": _aquas_interface_split,
+    "aquas-interface-single": _aquas_interface_single,
     "aquas-unroll": _aquas_unroll,
     "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,
     "aquas-forward-state": _aquas_forward_state,

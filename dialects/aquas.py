@@ -681,11 +681,17 @@ Aquas = Dialect(
 UNROLL_ATTR = "aquas.unroll"
 """Discardable ``scf.for`` attribute: unroll factor requested by the spec (i64)."""
 
+NOALIAS_ATTR = "aquas.noalias"
+"""Discardable ``aquas.isax`` unit attribute (the spec's ``#[noalias]``): the caller
+guarantees that the bytes the ISAX addresses through ``rs1``, through ``rs2`` and through
+absolute addresses are three disjoint regions. Interface plans may rely on it."""
+
 # aquas IR carries discardable attributes on arith ops; xDSL's cmpi format drops them.
 compat.install()
 
 __all__ = [
     "CUSTOM_OPCODES",
+    "NOALIAS_ATTR",
     "UNROLL_ATTR",
     "Aquas",
     "BurstReadOp",

@@ -185,7 +185,9 @@ def synthesize(
     clock_ns: float = 10.0,
     mem_latency: int = 4,
     lib: OperatorLibrary | None = None,
+    extra: dict[str, dict[str, Any]] | None = None,
 ) -> SynthResult:
+    """``extra``: per ISAX, more keys for its JSON report (the interface plan)."""
     t0 = time.perf_counter()
     lib = lib or OperatorLibrary.load()
     ext_name = find_extension(module).sym_name.data
@@ -195,7 +197,9 @@ def synthesize(
     out_dir.mkdir(parents=True, exist_ok=True)
     vpath = out_dir / f"{unit.name}.sv"
     reports = {
-        f.isax.sym_name.data: isax_report(f, unit.states, clock_ns, mem_latency) for f in unit.fsms
+        f.isax.sym_name.data: isax_report(f, unit.states, clock_ns, mem_latency)
+        | (extra or {}).get(f.isax.sym_name.data, {})
+        for f in unit.fsms
     }
     write_atomic(out_dir / f"{unit.name}.mlir", unit.circt_text)
     write_atomic(vpath, verilog)

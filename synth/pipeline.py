@@ -6,15 +6,20 @@ stage of ``aquas run``; the callers decide what a lint warning means to them.
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
 
 from aquas.diagnostics import AquasError
 from aquas.synth.flow import SynthResult, synthesize
 from aquas.synth.oplib import OperatorLibrary
+
+if TYPE_CHECKING:
+    from aquas.plans.choose import InterfaceChoice
 
 
 @dataclass
@@ -23,6 +28,8 @@ class UnitResult:
     ns_per_level: float
     lint_warnings: list[str] | None = None  # None: lint not run
     yosys: dict[str, Any] | None = None  # None: Yosys not run
+    interface: InterfaceChoice | None = None  # the plan of each ISAX and why
+    plan_mlir: str = ""  # the extension after the interface plans, before synthesis
 
 
 def check_clock(clock_ns: float, what: str = "--clock-ns") -> None:
@@ -42,9 +49,16 @@ def synthesize_unit(
     lint: bool = True,
     yosys: bool = True,
     lib: OperatorLibrary | None = None,
+    interface: str = "auto",
+    max_burst_beats: int = 256,
+    progress: Callable[[str], None] | None = None,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
-    measures its area and logic depth with Yosys (each optional)."""
+    measures its area and logic depth with Yosys (each optional).
+
+    ``interface`` is the memory-interface plan (``auto``, ``as-written``, ``single``,
+    ``burst``; docs/synthesis.md) applied per ISAX first; ``max_burst_beats`` is the
+    target's ``isax_master.max_burst_beats``."""
     check_clock(clock_ns)
     if mem_latency < 0:
         raise AquasError(f"the memory latency must be >= 0 cycles, got {mem_latency}")
@@ -57,8 +71,19 @@ def synthesize_unit(
     for isax in ext.isaxs():
         check_name(isax.sym_name.data, "the ISAX name")
     lib = lib or OperatorLibrary.load()
-    res = synthesize(module, out_dir, clock_ns, mem_latency, lib)
-    result = UnitResult(res, lib.ns_per_level)
+    from xdsl.printer import Printer
+
+    from aquas.plans.choose import apply_interface
+
+    choice = apply_interface(
+        module, interface, clock_ns, mem_latency, lib, max_burst_beats, progress=progress
+    )
+    buf = io.StringIO()
+    Printer(stream=buf).print_op(module)
+    plan_mlir = buf.getvalue() + "\n"
+    extra = {n: {"interface": choice.report(n)} for n in choice.plans}
+    res = synthesize(module, out_dir, clock_ns, mem_latency, lib, extra=extra)
+    result = UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)
     if lint:
         from aquas.synth.lint import lint as run_lint
 

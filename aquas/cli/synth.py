@@ -28,6 +28,26 @@ from aquas.diagnostics import AquasError
     show_default=True,
     help="Memory response latency L the latency report is evaluated at.",
 )
+@click.option(
+    "--interface",
+    type=click.Choice(["auto", "as-written", "single", "burst"]),
+    default="auto",
+    show_default=True,
+    help="Memory-interface plan per ISAX: auto picks the lowest scheduled latency at "
+    "--mem-latency; the others apply one plan to every ISAX (docs/synthesis.md).",
+)
+@click.option(
+    "--max-burst-beats",
+    default=256,
+    show_default=True,
+    help="Longest burst in bus beats (the target's isax_master.max_burst_beats).",
+)
+@click.option(
+    "--emit-plan-mlir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the extension after the interface plans as MLIR to this file.",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -42,6 +62,9 @@ def synth(
     clock_ns: float,
     out_dir: Path | None,
     mem_latency: int,
+    interface: str,
+    max_burst_beats: int,
+    emit_plan_mlir: Path | None,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -61,13 +84,23 @@ def synth(
         raise AquasError(f"--mem-latency must be >= 0, got {mem_latency}")
     if cosim_cases < 0:
         raise AquasError(f"--cosim must be >= 0, got {cosim_cases}")
+    if not 1 <= max_burst_beats <= 256:
+        raise AquasError(f"--max-burst-beats must be in 1..256, got {max_burst_beats}")
     module = lower_spec_file(spec)
     ext = check_name(find_extension(module).sym_name.data, "the extension name")
     out_dir = out_dir or Path("build") / "synth" / ext
     with OutputDir(out_dir, transactional=True) as guard:
         staging = guard.temporary("synth")
         u = synthesize_unit(
-            module, staging, clock_ns, mem_latency, lint=not no_lint, yosys=not no_yosys
+            module,
+            staging,
+            clock_ns,
+            mem_latency,
+            lint=not no_lint,
+            yosys=not no_yosys,
+            interface=interface,
+            max_burst_beats=max_burst_beats,
+            progress=lambda msg: err.print(f"interface: {msg}", markup=False),
         )
         res = u.synth
         unit_doc: dict[str, object] = {
@@ -84,6 +117,13 @@ def synth(
                 )
         if u.yosys is not None:
             unit_doc["yosys"] = u.yosys
+        assert u.interface is not None
+        unit_doc["interface"] = {n: u.interface.report(n) for n in u.interface.plans}
+        if interface != "auto":
+            # a forced plan that could not rewrite an access says where and why
+            for rejs in u.interface.rejections.values():
+                for r in rejs:
+                    err.print(f"warning: {r}", markup=False)
         if cosim_cases:
             from aquas.synth.cosim import cycle_budget, run_cosim
 
@@ -97,9 +137,13 @@ def synth(
         (staging / "unit.json").write_text(json.dumps(unit_doc, indent=2) + "\n")
         guard.commit_files(staging)
     out_dir = guard.path
+    if emit_plan_mlir is not None:
+        from aquas.outdir import write_atomic
+
+        write_atomic(emit_plan_mlir, u.plan_mlir)
 
     table = Table(title=f"{res.unit.name} @ {clock_ns:g} ns  ({res.seconds:.2f} s to Verilog)")
-    for col in ("isax", "states", "cycles @L", "fixed + per-L", "interface ops", "beats"):
+    for col in ("isax", "plan", "states", "cycles @L", "fixed + per-L", "interface ops", "beats"):
         table.add_column(col)
     for name, rep in res.reports.items():
         lat = rep["latency"]
@@ -115,8 +159,11 @@ def synth(
         ):
             form += f" .. {lat['fixed_max']} + {lat['per_mem_latency_max']}L"
         iface = ", ".join(f"{k} x{v}" for k, v in rep["interface_ops"].items()) or "registers only"
-        table.add_row(name, str(rep["states"]), cyc, form, iface, str(rep["memory_beats"]))
+        plan = rep["interface"]["plan"]
+        table.add_row(name, plan, str(rep["states"]), cyc, form, iface, str(rep["memory_beats"]))
     out.print(table)
+    for name, rep in res.reports.items():
+        out.print(f"plan {name}: {rep['interface']['plan']} ({rep['interface']['reason']})")
     if "yosys" in unit_doc:
         y = unit_doc["yosys"]
         assert isinstance(y, dict)

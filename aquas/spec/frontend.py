@@ -21,7 +21,15 @@ from pathlib import Path
 
 from lark import Token, Tree
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, IntegerType, ModuleOp, i32, i64
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    UnitAttr,
+    i32,
+    i64,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -244,6 +252,8 @@ class SpecFrontend(ExprLowering):
             )
         self.check_unrolled(name, name_tok)
         op = aq.IsaxOp(name, enc[0], enc[1], enc[2], uses)
+        if self.noalias:
+            op.attributes[aq.NOALIAS_ATTR] = UnitAttr()
         # Move the lowered ops into the ISAX's region.
         op.body.detach_block(0)
         op.body.add_block(self.block)
@@ -292,6 +302,7 @@ class SpecFrontend(ExprLowering):
         funct3 = 0
         funct7: int | None = None
         seen: dict[str, Token] = {}
+        self.noalias = False
         for a in attrs:
             assert isinstance(a, Tree)
             for item in a.children:
@@ -300,6 +311,12 @@ class SpecFrontend(ExprLowering):
                 assert isinstance(key_tok, Token)
                 key = str(key_tok)
                 self.check_repeated(key_tok, seen)
+                if key == "noalias":
+                    # the caller's contract that plans may rely on (docs/spec-language.md)
+                    if arg is not None:
+                        raise self.error(key_tok, "attribute 'noalias' takes no value")
+                    self.noalias = True
+                    continue
                 if arg is None:
                     raise self.error(key_tok, f"attribute '{key}' needs a value, e.g. {key}(1)")
                 if key == "opcode":
@@ -329,7 +346,7 @@ class SpecFrontend(ExprLowering):
                     raise self.error(
                         key_tok,
                         f"unknown ISAX attribute '{key}'",
-                        hint="use opcode, funct3, funct7",
+                        hint="use opcode, funct3, funct7, noalias",
                     )
         if opcode is None or funct7 is None:
             missing = "opcode" if opcode is None else "funct7"
