@@ -42,9 +42,11 @@ def synthesize_unit(
     lint: bool = True,
     yosys: bool = True,
     lib: OperatorLibrary | None = None,
+    bus_width: int = 32,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
-    measures its area and logic depth with Yosys (each optional)."""
+    measures its area and logic depth with Yosys (each optional). ``bus_width``: the ISAX
+    memory master's data width (the target's ``isax_master.bus_width``)."""
     check_clock(clock_ns)
     if mem_latency < 0:
         raise AquasError(f"the memory latency must be >= 0 cycles, got {mem_latency}")
@@ -57,7 +59,7 @@ def synthesize_unit(
     for isax in ext.isaxs():
         check_name(isax.sym_name.data, "the ISAX name")
     lib = lib or OperatorLibrary.load()
-    res = synthesize(module, out_dir, clock_ns, mem_latency, lib)
+    res = synthesize(module, out_dir, clock_ns, mem_latency, lib, bus_width)
     result = UnitResult(res, lib.ns_per_level)
     if lint:
         from aquas.synth.lint import lint as run_lint
