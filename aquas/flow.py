@@ -267,7 +267,13 @@ class Flow:
         from aquas.synth.pipeline import synthesize_unit
 
         module = lower_spec_file(self.p.spec)
-        u = synthesize_unit(module, d, self.p.clock_ns, self.mem_latency)
+        u = synthesize_unit(
+            module,
+            d,
+            self.p.clock_ns,
+            self.mem_latency,
+            bus_width=self.platform.isax_master.bus_width,
+        )
         if u.lint_warnings:
             raise AquasError(
                 "verilator --lint-only -Wall reports warnings on the generated unit:\n  "

@@ -28,6 +28,13 @@ from aquas.diagnostics import AquasError
     show_default=True,
     help="Memory response latency L the latency report is evaluated at.",
 )
+@click.option(
+    "--bus-width",
+    type=click.Choice(["32", "64", "128"]),
+    default="32",
+    show_default=True,
+    help="Data width of the unit's memory master (the target's isax_master.bus_width).",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -42,6 +49,7 @@ def synth(
     clock_ns: float,
     out_dir: Path | None,
     mem_latency: int,
+    bus_width: str,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -67,7 +75,13 @@ def synth(
     with OutputDir(out_dir, transactional=True) as guard:
         staging = guard.temporary("synth")
         u = synthesize_unit(
-            module, staging, clock_ns, mem_latency, lint=not no_lint, yosys=not no_yosys
+            module,
+            staging,
+            clock_ns,
+            mem_latency,
+            lint=not no_lint,
+            yosys=not no_yosys,
+            bus_width=int(bus_width),
         )
         res = u.synth
         unit_doc: dict[str, object] = {
