@@ -285,6 +285,7 @@ class Flow:
             self.mem_latency,
             interface="auto",
             max_burst_beats=self.platform.isax_master.max_burst_beats,
+            bus_width=self.platform.isax_master.bus_width,
         )
         if u.lint_warnings:
             raise AquasError(

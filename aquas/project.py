@@ -19,7 +19,7 @@ defines = { N_ITER = 3 }
 
 [target]
 soc = "vexriscv"                # vexriscv | picorv32
-platform = "my_platform.toml"   # optional; default: the SoC's own
+platform = "my_platform.toml"   # optional; default: the SoC's own (or a packaged variant: "vexriscv-wide")
 max_cycles = 50_000_000
 
 [regions]                       # AQUAS_REGION_BEGIN(id) regions to report, id = "label"
@@ -42,7 +42,7 @@ from typing import Any
 
 from aquas.diagnostics import AquasError, parse_toml, read_source
 from aquas.outdir import check_name
-from aquas.target import target_names
+from aquas.target import platform_names, target_names
 
 OPT_LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -227,7 +227,11 @@ class _Loader:
             raise self.fail(f"'target.soc' must be one of {', '.join(target_names())}, got {soc!r}")
         platform = None
         if "platform" in tgt:
-            platform = self.file(tgt["platform"], "target.platform", (".toml",))
+            packaged = tgt["platform"] in platform_names()
+            if packaged and not (self.root / tgt["platform"]).exists():
+                platform = Path(tgt["platform"])  # a packaged variant, by name
+            else:
+                platform = self.file(tgt["platform"], "target.platform", (".toml",))
         max_cycles = int(
             self.number(tgt, "max_cycles", "target.max_cycles", 50_000_000, integer=True, low=1)
         )

@@ -6,7 +6,10 @@ golden interpreter on a copy, drives the unit's canonical port, and serves its m
 master from a model with random latency and back-pressure (or, in ``fixed`` mode, a fixed
 latency ``L`` with no back-pressure). It compares rd, the exact sequence of bytes written
 to memory, every state register and every scratchpad element after each case. ISAX state
-carries over from case to case, as it does on a real core.
+carries over from case to case, as it does on a real core. The port's data width (32, 64
+or 128 bits) is read off the unit's ``mem_rsp_rdata``; a beat carries that many bits of
+the aligned block holding its address, and writes land byte by byte under ``mem_wstrb``.
+Every case records its cycles and the data beats it moved (read beats plus write beats).
 
 Environment: AQUAS_COSIM_SPEC (spec path), AQUAS_COSIM_CASES (per ISAX), AQUAS_COSIM_SEED,
 AQUAS_COSIM_MODE (``random`` | ``fixed``), AQUAS_COSIM_LATENCY (fixed mode),
@@ -44,6 +47,8 @@ class MemoryModel:
 
     def __init__(self, dut: Any, mem: Memory, rng: random.Random, mode: str, latency: int):
         self.dut = dut
+        self.bb = len(dut.mem_rsp_rdata) // 8  # bytes per beat
+        self.beats = 0  # data beats transferred
         self.mem = mem
         self.rng = rng
         self.mode = mode
@@ -86,14 +91,16 @@ class MemoryModel:
         if rsp_valid and int(d.mem_rsp_ready.value):
             if self.read_beats and self.read_beats[0][0] <= self.cycle:
                 self.read_beats.popleft()
+                self.beats += 1
             else:
                 self.ack_due = None
         if wready and int(d.mem_wdata_valid.value):
             w = self.write
             assert w is not None
             data, strb = int(d.mem_wdata.value), int(d.mem_wstrb.value)
-            base = w["addr"] & ~3
-            for lane in range(4):
+            base = w["addr"] & ~(self.bb - 1)
+            self.beats += 1
+            for lane in range(self.bb):
                 if strb >> lane & 1:
                     a = (base + lane) & 0xFFFFFFFF
                     b = (data >> (8 * lane)) & 0xFF
@@ -109,13 +116,14 @@ class MemoryModel:
             addr, size = int(d.mem_req_addr.value), int(d.mem_req_size.value)
             beats = int(d.mem_req_len.value) + 1
             assert addr % (1 << size) == 0, f"misaligned request {addr:#x} size {size}"
+            assert 1 << size <= self.bb, f"size {size} wider than the {8 * self.bb}-bit port"
             if int(d.mem_req_write.value):
                 self.write = {"addr": addr, "size": size, "left": beats}
             else:
                 due = self.cycle + self._delay()
                 for i in range(beats):
                     a = addr + i * (1 << size)
-                    word = self.mem.read(a & ~3 & 0xFFFFFFFF, 4)
+                    word = self.mem.read(a & ~(self.bb - 1) & 0xFFFFFFFF, self.bb)
                     self.read_beats.append((due, word, i == beats - 1))
                     due += 1 if self.mode == "fixed" else self.rng.choice([1, 1, 1, 2])
         self.cycle += 1
@@ -161,7 +169,9 @@ async def cosim(dut: Any) -> None:
     dut.rst.value = 0
 
     state = IsaxState.reset(ext)
-    stats: dict[str, dict[str, Any]] = {i.sym_name.data: {"cases": 0, "cycles": []} for i in isaxs}
+    stats: dict[str, dict[str, Any]] = {
+        i.sym_name.data: {"cases": 0, "cycles": [], "beats": []} for i in isaxs
+    }
     mismatches: list[str] = []
     done_cases = 0
     attempts = 0
@@ -248,6 +258,7 @@ async def cosim(dut: Any) -> None:
         todo.pop()
         stats[name]["cases"] += 1
         stats[name]["cycles"].append(first_valid)
+        stats[name]["beats"].append(model.beats)
         done_cases += 1
         if len(mismatches) >= 10:
             break

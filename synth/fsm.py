@@ -51,12 +51,23 @@ FREE_OPS = (arith.ConstantOp, aq.ReadRs1Op, aq.ReadRs2Op)
 
 @dataclass(frozen=True)
 class Latency:
-    """Cycles as ``fixed + per_mem * L`` (min and max over control paths)."""
+    """Cycles as ``fixed + per_mem * L`` (min and max over control paths and over the
+    alignment of burst addresses). ``min_ctl``/``max_ctl`` are the fixed cycles without
+    the data beats: at a fixed latency with no back-pressure, an ISAX whose control
+    cycles do not vary takes exactly ``ctl + per_mem * L + beats`` cycles, ``beats``
+    being the data beats it transferred."""
 
     min_fixed: int = 0
     max_fixed: int = 0
     min_mem: int = 0
     max_mem: int = 0
+    min_ctl: int = 0
+    max_ctl: int = 0
+
+    @staticmethod
+    def steps(n: int) -> Latency:
+        """``n`` cycles that move no data."""
+        return Latency(n, n, 0, 0, n, n)
 
     def __add__(self, o: Latency) -> Latency:
         return Latency(
@@ -64,10 +75,19 @@ class Latency:
             self.max_fixed + o.max_fixed,
             self.min_mem + o.min_mem,
             self.max_mem + o.max_mem,
+            self.min_ctl + o.min_ctl,
+            self.max_ctl + o.max_ctl,
         )
 
     def times(self, n: int) -> Latency:
-        return Latency(self.min_fixed * n, self.max_fixed * n, self.min_mem * n, self.max_mem * n)
+        return Latency(
+            self.min_fixed * n,
+            self.max_fixed * n,
+            self.min_mem * n,
+            self.max_mem * n,
+            self.min_ctl * n,
+            self.max_ctl * n,
+        )
 
     def either(self, o: Latency) -> Latency:
         return Latency(
@@ -75,6 +95,8 @@ class Latency:
             max(self.max_fixed, o.max_fixed),
             min(self.min_mem, o.min_mem),
             max(self.max_mem, o.max_mem),
+            min(self.min_ctl, o.min_ctl),
+            max(self.max_ctl, o.max_ctl),
         )
 
     def at(self, mem_latency: int) -> tuple[int, int]:
@@ -136,27 +158,48 @@ class IsaxFsm:
     latency: Latency
 
 
-def mem_beats(op: Operation) -> int:
-    """Bus beats (32-bit bus) a memory-interface op transfers."""
+BUS_WIDTHS = (32, 64, 128)
+"""The ISAX master's data widths synthesis supports (``isax_master.bus_width``)."""
+
+
+def elem_bytes(op: Operation) -> int:
+    """Bytes of one element a memory-interface op moves."""
     if isinstance(op, aq.LoadOp):
-        w = _width(op.result)
-        return 2 if w == 64 else 1
+        return _width(op.result) // 8
     if isinstance(op, aq.StoreOp):
-        return 2 if _width(op.value) == 64 else 1
+        return _width(op.value) // 8
+    return spm_of(op).width // 8
+
+
+def mem_beats(op: Operation, bus_width: int = 32, offset: int | None = None) -> int:
+    """Bus beats a memory-interface op transfers on a ``bus_width``-bit port
+    (docs/isax-port.md). A single access is one beat (an i64 on a 32-bit port: two). A
+    burst of ``n`` elements of ``eb`` bytes packs ``B = bus_width / 8`` bytes per beat from
+    the B-aligned address below its start: ``ceil((offset + n * eb) / B)`` beats, where
+    ``offset`` is the start address modulo B (a multiple of ``eb``: bursts are aligned to
+    their elements); ``offset=None`` gives the worst case, ``B - eb``. Elements wider than
+    a beat take ``eb / B`` beats each."""
+    bb = bus_width // 8
+    eb = elem_bytes(op)
+    if isinstance(op, aq.LoadOp | aq.StoreOp):
+        return max(1, eb // bb)
     assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
-    spm = spm_of(op)
-    per = 2 if spm.width == 64 else 1
-    return per * op.length_value
+    n = op.length_value
+    if eb >= bb:
+        return n * (eb // bb)
+    off = bb - eb if offset is None else offset
+    return (off + n * eb + bb - 1) // bb
 
 
-def wait_cycles(op: Operation) -> Latency:
+def wait_cycles(op: Operation, bus_width: int = 32) -> Latency:
     """Cycles of a wait state at fixed memory latency L (see docs/synthesis.md):
     reads: request at cycle 0, beats at L .. L+beats-1, leave after the last beat;
-    writes: request at 0, data beats 1..beats, acknowledgement L cycles after the last."""
-    beats = mem_beats(op)
+    writes: request at 0, data beats 1..beats, acknowledgement L cycles after the last.
+    ``beats`` ranges over the alignments of the address (``mem_beats``)."""
+    lo, hi = mem_beats(op, bus_width, 0), mem_beats(op, bus_width)
     if isinstance(op, aq.LoadOp | aq.BurstReadOp):
-        return Latency(beats, beats, 1, 1)
-    return Latency(beats + 1, beats + 1, 1, 1)
+        return Latency(lo, hi, 1, 1, 0, 0)
+    return Latency(lo + 1, hi + 1, 1, 1, 1, 1)
 
 
 def _width(v: SSAValue) -> int:
@@ -236,7 +279,11 @@ class FsmBuilder:
         first_id: int,
         overhead_ns: float = 0.0,
         scheduler: Scheduler = list_schedule,
+        bus_width: int = 32,
     ):
+        if bus_width not in BUS_WIDTHS:
+            raise AquasError(f"the ISAX bus width must be 32, 64 or 128 bits, got {bus_width}")
+        self.bus_width = bus_width
         self.clock_ns = clock_ns
         # part of every cycle goes to register-input selection and state decoding
         self.budget_ns = clock_ns - overhead_ns
@@ -351,7 +398,7 @@ class FsmBuilder:
         self.open = tail
         lat = Latency()
         for st in states:
-            lat += wait_cycles(st.wait) if st.wait is not None else Latency(1, 1)
+            lat += wait_cycles(st.wait, self.bus_width) if st.wait is not None else Latency.steps(1)
         return lat
 
     # -- control flow ------------------------------------------------------------------
@@ -384,12 +431,12 @@ class FsmBuilder:
         init.writes.append((info.iv_reg, op.lb))
         for reg, init_val in zip(info.iter_regs, op.iter_args, strict=True):
             init.writes.append((reg, init_val))
-        lat = Latency(1, 1) if created else Latency()
+        lat = Latency.steps(1) if created else Latency()
         self.open = None  # the body starts in a state of its own
         body_lat = self.block(body)
         last, created = self.anchor()
         if created:
-            body_lat += Latency(1, 1)
+            body_lat += Latency.steps(1)
         assert isinstance(init.next, Goto) and init.next.target != -1
         yield_op = body.last_op
         assert isinstance(yield_op, scf.YieldOp)
@@ -412,7 +459,7 @@ class FsmBuilder:
         for r, name in zip(op.results, res_regs, strict=True):
             self.value_regs[r] = name
         decide, created = self.anchor()
-        lat = Latency(1, 1) if created else Latency()
+        lat = Latency.steps(1) if created else Latency()
         br = Branch(op.cond)
         decide.next = br
         self.pending = []
@@ -435,7 +482,7 @@ class FsmBuilder:
             b_lat = self.block(region.block)
             last, created = self.anchor()
             if created:
-                b_lat += Latency(1, 1)
+                b_lat += Latency.steps(1)
             y = region.block.last_op
             assert isinstance(y, scf.YieldOp)
             for name, v in zip(res_regs, y.arguments, strict=True):

@@ -232,6 +232,12 @@ class HwBuilder:
         rep = self.add(comb.ReplicateOp(sign, IntegerType(w_out - w_in)), f"{hint or 'x'}_fill")
         return self.concat(rep, x, hint)
 
+    def replicate(self, x: SSAValue, n: int, hint: str | None = None) -> SSAValue:
+        """``n`` copies of the 1-bit ``x`` (``{n{x}}``)."""
+        if n == 1:
+            return x
+        return self.add(comb.ReplicateOp(x, IntegerType(n)), hint)
+
     def select_tree(
         self, index: SSAValue, items: Sequence[SSAValue], hint: str, idx_w: int | None = None
     ) -> SSAValue:

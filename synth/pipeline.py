@@ -52,13 +52,15 @@ def synthesize_unit(
     interface: str = "auto",
     max_burst_beats: int = 256,
     progress: Callable[[str], None] | None = None,
+    bus_width: int = 32,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
 
     ``interface`` is the memory-interface plan (``auto``, ``as-written``, ``single``,
     ``burst``; docs/synthesis.md) applied per ISAX first; ``max_burst_beats`` is the
-    target's ``isax_master.max_burst_beats``."""
+    target's ``isax_master.max_burst_beats``; ``bus_width`` the ISAX memory master's data
+    width (the target's ``isax_master.bus_width``)."""
     check_clock(clock_ns)
     if mem_latency < 0:
         raise AquasError(f"the memory latency must be >= 0 cycles, got {mem_latency}")
@@ -82,7 +84,9 @@ def synthesize_unit(
     Printer(stream=buf).print_op(module)
     plan_mlir = buf.getvalue() + "\n"
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
-    res = synthesize(module, out_dir, clock_ns, mem_latency, lib, extra=extra)
+    res = synthesize(
+        module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width
+    )
     result = UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)
     if lint:
         from aquas.synth.lint import lint as run_lint

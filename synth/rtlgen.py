@@ -43,11 +43,15 @@ from aquas.synth.fsm import (
     IsaxFsm,
     LoopLatch,
     State,
-    mem_beats,
     op_error,
-    spm_of,
 )
 from aquas.synth.hwemit import HwBuilder, basename_loc, width
+
+
+def in_ports(bus_width: int = 32) -> list[tuple[str, TypeAttribute]]:
+    """The unit's input ports; the memory master's read data is ``bus_width`` bits."""
+    return [(n, IntegerType(bus_width) if n == "mem_rsp_rdata" else t) for n, t in IN_PORTS]
+
 
 IN_PORTS: list[tuple[str, TypeAttribute]] = [
     ("clk", seq.clock),
@@ -79,6 +83,7 @@ class Unit:
     state_bits: int
     registers: dict[str, int] = field(default_factory=dict)  # name → width
     state_names: dict[int, str] = field(default_factory=dict)  # state id → localparam
+    bus_width: int = 32  # the memory master's data width
 
     _text: str = ""
 
@@ -139,9 +144,11 @@ class UnitGenerator:
         self.b = builder
         self.fsms = fsms
         self.name = f"{ext.sym_name.data}_isax_unit"
-        self.block = Block(arg_types=[t for _, t in IN_PORTS])
+        self.bus_width = builder.bus_width
+        self.in_ports = in_ports(self.bus_width)
+        self.block = Block(arg_types=[t for _, t in self.in_ports])
         self.port: dict[str, SSAValue] = {}
-        for arg, (pname, _) in zip(self.block.args, IN_PORTS, strict=True):
+        for arg, (pname, _) in zip(self.block.args, self.in_ports, strict=True):
             arg.name_hint = pname
             self.port[pname] = arg
         self.h = HwBuilder(self.block, self.port["clk"], self.port["rst"])
@@ -273,6 +280,8 @@ class UnitGenerator:
         next_by_state: dict[int, SSAValue] = {0: idle_next, 1: resp_next}
 
         # memory engine registers
+        from aquas.synth.memengine import MemEngine
+
         mem = MemEngine(self, self.reg("mem_phase_q", 2), self.reg("mem_beat_q", 9))
 
         for st in self.b.states:
@@ -309,7 +318,7 @@ class UnitGenerator:
         self.block.add_op(hw.OutputOp([v for _, v in outputs]))
         ports = [
             hw.ModulePort(StringAttr(n), t, hw.DirectionAttr(hw.Direction.INPUT))
-            for n, t in IN_PORTS
+            for n, t in self.in_ports
         ] + [
             hw.ModulePort(
                 StringAttr(n), cast(TypeAttribute, v.type), hw.DirectionAttr(hw.Direction.OUTPUT)
@@ -322,7 +331,14 @@ class UnitGenerator:
         mod.location = basename_loc(self.ext.location)
         top = ModuleOp([mod])
         return Unit(
-            self.name, top, self.fsms, self.b.states, sbits, dict(self.regs), self.state_names
+            self.name,
+            top,
+            self.fsms,
+            self.b.states,
+            sbits,
+            dict(self.regs),
+            self.state_names,
+            self.bus_width,
         )
 
     # -- per-state datapath ------------------------------------------------------------
@@ -499,178 +515,6 @@ class UnitGenerator:
     def state_registers(self) -> None:
         for s in self.state_regs.values():
             self.reg(f"{s.sym_name.data}_q", s.width)
-
-
-class MemEngine:
-    """Drives the memory master port from the current wait state (docs/isax-port.md).
-
-    Phase register: 0 = send the request, 1 = data (read beats in, or write beats out),
-    2 = wait for the write acknowledgement. ``mem_beat_q`` counts beats."""
-
-    def __init__(self, g: UnitGenerator, mp_q: SSAValue, beat_q: SSAValue):
-        self.g = g
-        self.h = h = g.h
-        self.mp_q = mp_q
-        self.beat_q = beat_q
-        self.req: list[
-            tuple[SSAValue, SSAValue, SSAValue, SSAValue, SSAValue]
-        ] = []  # (active, write, addr, size, len)
-        self.wdata: list[
-            tuple[SSAValue, SSAValue, SSAValue, SSAValue]
-        ] = []  # (active, data, strb, last)
-        self.rsp_ready: list[SSAValue] = []
-        self.phase_next: list[tuple[SSAValue, SSAValue]] = []
-        self.beat_next: list[tuple[SSAValue, SSAValue]] = []
-        self.ph0 = h.icmp("eq", mp_q, h.const(0, 2), "mem_phase_req")
-        self.ph1 = h.icmp("eq", mp_q, h.const(1, 2), "mem_phase_data")
-        self.ph2 = h.icmp("eq", mp_q, h.const(2, 2), "mem_phase_ack")
-        self.beat_inc = h.binop("comb.add", beat_q, h.const(1, 9), "mem_beat_inc")
-
-    def wait_state(self, st: State) -> SSAValue:
-        """Emits the engine logic of one wait state; returns its 'done' signal."""
-        g, h = self.g, self.h
-        op = st.wait
-        assert op is not None
-        h.loc = basename_loc(op.location)
-        # wires of this access are named after its state: S_<isax>_<k> -> <isax>_<k>_...
-        pre = g.state_names[st.id][2:]
-        here = g.is_state[st.id]
-        beats = mem_beats(op)
-        write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
-        if isinstance(op, aq.LoadOp | aq.StoreOp):
-            w = width(op.result) if isinstance(op, aq.LoadOp) else width(op.value)
-        else:
-            w = spm_of(op).width
-        ebytes = w // 8
-        size = min(ebytes, 4).bit_length() - 1  # log2(bytes per beat)
-        addr = g.ref(op.addr, st)
-        active_req = h.and_(here, self.ph0, hint=f"{pre}_req")
-        self.req.append(
-            (active_req, h.const(int(write), 1), addr, h.const(size, 2), h.const(beats - 1, 8))
-        )
-        req_fire = h.and_(active_req, g.port["mem_req_ready"], hint=f"{pre}_req_fire")
-        self.phase_next.append((req_fire, h.const(1, 2)))
-        self.beat_next.append((req_fire, h.const(0, 9)))
-        last_beat = h.icmp("eq", self.beat_q, h.const(beats - 1, 9), f"{pre}_last_beat")
-        # byte lane of the current beat: (addr + beat * min(ebytes, 4)) % 4
-        step = min(ebytes, 4)
-        beat32 = h.zext(self.beat_q, 32, "mem_beat32")
-        beat_off = h.binop("comb.mul", beat32, h.const(step, 32), f"{pre}_beat_off")
-        cur_addr = h.binop("comb.add", addr, beat_off, f"{pre}_beat_addr")
-        lane = h.extract(cur_addr, 0, 2, f"{pre}_lane")
-        lane_bits = h.concat(lane, h.const(0, 3), f"{pre}_lane_bits")
-        lane_sh32 = h.zext(lane_bits, 32, f"{pre}_lane_shift")
-        elem_idx = (
-            self.beat_q
-            if w < 64
-            else h.binop("comb.shru", self.beat_q, h.const(1, 9), f"{pre}_elem")
-        )
-        half = h.extract(self.beat_q, 0, 1, f"{pre}_half")
-        rdata = g.port["mem_rsp_rdata"]
-        if not write:
-            active = h.and_(here, self.ph1, hint=f"{pre}_rd_active")
-            self.rsp_ready.append(active)
-            fire = h.and_(active, g.port["mem_rsp_valid"], hint=f"{pre}_rd_fire")
-            self.beat_next.append((fire, self.beat_inc))
-            done = h.and_(fire, last_beat, hint=f"{pre}_done")
-            self.phase_next.append((done, h.const(0, 2)))
-            data = h.binop("comb.shru", rdata, lane_sh32, f"{pre}_rdata")
-            if isinstance(op, aq.LoadOp):
-                reg = g.b.value_regs[op.result]
-                cur = g.reg(reg, w)
-                if w == 64:
-                    lo = h.extract(cur, 0, 32, f"{pre}_lo")
-                    hi = h.extract(cur, 32, 32, f"{pre}_hi")
-                    first = h.icmp("eq", half, h.const(0, 1), f"{pre}_lo_beat")
-                    newv = h.mux(first, h.concat(hi, rdata), h.concat(rdata, lo), f"{pre}_ld64")
-                    g.write(reg, fire, newv)
-                else:
-                    g.write(reg, fire, h.extract(data, 0, w, f"{pre}_ld"))
-            else:
-                spm = op.scratchpad.root_reference.data
-                off = g.ref(op.offset, st)
-                idx = h.binop(
-                    "comb.add", off, h.zext(elem_idx, 32, f"{pre}_elem32"), f"{pre}_{spm}_idx"
-                )
-                if w == 64:
-                    for hh in (0, 1):
-                        is_h = h.icmp("eq", half, h.const(hh, 1), None)
-                        hsel = h.and_(fire, is_h, hint=f"{pre}_{spm}_half{hh}")
-                        g.spm_writes.setdefault(spm, []).append((hsel, idx, rdata, hh))
-                else:
-                    g.spm_writes.setdefault(spm, []).append(
-                        (fire, idx, h.extract(data, 0, w, f"{pre}_{spm}_in"), None)
-                    )
-            return done
-        # writes: data beats, then the acknowledgement
-        active = h.and_(here, self.ph1, hint=f"{pre}_wr_active")
-        if isinstance(op, aq.StoreOp):
-            v = g.ref(op.value, st)
-            if w == 64:
-                lo = h.extract(v, 0, 32, f"{pre}_lo")
-                hi = h.extract(v, 32, 32, f"{pre}_hi")
-                first = h.icmp("eq", half, h.const(0, 1), f"{pre}_lo_beat")
-                data = h.mux(first, lo, hi, f"{pre}_wdata")
-            else:
-                data = h.binop(
-                    "comb.shl", h.zext(v, 32, f"{pre}_wvalue"), lane_sh32, f"{pre}_wdata"
-                )
-        else:
-            spm = op.scratchpad.root_reference.data
-            off = g.ref(op.offset, st)
-            idx = h.binop(
-                "comb.add", off, h.zext(elem_idx, 32, f"{pre}_elem32"), f"{pre}_{spm}_idx"
-            )
-            elem = g.spm_read(spm, idx, f"{pre}_{spm}_out")
-            if w == 64:
-                lo = h.extract(elem, 0, 32, f"{pre}_lo")
-                hi = h.extract(elem, 32, 32, f"{pre}_hi")
-                first = h.icmp("eq", half, h.const(0, 1), f"{pre}_lo_beat")
-                data = h.mux(first, lo, hi, f"{pre}_wdata")
-            else:
-                data = h.binop(
-                    "comb.shl", h.zext(elem, 32, f"{pre}_welem"), lane_sh32, f"{pre}_wdata"
-                )
-        mask = {1: 0b1, 2: 0b11, 4: 0b1111, 8: 0b1111}[ebytes]
-        strb8 = h.binop(
-            "comb.shl", h.const(mask, 8), h.zext(lane, 8, f"{pre}_lane8"), f"{pre}_strb8"
-        )
-        strb = h.extract(strb8, 0, 4, f"{pre}_strb")
-        self.wdata.append((active, data, strb, last_beat))
-        wfire = h.and_(active, g.port["mem_wdata_ready"], hint=f"{pre}_wr_fire")
-        self.beat_next.append((wfire, self.beat_inc))
-        self.phase_next.append((h.and_(wfire, last_beat, hint=f"{pre}_wr_last"), h.const(2, 2)))
-        ack = h.and_(here, self.ph2, hint=f"{pre}_ack")
-        self.rsp_ready.append(ack)
-        done = h.and_(ack, g.port["mem_rsp_valid"], hint=f"{pre}_done")
-        self.phase_next.append((done, h.const(0, 2)))
-        return done
-
-    def finish(self) -> None:
-        for en, v in self.phase_next:
-            self.g.write("mem_phase_q", en, v)
-        for en, v in self.beat_next:
-            self.g.write("mem_beat_q", en, v)
-
-    def outputs(self) -> list[tuple[str, SSAValue]]:
-        h = self.h
-        h.loc = basename_loc(None)
-
-        def pick(items: list[tuple[SSAValue, SSAValue]], w: int, hint: str) -> SSAValue:
-            return h.onehot_select(items, h.const(0, w), hint)
-
-        return [
-            ("mem_req_valid", h.or_tree([a for a, *_ in self.req], 1, "req_valid")),
-            ("mem_req_write", pick([(a, wr) for a, wr, *_ in self.req], 1, "req_write")),
-            ("mem_req_addr", pick([(a, ad) for a, _, ad, *_ in self.req], 32, "req_addr")),
-            ("mem_req_size", pick([(a, s) for a, _, _, s, _ in self.req], 2, "req_size")),
-            ("mem_req_len", pick([(a, n) for a, *_, n in self.req], 8, "req_len")),
-            ("mem_wdata_valid", h.or_tree([a for a, *_ in self.wdata], 1, "wdata_valid")),
-            ("mem_wdata", pick([(a, d) for a, d, _, _ in self.wdata], 32, "wdata")),
-            ("mem_wstrb", pick([(a, s) for a, _, s, _ in self.wdata], 4, "wstrb")),
-            ("mem_wlast", pick([(a, lst) for a, _, _, lst in self.wdata], 1, "wlast")),
-            ("mem_rsp_ready", h.or_tree(self.rsp_ready, 1, "rsp_ready")),
-        ]
 
 
 __all__ = ["Unit", "UnitGenerator", "hw_text"]

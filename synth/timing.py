@@ -80,14 +80,17 @@ def schedule_extension(
     clock_ns: float,
     lib: OperatorLibrary,
     scheduler: Scheduler = list_schedule,
+    bus_width: int = 32,
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
-    """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines."""
+    """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines, for
+    an ISAX memory master ``bus_width`` bits wide."""
     builder = FsmBuilder(
         clock_ns,
         lambda op: op_delay(lib, op),
         first_id=RESP_STATE + 1,
         overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
         scheduler=scheduler,
+        bus_width=bus_width,
     )
     fsms = []
     for isax in ext.isaxs():

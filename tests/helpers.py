@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from typing import Any
 
 import pytest
 
@@ -42,3 +43,17 @@ def require_tool(tool: str, package: str) -> str:
     if path is None:
         pytest.fail(f"{tool} is not installed (Debian package {package}; run scripts/setup.sh)")
     return path
+
+
+def check_fixed_cycles(reports: dict[str, Any], stats: dict[str, Any], latency: int) -> None:
+    """Each case's measured cycles against the schedule (no back-pressure, fixed L)."""
+    for name, st in stats.items():
+        lat = reports[name]["latency"]
+        assert st["cases"] > 0, name
+        for cycles, beats in zip(st["cycles"], st["beats"], strict=True):
+            assert lat["cycles_min"] <= cycles <= lat["cycles_max"], name
+            fixed_control = lat["control_min"] == lat["control_max"]
+            fixed_mem = lat["per_mem_latency_min"] == lat["per_mem_latency_max"]
+            if fixed_control and fixed_mem:
+                want = lat["control_min"] + lat["per_mem_latency_min"] * latency + beats
+                assert cycles == want, (name, cycles, beats)

@@ -48,7 +48,7 @@ TINY = """builtin.module {
 # engine's registers and decodes, dead in a unit without memory ops, are left to CIRCT's
 # folders.
 GOLDEN = """builtin.module {
-  hw.module @tiny_isax_unit(in %clk: !seq.clock loc(unknown), in %rst: i1 loc(unknown), in %cmd_valid: i1 loc(unknown), in %cmd_opcode: i7 loc(unknown), in %cmd_funct3: i3 loc(unknown), in %cmd_funct7: i7 loc(unknown), in %cmd_rs1: i32 loc(unknown), in %cmd_rs2: i32 loc(unknown), in %rsp_ready: i1 loc(unknown), in %mem_req_ready: i1 loc(unknown), in %mem_wdata_ready: i1 loc(unknown), in %mem_rsp_valid: i1 loc(unknown), in %mem_rsp_rdata: i32 loc(unknown), in %mem_rsp_last: i1 loc(unknown), out cmd_ready: i1 loc(unknown), out rsp_valid: i1 loc(unknown), out rsp_rd: i32 loc(unknown), out mem_req_valid: i1 loc(unknown), out mem_req_write: i1 loc(unknown), out mem_req_addr: i32 loc(unknown), out mem_req_size: i2 loc(unknown), out mem_req_len: i8 loc(unknown), out mem_wdata_valid: i1 loc(unknown), out mem_wdata: i32 loc(unknown), out mem_wstrb: i4 loc(unknown), out mem_wlast: i1 loc(unknown), out mem_rsp_ready: i1 loc(unknown)) {
+  hw.module @tiny_isax_unit(in %clk: !seq.clock loc(unknown), in %rst: i1 loc(unknown), in %cmd_valid: i1 loc(unknown), in %cmd_opcode: i7 loc(unknown), in %cmd_funct3: i3 loc(unknown), in %cmd_funct7: i7 loc(unknown), in %cmd_rs1: i32 loc(unknown), in %cmd_rs2: i32 loc(unknown), in %rsp_ready: i1 loc(unknown), in %mem_req_ready: i1 loc(unknown), in %mem_wdata_ready: i1 loc(unknown), in %mem_rsp_valid: i1 loc(unknown), in %mem_rsp_rdata: i32 loc(unknown), in %mem_rsp_last: i1 loc(unknown), out cmd_ready: i1 loc(unknown), out rsp_valid: i1 loc(unknown), out rsp_rd: i32 loc(unknown), out mem_req_valid: i1 loc(unknown), out mem_req_write: i1 loc(unknown), out mem_req_addr: i32 loc(unknown), out mem_req_size: i3 loc(unknown), out mem_req_len: i8 loc(unknown), out mem_wdata_valid: i1 loc(unknown), out mem_wdata: i32 loc(unknown), out mem_wstrb: i4 loc(unknown), out mem_wlast: i1 loc(unknown), out mem_rsp_ready: i1 loc(unknown)) {
     %S_IDLE = "sv.localparam"() {value = 0 : i2, name = "S_IDLE"} : () -> i2 loc(unknown)
     %S_RESP = "sv.localparam"() {value = 1 : i2, name = "S_RESP"} : () -> i2 loc(unknown)
     %S_mac = "sv.localparam"() {value = -2 : i2, name = "S_mac_0"} : () -> i2 loc(unknown)
@@ -106,7 +106,7 @@ GOLDEN = """builtin.module {
     %mem_beat_q = seq.compreg %mem_beat_q, %clk reset %rst, %5 {name = "mem_beat_q"} : i9 loc(unknown)
     %acc_q_n = comb.mux %in_S_mac, %mac_s, %acc_q {sv.namehint = "acc_q_n"} : i32 loc("tiny.isax":2:1)
     %acc_q = seq.compreg %acc_q_n, %clk reset %rst, %9 {name = "acc_q"} : i32 loc("tiny.isax":2:1)
-    hw.output %in_S_IDLE, %in_S_RESP, %rd_q, %11, %11, %1, %0, %12, %11, %1, %13, %11, %11 : i1, i1, i32, i1, i1, i32, i2, i8, i1, i32, i4, i1, i1 loc(unknown)
+    hw.output %in_S_IDLE, %in_S_RESP, %rd_q, %11, %11, %1, %3, %12, %11, %1, %13, %11, %11 : i1, i1, i32, i1, i1, i32, i3, i8, i1, i32, i4, i1, i1 loc(unknown)
   } loc(unknown)
 } loc(unknown)
 """

@@ -48,6 +48,13 @@ from aquas.diagnostics import AquasError
     default=None,
     help="Also write the extension after the interface plans as MLIR to this file.",
 )
+@click.option(
+    "--bus-width",
+    type=click.Choice(["32", "64", "128"]),
+    default="32",
+    show_default=True,
+    help="Data width of the unit's memory master (the target's isax_master.bus_width).",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -65,6 +72,7 @@ def synth(
     interface: str,
     max_burst_beats: int,
     emit_plan_mlir: Path | None,
+    bus_width: str,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -101,6 +109,7 @@ def synth(
             interface=interface,
             max_burst_beats=max_burst_beats,
             progress=lambda msg: err.print(f"interface: {msg}", markup=False),
+            bus_width=int(bus_width),
         )
         res = u.synth
         unit_doc: dict[str, object] = {

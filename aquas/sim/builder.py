@@ -166,6 +166,25 @@ def isax_module_name(files: list[Path]) -> str:
     return names[0]
 
 
+def check_unit_width(files: list[Path], plat: Target) -> None:
+    """The attached unit's memory master must be as wide as the platform's ISAX port
+    (``isax_master.bus_width``); Verilator would otherwise truncate or pad the data."""
+    for f in files:
+        m = re.search(
+            r"input\s+(?:wire\s+|logic\s+)?(?:\[(\d+):0\]\s*)?mem_rsp_rdata\b", f.read_text()
+        )
+        if m is None:
+            continue
+        w = int(m.group(1)) + 1 if m.group(1) else 1
+        if w != plat.isax_master.bus_width:
+            raise AquasError(
+                f"the ISAX unit's memory master is {w} bits wide, but {plat.name}'s "
+                f"isax_master.bus_width is {plat.isax_master.bus_width}",
+                filename=str(f),
+                hint=f"synthesize the unit with --bus-width {plat.isax_master.bus_width}",
+            )
+
+
 def collect_isax_files(items: list[Path] | list[str]) -> list[Path]:
     """Expands directories to their ``*.v``/``*.sv`` files."""
     out: list[Path] = []
@@ -236,6 +255,8 @@ def build(
     check_tools()
     isax_files = collect_isax_files(list(isax_verilog or []))
     isax_mod = isax_module_name(isax_files) if isax_files else None
+    if isax_files:
+        check_unit_width(isax_files, plat)
 
     core_files, core_incdirs = core_sources(plat)
     sources = [*core_files, *COMMON_RTL, *soc_rtl(plat), *isax_files]

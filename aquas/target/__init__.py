@@ -7,6 +7,9 @@ no list of names is kept anywhere else: :func:`target_names` is the list.
 
 A user's platform file either is a complete descriptor, or names a built-in one with
 ``base = "<name>"`` and overrides keys of its sections (``[memory] latency = 30``).
+Packaged platform variants (``aquas/target/platforms/<name>.toml``, e.g. ``vexriscv-wide``:
+VexRiscv with a 128-bit ISAX port) are such files; :func:`platform_names` lists them and
+:func:`load_target` takes their name where it takes a platform file.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = [
     "default_target",
     "load_target",
     "parse_target",
+    "platform_names",
     "target_names",
 ]
 
@@ -47,6 +51,15 @@ def target_names() -> tuple[str, ...]:
         e.name.removesuffix(".toml") for e in _descriptors().iterdir() if e.name.endswith(".toml")
     )
     return (DEFAULT, *(n for n in names if n != DEFAULT))
+
+
+@functools.cache
+def platform_names() -> tuple[str, ...]:
+    """The packaged platform variants (platform files shipped with aquas)."""
+    d = resources.files("aquas.target") / "platforms"
+    return tuple(
+        sorted(e.name.removesuffix(".toml") for e in d.iterdir() if e.name.endswith(".toml"))
+    )
 
 
 def _unknown(name: str) -> AquasError:
@@ -126,6 +139,10 @@ def load_target(path: Path | str | None = None, *, soc: str | None = None) -> Ta
     """The descriptor in ``path``, or the built-in one of ``soc`` (default: the primary SoC)."""
     if path is None:
         return _builtin(soc or DEFAULT)
+    if str(path) in platform_names() and not Path(path).exists():
+        res = resources.files("aquas.target") / "platforms" / f"{path}.toml"
+        where = f"{path} (packaged platform)"
+        return parse_target(parse_toml(res.read_text(encoding="utf-8"), where), where, soc=soc)
     raw = parse_toml(read_source(path, "platform file"), str(path))
     return parse_target(raw, str(path), soc=soc)
 

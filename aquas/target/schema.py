@@ -82,7 +82,9 @@ class L2Section(_Section):
 class IsaxMasterSection(_Section):
     """The ISAX unit's memory master."""
 
-    bus_width: Literal[32] = 32
+    bus_width: Literal[32, 64, 128] = Field(
+        default=32, description="data bits per beat (the core's buses stay 32-bit)"
+    )
     setup_latency: Cycles = 2
     dma_channels: Annotated[int, Field(ge=1, le=8)] = 1
     max_burst_beats: Annotated[int, Field(ge=1, le=256)] = 256  # the port's length is 8 bits
@@ -182,6 +184,12 @@ class Target(_Section):
             if addr in seen:
                 raise ValueError(f"devices.{key} has the same address as devices.{seen[addr]}")
             seen[addr] = key
+        beat = self.isax_master.bus_width // 8
+        if l2.enable and l2.line_bytes < beat:
+            raise ValueError(
+                f"l2.line_bytes ({l2.line_bytes}) must be at least an ISAX beat "
+                f"({beat} bytes at isax_master.bus_width = {self.isax_master.bus_width})"
+            )
         d = self.dcache
         if d.policy != "none":
             if d.flush_word is None:
@@ -263,6 +271,7 @@ class Target(_Section):
             "DMA_SETUP": im.setup_latency,
             "DMA_CHANNELS": im.dma_channels,
             "MAX_BURST_BEATS": im.max_burst_beats,
+            "ISAX_WIDTH": im.bus_width,
             "DEV_CONSOLE": d.console,
             "DEV_EXIT": d.exit,
             "DEV_CYCLE_LO": d.cycle_lo,

@@ -4,7 +4,9 @@
 // It answers rd = 0 so the core would not hang if the harness kept going.
 `default_nettype none
 
-module aquas_isax_empty_slot (
+module aquas_isax_empty_slot #(
+  parameter integer W = 32   // memory master data width: 32, 64 or 128
+) (
   input  wire        clk,
   input  wire        rst,
   input  wire        cmd_valid,
@@ -23,16 +25,16 @@ module aquas_isax_empty_slot (
   input  wire        mem_req_ready,
   output wire        mem_req_write,
   output wire [31:0] mem_req_addr,
-  output wire [1:0]  mem_req_size,
+  output wire [2:0]  mem_req_size,
   output wire [7:0]  mem_req_len,
   output wire        mem_wdata_valid,
   input  wire        mem_wdata_ready,
-  output wire [31:0] mem_wdata,
-  output wire [3:0]  mem_wstrb,
+  output wire [W-1:0] mem_wdata,
+  output wire [W/8-1:0] mem_wstrb,
   output wire        mem_wlast,
   input  wire        mem_rsp_valid,
   output wire        mem_rsp_ready,
-  input  wire [31:0] mem_rsp_rdata,
+  input  wire [W-1:0] mem_rsp_rdata,
   input  wire        mem_rsp_last,
   output wire        unattached,
   output wire [16:0] unattached_insn   // {funct7, funct3, opcode}
@@ -46,11 +48,11 @@ module aquas_isax_empty_slot (
   assign mem_req_valid = 1'b0;
   assign mem_req_write = 1'b0;
   assign mem_req_addr = 32'd0;
-  assign mem_req_size = 2'd2;
+  assign mem_req_size = 3'd2;
   assign mem_req_len = 8'd0;
   assign mem_wdata_valid = 1'b0;
-  assign mem_wdata = 32'd0;
-  assign mem_wstrb = 4'd0;
+  assign mem_wdata = {W{1'b0}};
+  assign mem_wstrb = {(W/8){1'b0}};
   assign mem_wlast = 1'b0;
   assign mem_rsp_ready = 1'b1;
   wire _unused = &{1'b0, mem_req_ready, mem_wdata_ready, mem_rsp_valid, mem_rsp_rdata, mem_rsp_last};

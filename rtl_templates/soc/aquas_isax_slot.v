@@ -3,7 +3,9 @@
 // the canonical port (docs/isax-port.md). `unattached` is only ever raised by the empty slot.
 `default_nettype none
 
-module aquas_isax_slot (
+module aquas_isax_slot #(
+  parameter integer W = 32   // memory master data width: 32, 64 or 128
+) (
   input  wire        clk,
   input  wire        rst,
   input  wire        cmd_valid,
@@ -20,16 +22,16 @@ module aquas_isax_slot (
   input  wire        mem_req_ready,
   output wire        mem_req_write,
   output wire [31:0] mem_req_addr,
-  output wire [1:0]  mem_req_size,
+  output wire [2:0]  mem_req_size,
   output wire [7:0]  mem_req_len,
   output wire        mem_wdata_valid,
   input  wire        mem_wdata_ready,
-  output wire [31:0] mem_wdata,
-  output wire [3:0]  mem_wstrb,
+  output wire [W-1:0] mem_wdata,
+  output wire [W/8-1:0] mem_wstrb,
   output wire        mem_wlast,
   input  wire        mem_rsp_valid,
   output wire        mem_rsp_ready,
-  input  wire [31:0] mem_rsp_rdata,
+  input  wire [W-1:0] mem_rsp_rdata,
   input  wire        mem_rsp_last,
   output wire        unattached,
   output wire [16:0] unattached_insn   // {funct7, funct3, opcode}
@@ -37,7 +39,7 @@ module aquas_isax_slot (
 `ifdef AQUAS_ISAX_MODULE
   `AQUAS_ISAX_MODULE u_isax (
 `else
-  aquas_isax_empty_slot u_isax (
+  aquas_isax_empty_slot #(.W(W)) u_isax (
 `endif
     .clk(clk), .rst(rst),
     .cmd_valid(cmd_valid), .cmd_ready(cmd_ready), .cmd_opcode(cmd_opcode), .cmd_funct3(cmd_funct3),

@@ -14,6 +14,13 @@
 //   the miss penalty (MEM_LATENCY + LINE_WORDS [+ dirty eviction]) at the crossing.
 //   A write request is acknowledged by one response beat in the cycle after its last data
 //   beat was accepted.
+// Data widths: core ports move 32-bit beats (wdata/wstrb in the low 32/4 bits of their
+// DW-wide slice, read data on `rdata`); DMA ports move DW-bit beats (DW = 32, 64 or 128)
+// on `rdata_wide`. The RAM is an array of 32-bit words: a DW-bit beat reads or writes the
+// DW/32 consecutive words of the DW/8-byte aligned block holding its address in one cycle,
+// lane-aligned (the byte at address a in lane a % (DW/8)), bytes under wstrb. The L2 model
+// counts lines per beat; a line is never narrower than a beat (the target schema checks
+// l2.line_bytes >= DW/8), so an aligned beat lies in one line.
 // The L2 is a tag-only timing model (write-back, write-allocate, direct mapped): data always
 // lives in the one RAM array, so every master sees coherent data by construction.
 //
@@ -32,7 +39,8 @@ module aquas_mem_ctrl #(
   parameter integer L2_ENABLE = 0,
   parameter integer L2_LINES_LOG2 = 10,
   parameter integer L2_LINE_WORDS_LOG2 = 3,
-  parameter integer L2_HIT_LATENCY = 2
+  parameter integer L2_HIT_LATENCY = 2,
+  parameter integer DW = 32             // DMA port data width: 32, 64 or 128
 ) (
   input  wire                 clk,
   input  wire                 rst,
@@ -40,15 +48,16 @@ module aquas_mem_ctrl #(
   output reg  [NPORTS-1:0]    req_ready,
   input  wire [NPORTS-1:0]    req_write,
   input  wire [NPORTS*32-1:0] req_addr,
-  input  wire [NPORTS*2-1:0]  req_size,
+  input  wire [NPORTS*3-1:0]  req_size,
   input  wire [NPORTS*8-1:0]  req_len,
   input  wire [NPORTS-1:0]    wvalid,
   output reg  [NPORTS-1:0]    wready,
-  input  wire [NPORTS*32-1:0] wdata,
-  input  wire [NPORTS*4-1:0]  wstrb,
+  input  wire [NPORTS*DW-1:0] wdata,
+  input  wire [NPORTS*DW/8-1:0] wstrb,
   output reg  [NPORTS-1:0]    rvalid,
   input  wire [NPORTS-1:0]    rready,
-  output wire [31:0]          rdata,
+  output wire [31:0]          rdata,        // core ports: the word at the beat's address
+  output wire [DW-1:0]        rdata_wide,   // DMA ports: the aligned DW-bit block
   output wire                 rlast,
   output reg  [31:0]          stat_l2_hits,
   output reg  [31:0]          stat_l2_misses
@@ -59,6 +68,7 @@ module aquas_mem_ctrl #(
   localparam integer LINE_SHIFT = L2_LINE_WORDS_LOG2 + 2;
   localparam integer TAGW = 32 - LINE_SHIFT - L2_LINES_LOG2;
   localparam integer PW = (NPORTS > 1) ? $clog2(NPORTS) : 1;
+  localparam integer BW = DW / 32;      // words per DMA beat
   localparam [1:0] S_IDLE = 2'd0, S_WAIT = 2'd1, S_XFER = 2'd2, S_WACK = 2'd3;
 
   reg [31:0] ram [0:RAM_WORDS-1];
@@ -77,7 +87,7 @@ module aquas_mem_ctrl #(
   reg [PW-1:0] owner;
   reg          cur_write;
   reg [31:0]   cur_addr;
-  reg [1:0]    cur_size;
+  reg [2:0]    cur_size;
   reg [7:0]    left;
   reg [15:0]   wait_cnt;
 
@@ -111,6 +121,15 @@ module aquas_mem_ctrl #(
 
   wire [RAM_WORDS_LOG2-1:0] word_idx = cur_addr[RAM_WORDS_LOG2+1:2] - RAM_BASE[RAM_WORDS_LOG2+1:2];
   assign rdata = ram[word_idx];
+  // the block's first word: word_idx with its low BW_LOG2 bits cleared
+  wire [RAM_WORDS_LOG2-1:0] block_idx = word_idx & ~RAM_WORDS_LOG2'(BW - 1);
+  genvar g;
+  generate
+    for (g = 0; g < BW; g = g + 1) begin : g_rd
+      assign rdata_wide[g*32 +: 32] = ram[block_idx + RAM_WORDS_LOG2'(g)];
+    end
+  endgenerate
+  wire owner_dma = {{(32-PW){1'b0}}, owner} >= FIRST_DMA;
   assign rlast = (state == S_WACK) || (left == 8'd0);
 
   // L2 lookup of an address; returns the wait the access costs and updates the tags.
@@ -138,7 +157,7 @@ module aquas_mem_ctrl #(
       rr <= FIRST_DMA[PW-1:0];
       cur_write <= 1'b0;
       cur_addr <= 32'd0;
-      cur_size <= 2'd2;
+      cur_size <= 3'd2;
       left <= 8'd0;
       wait_cnt <= 16'd0;
       stat_l2_hits <= 32'd0;
@@ -154,7 +173,7 @@ module aquas_mem_ctrl #(
           owner <= pick;
           cur_write <= req_write[pick];
           cur_addr <= req_addr[pick*32 +: 32];
-          cur_size <= req_size[pick*2 +: 2];
+          cur_size <= req_size[pick*3 +: 3];
           left <= req_len[pick*8 +: 8];
           if ({{(32-PW){1'b0}}, pick} >= FIRST_DMA)
             rr <= ({{(32-PW){1'b0}}, pick} + 1 >= NPORTS) ? FIRST_DMA[PW-1:0] : pick + 1'b1;
@@ -183,12 +202,16 @@ module aquas_mem_ctrl #(
           wait_cnt <= wait_cnt - 16'd1;
         end
         S_XFER: if (beat) begin
-          if (cur_write) begin
-            if (wstrb[owner*4 + 0]) ram[word_idx][7:0]   <= wdata[owner*32 + 0  +: 8];
-            if (wstrb[owner*4 + 1]) ram[word_idx][15:8]  <= wdata[owner*32 + 8  +: 8];
-            if (wstrb[owner*4 + 2]) ram[word_idx][23:16] <= wdata[owner*32 + 16 +: 8];
-            if (wstrb[owner*4 + 3]) ram[word_idx][31:24] <= wdata[owner*32 + 24 +: 8];
+          if (cur_write && !owner_dma) begin
+            if (wstrb[owner*(DW/8) + 0]) ram[word_idx][7:0]   <= wdata[owner*DW + 0  +: 8];
+            if (wstrb[owner*(DW/8) + 1]) ram[word_idx][15:8]  <= wdata[owner*DW + 8  +: 8];
+            if (wstrb[owner*(DW/8) + 2]) ram[word_idx][23:16] <= wdata[owner*DW + 16 +: 8];
+            if (wstrb[owner*(DW/8) + 3]) ram[word_idx][31:24] <= wdata[owner*DW + 24 +: 8];
           end
+          if (cur_write && owner_dma)
+            for (j = 0; j < DW / 8; j = j + 1)
+              if (wstrb[owner*(DW/8) + j])
+                ram[block_idx + RAM_WORDS_LOG2'(j / 4)][(j % 4)*8 +: 8] <= wdata[owner*DW + j*8 +: 8];
           if (left == 8'd0) begin
             state <= cur_write ? S_WACK : S_IDLE;
           end else begin

@@ -8,6 +8,10 @@
 //   ISAX command --> aquas_isax_slot --> memory master = DMA channel 0 -----------------> L2)
 //                                        (channels 1 .. DMA_CHANNELS-1 are tied off)
 //
+// Widths. The core ports are 32 bits wide. The ISAX memory master (the unit's canonical port
+// and the DMA channels) is ISAX_WIDTH bits wide (32, 64 or 128, the target's
+// isax_master.bus_width): its beats carry ISAX_WIDTH/8 bytes, lane-aligned.
+//
 // Address decode. RAM is [RAM_BASE, RAM_BASE + 4 << RAM_WORDS_LOG2); a request goes to RAM
 // only when every byte of all its beats lies there. A data request of DATA_PORT with bit 31
 // set goes to the devices when it names a device register in the right direction. Every other
@@ -34,6 +38,7 @@ module aquas_mem_system #(
   parameter integer DMA_SETUP = 2,
   parameter integer DMA_CHANNELS = 1,
   parameter integer MAX_BURST_BEATS = 256,
+  parameter integer ISAX_WIDTH = 32,
   parameter [31:0]  DEV_CONSOLE = 32'hF000_0000,
   parameter [31:0]  DEV_EXIT = 32'hF000_0004,
   parameter [31:0]  DEV_CYCLE_LO = 32'hF000_0008,
@@ -92,17 +97,18 @@ module aquas_mem_system #(
   localparam integer NPORTS = NCORE + DMA_CHANNELS;
   localparam integer UNIT = NCORE;  // port of DMA channel 0, the ISAX unit's memory master
   localparam [33:0] RAM_SIZE = 34'd1 << (RAM_WORDS_LOG2 + 2);
+  localparam integer DW = ISAX_WIDTH;
 
   // Offset of an address from the RAM base, 34 bits wide: an address below the base wraps to
   // a value far above RAM_SIZE, and a request's end cannot wrap at 2^32.
   function automatic [33:0] ram_off(input [31:0] a);
     ram_off = {2'b00, a} - {2'b00, RAM_BASE};
   endfunction
-  function automatic in_ram(input [31:0] a, input [1:0] size, input [7:0] len);
+  function automatic in_ram(input [31:0] a, input [2:0] size, input [7:0] len);
     in_ram = (ram_off(a) < RAM_SIZE) && (ram_off(a) + (({26'd0, len} + 34'd1) << size) <= RAM_SIZE);
   endfunction
   // The first beat address outside RAM: the start itself, or the first beat past the end.
-  function automatic [31:0] first_outside(input [31:0] a, input [1:0] size);
+  function automatic [31:0] first_outside(input [31:0] a, input [2:0] size);
     reg [33:0] beats_in;
     begin
       if (ram_off(a) >= RAM_SIZE) first_outside = a;
@@ -114,11 +120,13 @@ module aquas_mem_system #(
   endfunction
 
   wire [NPORTS-1:0]    p_req_valid, p_req_ready, p_req_write, p_wvalid, p_wready, p_rvalid, p_rready;
-  wire [NPORTS*32-1:0] p_req_addr, p_wdata;
-  wire [NPORTS*2-1:0]  p_req_size;
+  wire [NPORTS*32-1:0] p_req_addr;
+  wire [NPORTS*DW-1:0] p_wdata;
+  wire [NPORTS*3-1:0]  p_req_size;
   wire [NPORTS*8-1:0]  p_req_len;
-  wire [NPORTS*4-1:0]  p_wstrb;
+  wire [NPORTS*DW/8-1:0] p_wstrb;
   wire [31:0]          m_rdata;
+  wire [DW-1:0]        m_rdata_wide;
   wire                 m_rlast;
 
   // ---------------- devices, behind the bridge on DATA_PORT ----------------
@@ -177,18 +185,18 @@ module aquas_mem_system #(
   generate
     for (c = 0; c < NCORE; c = c + 1) begin : g_core
       wire [31:0] a = core_req_addr[c*32 +: 32];
-      wire ram = in_ram(a, core_req_size[c*2 +: 2], core_req_len[c*8 +: 8]);
+      wire ram = in_ram(a, {1'b0, core_req_size[c*2 +: 2]}, core_req_len[c*8 +: 8]);
       wire dev = (c == DATA_PORT) && d_is_dev;
       wire bridge = (c == DATA_PORT) && dev_busy;
       assign c_bad[c] = core_req_valid[c] && !ram && !dev;
       assign p_req_valid[c] = core_req_valid[c] && ram;
       assign p_req_write[c] = core_req_write[c];
       assign p_req_addr[c*32 +: 32] = a;
-      assign p_req_size[c*2 +: 2] = core_req_size[c*2 +: 2];
+      assign p_req_size[c*3 +: 3] = {1'b0, core_req_size[c*2 +: 2]};
       assign p_req_len[c*8 +: 8] = core_req_len[c*8 +: 8];
       assign p_wvalid[c] = core_wvalid[c];
-      assign p_wdata[c*32 +: 32] = core_wdata[c*32 +: 32];
-      assign p_wstrb[c*4 +: 4] = core_wstrb[c*4 +: 4];
+      assign p_wdata[c*DW +: DW] = DW'(core_wdata[c*32 +: 32]);
+      assign p_wstrb[c*(DW/8) +: DW/8] = (DW/8)'(core_wstrb[c*4 +: 4]);
       assign p_rready[c] = core_rready[c];
       assign core_req_ready[c] = p_req_ready[c] || (dev && !dev_busy);
       assign core_wready[c] = bridge ? dev_fire : p_wready[c];
@@ -200,11 +208,12 @@ module aquas_mem_system #(
 
   // ---------------- ISAX slot; its memory master is DMA channel 0 ----------------
   wire        u_req_valid, u_req_write, u_wvalid, u_wlast, u_rsp_ready;
-  wire [31:0] u_req_addr, u_wdata;
-  wire [1:0]  u_req_size;
+  wire [31:0] u_req_addr;
+  wire [DW-1:0] u_wdata;
+  wire [2:0]  u_req_size;
   wire [7:0]  u_req_len;
-  wire [3:0]  u_wstrb;
-  aquas_isax_slot u_slot (
+  wire [DW/8-1:0] u_wstrb;
+  aquas_isax_slot #(.W(DW)) u_slot (
     .clk(clk), .rst(rst),
     .cmd_valid(x_cmd_valid), .cmd_ready(x_cmd_ready), .cmd_opcode(x_opcode), .cmd_funct3(x_funct3),
     .cmd_funct7(x_funct7), .cmd_rs1(x_rs1), .cmd_rs2(x_rs2),
@@ -213,7 +222,7 @@ module aquas_mem_system #(
     .mem_req_addr(u_req_addr), .mem_req_size(u_req_size), .mem_req_len(u_req_len),
     .mem_wdata_valid(u_wvalid), .mem_wdata_ready(p_wready[UNIT]), .mem_wdata(u_wdata),
     .mem_wstrb(u_wstrb), .mem_wlast(u_wlast),
-    .mem_rsp_valid(p_rvalid[UNIT]), .mem_rsp_ready(u_rsp_ready), .mem_rsp_rdata(m_rdata),
+    .mem_rsp_valid(p_rvalid[UNIT]), .mem_rsp_ready(u_rsp_ready), .mem_rsp_rdata(m_rdata_wide),
     .mem_rsp_last(m_rlast),
     .unattached(unattached), .unattached_insn(unattached_insn)
   );
@@ -222,11 +231,11 @@ module aquas_mem_system #(
   assign p_req_valid[UNIT] = u_req_valid && u_ram;
   assign p_req_write[UNIT] = u_req_write;
   assign p_req_addr[UNIT*32 +: 32] = u_req_addr;
-  assign p_req_size[UNIT*2 +: 2] = u_req_size;
+  assign p_req_size[UNIT*3 +: 3] = u_req_size;
   assign p_req_len[UNIT*8 +: 8] = u_req_len;
   assign p_wvalid[UNIT] = u_wvalid;
-  assign p_wdata[UNIT*32 +: 32] = u_wdata;
-  assign p_wstrb[UNIT*4 +: 4] = u_wstrb;
+  assign p_wdata[UNIT*DW +: DW] = u_wdata;
+  assign p_wstrb[UNIT*(DW/8) +: DW/8] = u_wstrb;
   assign p_rready[UNIT] = u_rsp_ready;
   assign burst_too_long = u_req_valid && ({24'd0, u_req_len} >= MAX_BURST_BEATS);
   generate
@@ -234,11 +243,11 @@ module aquas_mem_system #(
       assign p_req_valid[c] = 1'b0;
       assign p_req_write[c] = 1'b0;
       assign p_req_addr[c*32 +: 32] = 32'd0;
-      assign p_req_size[c*2 +: 2] = 2'd2;
+      assign p_req_size[c*3 +: 3] = 3'd2;
       assign p_req_len[c*8 +: 8] = 8'd0;
       assign p_wvalid[c] = 1'b0;
-      assign p_wdata[c*32 +: 32] = 32'd0;
-      assign p_wstrb[c*4 +: 4] = 4'd0;
+      assign p_wdata[c*DW +: DW] = {DW{1'b0}};
+      assign p_wstrb[c*(DW/8) +: DW/8] = {(DW/8){1'b0}};
       assign p_rready[c] = 1'b1;
     end
   endgenerate
@@ -282,7 +291,7 @@ module aquas_mem_system #(
           bad_write <= core_req_write[k];
           bad_start <= core_req_addr[k*32 +: 32];
           bad_len <= core_req_len[k*8 +: 8];
-          bad_addr <= first_outside(core_req_addr[k*32 +: 32], core_req_size[k*2 +: 2]);
+          bad_addr <= first_outside(core_req_addr[k*32 +: 32], {1'b0, core_req_size[k*2 +: 2]});
           bad_pc <= core_req_fetch[k] ? 32'd0 : core_data_pc;
         end
     end
@@ -292,13 +301,13 @@ module aquas_mem_system #(
     .NPORTS(NPORTS), .FIRST_DMA(NCORE), .RAM_BASE(RAM_BASE), .RAM_WORDS_LOG2(RAM_WORDS_LOG2),
     .MEM_LATENCY(MEM_LATENCY), .DMA_SETUP(DMA_SETUP), .L2_ENABLE(L2_ENABLE),
     .L2_LINES_LOG2(L2_LINES_LOG2), .L2_LINE_WORDS_LOG2(L2_LINE_WORDS_LOG2),
-    .L2_HIT_LATENCY(L2_HIT_LATENCY)
+    .L2_HIT_LATENCY(L2_HIT_LATENCY), .DW(DW)
   ) u_mem (
     .clk(clk), .rst(rst),
     .req_valid(p_req_valid), .req_ready(p_req_ready), .req_write(p_req_write),
     .req_addr(p_req_addr), .req_size(p_req_size), .req_len(p_req_len),
     .wvalid(p_wvalid), .wready(p_wready), .wdata(p_wdata), .wstrb(p_wstrb),
-    .rvalid(p_rvalid), .rready(p_rready), .rdata(m_rdata), .rlast(m_rlast),
+    .rvalid(p_rvalid), .rready(p_rready), .rdata(m_rdata), .rdata_wide(m_rdata_wide), .rlast(m_rlast),
     .stat_l2_hits(stat_l2_hits), .stat_l2_misses(stat_l2_misses)
   );
 

@@ -97,3 +97,29 @@ def test_unit_whose_dispatch_folds_away_is_lint_clean(tmp_path: Path) -> None:
     )
     res = synthesize(lower_spec(src, "noeffect.isax"), tmp_path, 50.0, 12)
     assert lint_unit(res.verilog_path) == []
+
+
+@pytest.mark.parametrize("width", [64, 128])
+def test_lint_soc_with_a_wide_isax_port(width: int, tmp_path: Path) -> None:
+    """The vexriscv SoC with a W-bit ISAX DMA port, whole design, with the empty slot and
+    with a generated unit of that width (burst reads and writes of i8 and i32)."""
+    from aquas.spec.frontend import lower_spec
+    from aquas.synth.flow import synthesize
+
+    src = (
+        "extension w;\nscratchpad a: [u8; 20];\nscratchpad b: [u32; 8];\n"
+        "#[opcode(custom0), funct7(0)]\n"
+        "isax cp(rs1, rs2) { burst a[0 +: 20] <- mem[rs1]; burst mem[rs2] <- a[0 +: 20]; }\n"
+        "#[opcode(custom0), funct7(1)]\n"
+        "isax cq(rs1, rs2) { burst b[0 +: 8] <- mem[rs1]; burst mem[rs2] <- b[0 +: 8]; }\n"
+    )
+    unit = synthesize(lower_spec(src, "w.isax"), tmp_path, 10.0, 12, bus_width=width)
+    t = load_target(soc="vexriscv").replace(isax_master={"bus_width": width})
+    core, _ = core_sources(t)
+    files = [WAIVERS, *core, *COMMON_RTL, *soc_rtl(t)]
+    extra = ["--top-module", soc_top(t), f"-GISAX_WIDTH={width}"]
+    lint(files, *extra)
+    from aquas.synth.lint import WAIVERS as UNIT_WAIVERS  # the generated units' own waivers
+
+    with_unit = [UNIT_WAIVERS, *files, unit.verilog_path]
+    lint(with_unit, *extra, "+define+AQUAS_ISAX_MODULE=w_isax_unit")

@@ -1,0 +1,328 @@
+"""The memory engine of a generated unit: drives the canonical port's memory master
+(docs/isax-port.md) from the FSM's wait states, at a data width ``W`` of 32, 64 or 128.
+
+A beat carries ``B = W / 8`` bytes, lane-aligned (the byte at address ``a`` travels in
+lane ``a % B``):
+
+* a single access whose element fits a beat is one beat of ``log2(eb)`` bytes at its own
+  address; its data sits in lane ``a % B`` (an i64 on a 32-bit port: two 4-byte beats,
+  low word first);
+* a burst of ``n`` elements of ``eb <= B`` bytes is a request of full beats
+  (``size = log2(B)``) from ``a & ~(B - 1)``, ``ceil((a % B + n * eb) / B)`` beats
+  (``fsm.mem_beats``), ``B / eb`` elements per beat; the first and last beats are partial
+  (write strobes; a read takes the elements from their lanes). Element ``j`` travels in
+  beat ``(o + j) / per``, slot ``(o + j) % per`` with ``per = B / eb`` and
+  ``o = (a % B) / eb``: beat ``k``, slot ``s`` carries element ``k * per + s - o`` when that
+  lies in ``[0, n)``;
+* elements wider than a beat (i64 bursts on a 32-bit port) take two beats each.
+
+Scratchpads are flip-flop arrays, so the several elements of one beat are written in the
+same cycle whatever their banks: a burst owns every bank of its scratchpad during its wait
+state (``fsm.spm_banks``), and the register array has a write port per element.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xdsl.ir import SSAValue
+
+from aquas.dialects import aquas as aq
+from aquas.synth.fsm import State, elem_bytes, mem_beats
+from aquas.synth.hwemit import basename_loc
+
+if TYPE_CHECKING:
+    from aquas.synth.rtlgen import UnitGenerator
+
+#: width of ``mem_req_size`` (log2 of the bytes per beat: 0..4 for a 128-bit port)
+SIZE_BITS = 3
+
+
+def log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+class MemEngine:
+    """Drives the memory master port from the current wait state.
+
+    Phase register: 0 = send the request, 1 = data (read beats in, or write beats out),
+    2 = wait for the write acknowledgement. ``mem_beat_q`` counts beats."""
+
+    def __init__(self, g: UnitGenerator, mp_q: SSAValue, beat_q: SSAValue):
+        self.g = g
+        self.h = h = g.h
+        self.mp_q = mp_q
+        self.beat_q = beat_q
+        self.width = g.bus_width
+        self.bb = self.width // 8  # bytes per beat
+        self.req: list[
+            tuple[SSAValue, SSAValue, SSAValue, SSAValue, SSAValue]
+        ] = []  # (active, write, addr, size, len)
+        self.wdata: list[
+            tuple[SSAValue, SSAValue, SSAValue, SSAValue]
+        ] = []  # (active, data, strb, last)
+        self.rsp_ready: list[SSAValue] = []
+        self.phase_next: list[tuple[SSAValue, SSAValue]] = []
+        self.beat_next: list[tuple[SSAValue, SSAValue]] = []
+        self.ph0 = h.icmp("eq", mp_q, h.const(0, 2), "mem_phase_req")
+        self.ph1 = h.icmp("eq", mp_q, h.const(1, 2), "mem_phase_data")
+        self.ph2 = h.icmp("eq", mp_q, h.const(2, 2), "mem_phase_ack")
+        self.beat_inc = h.binop("comb.add", beat_q, h.const(1, 9), "mem_beat_inc")
+
+    def wait_state(self, st: State) -> SSAValue:
+        """Emits the engine logic of one wait state; returns its 'done' signal."""
+        g, h = self.g, self.h
+        op = st.wait
+        assert op is not None
+        h.loc = basename_loc(op.location)
+        eb = elem_bytes(op)
+        if eb > self.bb:
+            return self.split_state(st)
+        # wires of this access are named after its state: S_<isax>_<k> -> <isax>_<k>_...
+        pre = g.state_names[st.id][2:]
+        here = g.is_state[st.id]
+        write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
+        lb = log2(self.bb)
+        addr = g.ref(op.addr, st)
+        beat_m1: SSAValue
+        if isinstance(op, aq.LoadOp | aq.StoreOp):
+            req_addr, size, beat_m1 = addr, log2(eb), h.const(0, 9)
+        else:
+            n, per = op.length_value, self.bb // eb
+            req_addr = h.concat(
+                h.extract(addr, lb, 32 - lb, f"{pre}_beat_hi"), h.const(0, lb), f"{pre}_base"
+            )
+            size = lb
+            if per == 1:
+                beat_m1 = h.const(n - 1, 9)
+            else:
+                # o = (a % B) / eb elements before the burst in its first beat
+                o9 = h.zext(h.extract(addr, log2(eb), lb - log2(eb), f"{pre}_skip"), 9)
+                total = h.binop("comb.add", o9, h.const(n + per - 1, 9), f"{pre}_span")
+                beats = h.binop("comb.shru", total, h.const(log2(per), 9), f"{pre}_beats")
+                beat_m1 = h.binop("comb.sub", beats, h.const(1, 9), f"{pre}_beats_m1")
+        active_req = h.and_(here, self.ph0, hint=f"{pre}_req")
+        self.req.append(
+            (
+                active_req,
+                h.const(int(write), 1),
+                req_addr,
+                h.const(size, SIZE_BITS),
+                h.extract(beat_m1, 0, 8, f"{pre}_len"),
+            )
+        )
+        req_fire = h.and_(active_req, g.port["mem_req_ready"], hint=f"{pre}_req_fire")
+        self.phase_next.append((req_fire, h.const(1, 2)))
+        self.beat_next.append((req_fire, h.const(0, 9)))
+        last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
+        if isinstance(op, aq.LoadOp | aq.StoreOp):
+            return self.single(st, pre, here, addr, eb, last_beat, write)
+        return self.burst(st, pre, here, addr, eb, last_beat, write)
+
+    # -- one beat: a single access ------------------------------------------------------
+
+    def single(
+        self,
+        st: State,
+        pre: str,
+        here: SSAValue,
+        addr: SSAValue,
+        eb: int,
+        last_beat: SSAValue,
+        write: bool,
+    ) -> SSAValue:
+        g, h, op = self.g, self.h, st.wait
+        w, lb = 8 * eb, log2(self.bb)
+        lane = h.extract(addr, 0, lb, f"{pre}_lane")
+        shift = h.zext(h.concat(lane, h.const(0, 3), f"{pre}_lane_bits"), self.width)
+        if not write:
+            assert isinstance(op, aq.LoadOp)
+            fire, done = self.read_beat(pre, here, last_beat)
+            data = h.binop("comb.shru", g.port["mem_rsp_rdata"], shift, f"{pre}_rdata")
+            g.write(g.b.value_regs[op.result], fire, h.extract(data, 0, w, f"{pre}_ld"))
+            return done
+        assert isinstance(op, aq.StoreOp)
+        v = g.ref(op.value, st)
+        data = h.binop("comb.shl", h.zext(v, self.width, f"{pre}_wvalue"), shift, f"{pre}_wdata")
+        strb = h.binop(
+            "comb.shl",
+            h.const((1 << eb) - 1, self.bb),
+            h.zext(lane, self.bb, f"{pre}_lane_n"),
+            f"{pre}_strb",
+        )
+        return self.write_beats(pre, here, data, strb, last_beat)
+
+    # -- packed bursts ------------------------------------------------------------------
+
+    def burst(
+        self,
+        st: State,
+        pre: str,
+        here: SSAValue,
+        addr: SSAValue,
+        eb: int,
+        last_beat: SSAValue,
+        write: bool,
+    ) -> SSAValue:
+        g, h, op = self.g, self.h, st.wait
+        assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
+        w, lb, per, n = 8 * eb, log2(self.bb), self.bb // eb, op.length_value
+        spm = op.scratchpad.root_reference.data
+        off = g.ref(op.offset, st)
+        k32 = h.zext(self.beat_q, 32, "mem_beat32")
+        if per == 1:
+            first = k32  # element of slot 0 of this beat
+        else:
+            o32 = h.zext(h.extract(addr, log2(eb), lb - log2(eb), f"{pre}_skip"), 32)
+            kp = h.binop("comb.shl", k32, h.const(log2(per), 32), f"{pre}_beat_elems")
+            first = h.binop("comb.sub", kp, o32, f"{pre}_first")
+        slots: list[tuple[SSAValue, SSAValue]] = []  # (valid, scratchpad index)
+        for s in range(per):
+            j = h.binop("comb.add", first, h.const(s, 32), f"{pre}_j{s}")
+            # j in [0, n): "negative" indices of the first beat wrap to huge unsigned ones
+            valid = h.icmp("ult", j, h.const(n, 32), f"{pre}_v{s}") if per > 1 else None
+            idx = h.binop("comb.add", off, j, f"{pre}_{spm}_idx{s}")
+            slots.append((valid if valid is not None else h.const(1, 1), idx))
+        if not write:
+            fire, done = self.read_beat(pre, here, last_beat)
+            rdata = g.port["mem_rsp_rdata"]
+            for s, (valid, idx) in enumerate(slots):
+                en = h.and_(fire, valid, hint=f"{pre}_{spm}_we{s}") if per > 1 else fire
+                val = h.extract(rdata, s * w, w, f"{pre}_{spm}_in{s}")
+                g.spm_writes.setdefault(spm, []).append((en, idx, val, None))
+            return done
+        data: SSAValue | None = None
+        strb: SSAValue | None = None
+        for s, (valid, idx) in enumerate(slots):
+            elem = g.spm_read(spm, idx, f"{pre}_{spm}_out{s}")
+            mask = h.replicate(valid, eb, f"{pre}_strb{s}")
+            data = elem if data is None else h.concat(elem, data, f"{pre}_wdata")
+            strb = mask if strb is None else h.concat(mask, strb, f"{pre}_strb")
+        assert data is not None and strb is not None
+        return self.write_beats(pre, here, data, strb, last_beat)
+
+    # -- i64 elements on a 32-bit port: two beats each ----------------------------------
+
+    def split_state(self, st: State) -> SSAValue:
+        g, h, op = self.g, self.h, st.wait
+        assert op is not None and self.width == 32
+        pre = g.state_names[st.id][2:]
+        here = g.is_state[st.id]
+        write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
+        beats = mem_beats(op, 32)
+        addr = g.ref(op.addr, st)
+        active_req = h.and_(here, self.ph0, hint=f"{pre}_req")
+        self.req.append(
+            (
+                active_req,
+                h.const(int(write), 1),
+                addr,
+                h.const(2, SIZE_BITS),
+                h.const(beats - 1, 8),
+            )
+        )
+        req_fire = h.and_(active_req, g.port["mem_req_ready"], hint=f"{pre}_req_fire")
+        self.phase_next.append((req_fire, h.const(1, 2)))
+        self.beat_next.append((req_fire, h.const(0, 9)))
+        last_beat = h.icmp("eq", self.beat_q, h.const(beats - 1, 9), f"{pre}_last_beat")
+        elem_idx = h.binop("comb.shru", self.beat_q, h.const(1, 9), f"{pre}_elem")
+        half = h.extract(self.beat_q, 0, 1, f"{pre}_half")
+        first = h.icmp("eq", half, h.const(0, 1), f"{pre}_lo_beat")
+        rdata = g.port["mem_rsp_rdata"]
+        if not write:
+            fire, done = self.read_beat(pre, here, last_beat)
+            if isinstance(op, aq.LoadOp):
+                reg = g.b.value_regs[op.result]
+                cur = g.reg(reg, 64)
+                lo = h.extract(cur, 0, 32, f"{pre}_lo")
+                hi = h.extract(cur, 32, 32, f"{pre}_hi")
+                newv = h.mux(first, h.concat(hi, rdata), h.concat(rdata, lo), f"{pre}_ld64")
+                g.write(reg, fire, newv)
+            else:
+                assert isinstance(op, aq.BurstReadOp)
+                spm = op.scratchpad.root_reference.data
+                idx = h.binop(
+                    "comb.add",
+                    g.ref(op.offset, st),
+                    h.zext(elem_idx, 32, f"{pre}_elem32"),
+                    f"{pre}_{spm}_idx",
+                )
+                for hh in (0, 1):
+                    is_h = h.icmp("eq", half, h.const(hh, 1), None)
+                    hsel = h.and_(fire, is_h, hint=f"{pre}_{spm}_half{hh}")
+                    g.spm_writes.setdefault(spm, []).append((hsel, idx, rdata, hh))
+            return done
+        if isinstance(op, aq.StoreOp):
+            v = g.ref(op.value, st)
+        else:
+            assert isinstance(op, aq.BurstWriteOp)
+            spm = op.scratchpad.root_reference.data
+            idx = h.binop(
+                "comb.add",
+                g.ref(op.offset, st),
+                h.zext(elem_idx, 32, f"{pre}_elem32"),
+                f"{pre}_{spm}_idx",
+            )
+            v = g.spm_read(spm, idx, f"{pre}_{spm}_out")
+        lo = h.extract(v, 0, 32, f"{pre}_lo")
+        hi = h.extract(v, 32, 32, f"{pre}_hi")
+        data = h.mux(first, lo, hi, f"{pre}_wdata")
+        return self.write_beats(pre, here, data, h.const(0xF, 4), last_beat)
+
+    # -- handshakes ---------------------------------------------------------------------
+
+    def read_beat(self, pre: str, here: SSAValue, last_beat: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The read-data handshake of a wait state: (beat fire, done)."""
+        h, g = self.h, self.g
+        active = h.and_(here, self.ph1, hint=f"{pre}_rd_active")
+        self.rsp_ready.append(active)
+        fire = h.and_(active, g.port["mem_rsp_valid"], hint=f"{pre}_rd_fire")
+        self.beat_next.append((fire, self.beat_inc))
+        done = h.and_(fire, last_beat, hint=f"{pre}_done")
+        self.phase_next.append((done, h.const(0, 2)))
+        return fire, done
+
+    def write_beats(
+        self, pre: str, here: SSAValue, data: SSAValue, strb: SSAValue, last_beat: SSAValue
+    ) -> SSAValue:
+        """Write data beats, then the acknowledgement; returns 'done'."""
+        h, g = self.h, self.g
+        active = h.and_(here, self.ph1, hint=f"{pre}_wr_active")
+        self.wdata.append((active, data, strb, last_beat))
+        wfire = h.and_(active, g.port["mem_wdata_ready"], hint=f"{pre}_wr_fire")
+        self.beat_next.append((wfire, self.beat_inc))
+        self.phase_next.append((h.and_(wfire, last_beat, hint=f"{pre}_wr_last"), h.const(2, 2)))
+        ack = h.and_(here, self.ph2, hint=f"{pre}_ack")
+        self.rsp_ready.append(ack)
+        done = h.and_(ack, g.port["mem_rsp_valid"], hint=f"{pre}_done")
+        self.phase_next.append((done, h.const(0, 2)))
+        return done
+
+    def finish(self) -> None:
+        for en, v in self.phase_next:
+            self.g.write("mem_phase_q", en, v)
+        for en, v in self.beat_next:
+            self.g.write("mem_beat_q", en, v)
+
+    def outputs(self) -> list[tuple[str, SSAValue]]:
+        h, wd = self.h, self.width
+        h.loc = basename_loc(None)
+
+        def pick(items: list[tuple[SSAValue, SSAValue]], w: int, hint: str) -> SSAValue:
+            return h.onehot_select(items, h.const(0, w), hint)
+
+        return [
+            ("mem_req_valid", h.or_tree([a for a, *_ in self.req], 1, "req_valid")),
+            ("mem_req_write", pick([(a, wr) for a, wr, *_ in self.req], 1, "req_write")),
+            ("mem_req_addr", pick([(a, ad) for a, _, ad, *_ in self.req], 32, "req_addr")),
+            ("mem_req_size", pick([(a, s) for a, _, _, s, _ in self.req], SIZE_BITS, "req_size")),
+            ("mem_req_len", pick([(a, n) for a, *_, n in self.req], 8, "req_len")),
+            ("mem_wdata_valid", h.or_tree([a for a, *_ in self.wdata], 1, "wdata_valid")),
+            ("mem_wdata", pick([(a, d) for a, d, _, _ in self.wdata], wd, "wdata")),
+            ("mem_wstrb", pick([(a, s) for a, _, s, _ in self.wdata], wd // 8, "wstrb")),
+            ("mem_wlast", pick([(a, lst) for a, _, _, lst in self.wdata], 1, "wlast")),
+            ("mem_rsp_ready", h.or_tree(self.rsp_ready, 1, "rsp_ready")),
+        ]
+
+
+__all__ = ["SIZE_BITS", "MemEngine"]
