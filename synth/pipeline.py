@@ -84,9 +84,7 @@ def synthesize_unit(
     Printer(stream=buf).print_op(module)
     plan_mlir = buf.getvalue() + "\n"
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
-    res = synthesize(
-        module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width
-    )
+    res = synthesize(module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width)
     result = UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)
     if lint:
         from aquas.synth.lint import lint as run_lint
