@@ -93,7 +93,13 @@ def test_max_lines_is_the_worst_alignment() -> None:
 
 def test_plans_on_vexriscv() -> None:
     isaxs = _isaxs(SPECS)
-    miss = VEX.memory.latency + VEX.dcache.line_bytes // 4 + 2
+    miss = 1 + 10 + 8 + 1 + 1  # request, latency, 8 words, the load and its address
+    assert (VEX.memory.latency, VEX.dcache.line_bytes, VEX.cost.load, VEX.cost.alu) == (
+        10,
+        32,
+        1,
+        1,
+    )
     assert line_refill_cycles(VEX) == miss
     strided = plan(isaxs["strided"], VEX, True)
     assert strided.strategy == "evict-lines"

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from aquas.diagnostics import AquasError
 from aquas.model.predict import IsaxPrediction
+from aquas.runtime.coherence import line_fill_cycles, line_refill_cycles
 from aquas.target import Target
 
 Coherence = Literal["none", "invalidate-all", "evict-lines"]
@@ -51,11 +52,6 @@ class OffloadCost:
             "refill_cycles": round(self.refill_cycles, 2),
             "total": round(self.total, 2),
         }
-
-
-def line_fill_cycles(target: Target) -> int:
-    """One D-cache line fill: the request cycle, the memory latency, one beat per word."""
-    return 1 + target.memory.latency + target.dcache.line_bytes // 4
 
 
 def written_lines(written_bytes: int, line_bytes: int) -> int:
@@ -99,8 +95,7 @@ def offload_cost(
     elif coherence == "evict-lines":
         ways = int(getattr(d, "ways", 1) or 1)
         loads = written_lines(written_bytes, d.line_bytes) * ways
-        per_load = line_fill_cycles(target) + target.cost.load + target.cost.alu
-        maint = loads * per_load
+        maint = loads * line_refill_cycles(target)
     return OffloadCost(cycles, target.cost.call_overhead, maint, refill, coherence)
 
 

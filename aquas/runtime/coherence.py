@@ -105,10 +105,15 @@ def write_footprint(isax: aq.IsaxOp) -> tuple[Span, ...] | None:
     return tuple(spans[b] for b in sorted(spans))
 
 
+def line_fill_cycles(p: Target) -> int:
+    """One D-cache line fill: the request cycle, the memory latency, one beat per word."""
+    return 1 + p.memory.latency + p.dcache.line_bytes // 4
+
+
 def line_refill_cycles(p: Target) -> int:
-    """Cycles of one D-cache miss: the memory latency, one beat per 32-bit word of the line,
-    and the cycles the core takes to issue the refill and restart (2)."""
-    return p.memory.latency + p.dcache.line_bytes // 4 + 2
+    """One eviction: a conflict load that misses, so a line fill, plus the load's own issue
+    and its address computation (``cost.load + cost.alu``)."""
+    return line_fill_cycles(p) + int(p.cost.load + p.cost.alu)
 
 
 def max_lines(span: Span, line_bytes: int) -> int:
