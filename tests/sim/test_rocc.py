@@ -9,9 +9,11 @@ state, scratchpads and memory bursts, so responses with xd = 0 and 1 are both ex
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
+from aquas.cachedir import cache_dir
 from aquas.interpreter import find_extension
 from aquas.runtime.header import generate_header
 from aquas.sim.builder import PCH_MAKEFLAG, RTL, verilator_cmd, verilator_env, verilator_root
@@ -74,7 +77,21 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
     funct3 = {i.sym_name.data: i.funct3_value for i in ext.isaxs()}
     assert {f >> 2 for f in funct3.values()} == {0, 1}  # with and without a response
     unit = synthesize(lower_spec_file(spec), tmp_path / "unit", clock_ns=10.0)
-    build_dir = tmp_path / "build"
+    sources = [ADAPTER, FIXTURES / "rocc_top.v", unit.verilog_path]
+    # the Verilator model is cached by content (and by the cocotb/Verilator installs its
+    # Makefile names), like aquas.synth.cosim's: make recompiles nothing when unchanged
+    import cocotb
+
+    key = hashlib.sha256(f"{Path(cocotb.__file__).parent}\0{verilator_root()}".encode())
+    for src in sources:
+        key.update(src.read_bytes())
+    build_dir = cache_dir("rocc") / key.hexdigest()[:16]
+    build_dir.mkdir(parents=True, exist_ok=True)
+    # a stable path for the unit (same content, same mtime), so make sees nothing new
+    stable = build_dir / unit.verilog_path.name
+    if not stable.exists():
+        shutil.copyfile(unit.verilog_path, stable)
+    sources[-1] = stable
     result = tmp_path / "result.json"
     env = {
         "PATH": f"{verilator_shim(tmp_path)}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -86,7 +103,7 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
     try:
         runner = get_runner("verilator")
         runner.build(
-            sources=[ADAPTER, FIXTURES / "rocc_top.v", unit.verilog_path],
+            sources=sources,
             hdl_toplevel="rocc_top",
             build_dir=build_dir,
             defines={"AQUAS_ISAX_MODULE": unit.unit.name},
@@ -98,7 +115,8 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
             test_module="rocc_tb",
             hdl_toplevel="rocc_top",
             build_dir=build_dir,
-            test_dir=build_dir,
+            test_dir=tmp_path,
+            results_xml=str(tmp_path / "results.xml"),
             extra_env={
                 "ROCC_SPEC": str(spec),
                 "ROCC_CASES": str(CASES),
@@ -106,7 +124,7 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
                 "ROCC_RESULT": str(result),
                 "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
             },
-            log_file=build_dir / "test.log",
+            log_file=tmp_path / "test.log",
         )
     finally:
         for k, v in saved.items():
@@ -114,7 +132,7 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    assert result.exists(), (build_dir / "test.log").read_text()[-3000:]
+    assert result.exists(), (tmp_path / "test.log").read_text()[-3000:]
     doc = json.loads(result.read_text())
     assert doc["mismatches"] == []
     assert {k: v["cases"] for k, v in doc["stats"].items()} == {k: CASES for k in funct3}

@@ -1,0 +1,81 @@
+"""Reports of `aquas run` for a core whose area is not measured (the descriptor's
+core.area_unmeasured, CV32E40X): the unit's figures and the reason instead of a ratio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from aquas.report import markdown, write_reports
+
+REASON = "Yosys 0.23 cannot read the CV32E40X SystemVerilog (packages, interfaces)"
+
+
+def doc_without_core_area() -> dict[str, Any]:
+    return {
+        "project": "p",
+        "soc": "cv32e40x",
+        "clock_ns": 10.0,
+        "memory_latency": 10,
+        "extension": "pointcloud",
+        "end_to_end": {
+            "baseline_cycles": 1200,
+            "isax_cycles": 400,
+            "speedup": 3.0,
+            "outputs_identical": True,
+            "output": "ok\n",
+        },
+        "regions": [
+            {
+                "id": 1,
+                "label": "kernel",
+                "baseline_cycles": 1000,
+                "isax_cycles": 200,
+                "count": 1,
+                "speedup": 5.0,
+            }
+        ],
+        "latency": [
+            {
+                "isax": "v3ddist",
+                "cycles": 30,
+                "compute_cycles": 6,
+                "memory_cycles": 24,
+                "interface_ops": {"burst": 2},
+                "memory_beats": 64,
+            }
+        ],
+        "area": {
+            "unit": {"cells": 5000, "flops": 1000, "gates": 4000, "depth": 30},
+            "core": None,
+            "core_module": "cv32e40x_core",
+            "core_unmeasured": REASON,
+            "overhead_percent": None,
+        },
+        "timing": {
+            "unit_depth": 30,
+            "core_depth": None,
+            "unit_depth_ns": 6.0,
+            "meets_clock": True,
+            "frequency_factor": None,
+        },
+        "cosim": {"cases": 400},
+        "matches": [],
+        "match_notes": [],
+        "sizes": {},
+        "stages": [],
+    }
+
+
+def test_markdown_names_the_unmeasured_core(tmp_path: Path) -> None:
+    doc = doc_without_core_area()
+    md = markdown(doc)
+    assert f"- Area: unit 5000 cells; the core is not measured ({REASON})" in md
+    assert "- Logic depth: unit 30 gate levels; unit clock target met (6.00 ns)" in md
+    assert (
+        "| core (cv32e40x_core) | not measured | not measured | not measured | not measured |" in md
+    )
+    assert f"| unit / core | n/a % |  |  | {REASON} |" in md
+    written = write_reports(doc, tmp_path)
+    assert set(written) == {"json", "md", "html"}
+    assert "not measured" in (tmp_path / "report.html").read_text()
