@@ -279,6 +279,8 @@ def test_cli_errors(tmp_path: Path) -> None:
     bad.write_text('base = "vexriscv"\n[memory]\nlatncy = 3\n')
     r = CliRunner().invoke(main, ["model", spec, "--platform", str(bad)])
     assert r.exit_code == 2 and "latncy" in r.output
+    r = CliRunner().invoke(main, ["model", spec, "--clock-ns", "0"])
+    assert r.exit_code == 2 and "clock" in r.output
 
 
 def test_auto_plan_compares_registered_plans(
