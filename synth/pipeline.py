@@ -20,6 +20,7 @@ from aquas.synth.oplib import OperatorLibrary
 
 if TYPE_CHECKING:
     from aquas.plans.choose import InterfaceChoice
+    from aquas.target import Target
 
 
 @dataclass
@@ -53,6 +54,7 @@ def synthesize_unit(
     max_burst_beats: int = 256,
     progress: Callable[[str], None] | None = None,
     bus_width: int = 32,
+    target: Target | None = None,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
@@ -60,8 +62,13 @@ def synthesize_unit(
     ``interface`` is the memory-interface plan (``auto``, ``as-written``, ``single``,
     ``burst``; docs/synthesis.md) applied per ISAX first; ``max_burst_beats`` is the
     target's ``isax_master.max_burst_beats``; ``bus_width`` the ISAX memory master's data
-    width (the target's ``isax_master.bus_width``)."""
+    width (the target's ``isax_master.bus_width``). With a ``target`` both come from it
+    (the arguments are ignored), ``auto`` keeps per ISAX the plan the memory-interface
+    model predicts fastest on it, and each ISAX's report carries that prediction."""
     check_clock(clock_ns)
+    if target is not None:
+        bus_width = target.isax_master.bus_width
+        max_burst_beats = target.isax_master.max_burst_beats
     if mem_latency < 0:
         raise AquasError(f"the memory latency must be >= 0 cycles, got {mem_latency}")
     from aquas.interpreter import find_extension
@@ -78,7 +85,15 @@ def synthesize_unit(
     from aquas.plans.choose import apply_interface
 
     choice = apply_interface(
-        module, interface, clock_ns, mem_latency, lib, max_burst_beats, progress=progress
+        module,
+        interface,
+        clock_ns,
+        mem_latency,
+        lib,
+        max_burst_beats,
+        progress=progress,
+        target=target,
+        bus_width=bus_width,
     )
     buf = io.StringIO()
     Printer(stream=buf).print_op(module)

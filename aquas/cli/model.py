@@ -25,7 +25,8 @@ from aquas.cli.common import out, soc_option
     type=click.Choice(["auto", "as-written", "single", "burst"]),
     default="auto",
     show_default=True,
-    help="Interface plan: a pass aquas-interface-<plan>, or auto (the best available).",
+    help="Interface plan per ISAX, as aquas synth --interface applies it: auto (per ISAX "
+    "the plan with the fewest predicted cycles), or one plan for every ISAX.",
 )
 @click.option(
     "--l2",
@@ -52,8 +53,9 @@ def model(
     Per ISAX: compute cycles (the synthesis schedule's states), transfer cycles (each
     memory access: request, DMA setup, memory latency or L2 hit/miss, beats,
     acknowledgement), their total from command handshake to response, and whether memory
-    or compute bounds it. See docs/memory-model.md. Exit status 2 for bad input or a plan
-    that is not available.
+    or compute bounds it, and the interface plan of each ISAX with the reason: the same
+    choice ``aquas synth --interface`` makes on the same target. See
+    docs/memory-model.md. Exit status 2 for bad input.
     """
     from aquas.cli.common import load_module
     from aquas.model.formulas import MemParams
@@ -84,10 +86,16 @@ def model(
             "spec": str(spec),
             "soc": target.name,
             "params": params,
-            "plan": choice.plan,
-            "reason": choice.reason,
-            "considered": {k: round(v, 2) for k, v in choice.considered.items()},
-            "isaxs": [pr.as_dict() for pr in choice.predictions],
+            "plan": choice.requested,
+            "isaxs": [
+                pr.as_dict()
+                | {
+                    "plan": choice.plans[pr.isax],
+                    "reason": choice.reasons[pr.isax],
+                    "considered": choice.considered.get(pr.isax, {}),
+                }
+                for pr in choice.predictions
+            ],
         }
         out.print(json.dumps(doc, indent=2), markup=False)
         return
@@ -98,13 +106,13 @@ def model(
         f"beats, {l2_text}",
         markup=False,
     )
-    out.print(f"plan: {choice.plan} ({choice.reason})", markup=False)
     table = Table(title=None, show_lines=False)
-    for col in ("isax", "cycles", "compute", "transfer", "bound"):
-        table.add_column(col, justify="left" if col in ("isax", "bound") else "right")
+    for col in ("isax", "plan", "cycles", "compute", "transfer", "bound"):
+        table.add_column(col, justify="left" if col in ("isax", "plan", "bound") else "right")
     for pr in choice.predictions:
         table.add_row(
             pr.isax,
+            choice.plans[pr.isax],
             f"{pr.total:.1f}",
             str(pr.compute_cycles),
             f"{pr.transfer_cycles:.1f}",
@@ -128,6 +136,10 @@ def model(
                 f"{t.l2_misses:.2f}" if p.l2 == "cold" else "-",
             )
         out.print(tt)
+    for pr in choice.predictions:
+        out.print(
+            f"plan {pr.isax}: {choice.plans[pr.isax]} ({choice.reasons[pr.isax]})", markup=False
+        )
     for pr in choice.predictions:
         for note in pr.notes:
             out.print(f"note: {pr.isax}: {note}", markup=False)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
-from aquas.cli.common import err, out
+from aquas.cli.common import err, out, soc_option
 from aquas.diagnostics import AquasError
+
+if TYPE_CHECKING:
+    from aquas.target import Target
 
 
 @click.command()
@@ -22,25 +26,33 @@ from aquas.diagnostics import AquasError
     default=None,
     help="Output directory (default build/synth/<ext>).",
 )
+@soc_option("Reference SoC whose descriptor the unit is built for (memory parameters, bus width).")
+@click.option(
+    "--platform",
+    type=click.Path(path_type=Path),
+    help="Platform file (a descriptor, or overrides of a built-in one) instead of --soc's.",
+)
 @click.option(
     "--mem-latency",
-    default=4,
-    show_default=True,
-    help="Memory response latency L the latency report is evaluated at.",
+    type=int,
+    default=None,
+    help="ISAX memory latency L (memory.latency + isax_master.setup_latency) the latency "
+    "report and the plan choice use; overrides the target's [default: the target's].",
 )
 @click.option(
     "--interface",
     type=click.Choice(["auto", "as-written", "single", "burst"]),
     default="auto",
     show_default=True,
-    help="Memory-interface plan per ISAX: auto picks the lowest scheduled latency at "
-    "--mem-latency; the others apply one plan to every ISAX (docs/synthesis.md).",
+    help="Memory-interface plan per ISAX: auto keeps the plan the memory-interface model "
+    "predicts fastest on the target; the others apply one plan to every ISAX "
+    "(docs/synthesis.md).",
 )
 @click.option(
     "--max-burst-beats",
-    default=256,
-    show_default=True,
-    help="Longest burst in bus beats (the target's isax_master.max_burst_beats).",
+    type=int,
+    default=None,
+    help="Longest burst in bus beats; overrides the target's isax_master.max_burst_beats.",
 )
 @click.option(
     "--emit-plan-mlir",
@@ -51,9 +63,8 @@ from aquas.diagnostics import AquasError
 @click.option(
     "--bus-width",
     type=click.Choice(["32", "64", "128"]),
-    default="32",
-    show_default=True,
-    help="Data width of the unit's memory master (the target's isax_master.bus_width).",
+    default=None,
+    help="Data width of the unit's memory master; overrides the target's isax_master.bus_width.",
 )
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
@@ -64,23 +75,30 @@ from aquas.diagnostics import AquasError
     show_default=True,
     help="Also co-simulate N random cases against the golden interpreter.",
 )
+@click.pass_context
 def synth(
+    ctx: click.Context,
     spec: Path,
     clock_ns: float,
     out_dir: Path | None,
-    mem_latency: int,
+    soc: str,
+    platform: Path | None,
+    mem_latency: int | None,
     interface: str,
-    max_burst_beats: int,
+    max_burst_beats: int | None,
     emit_plan_mlir: Path | None,
-    bus_width: str,
+    bus_width: str | None,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
 ) -> None:
     """Synthesize an .isax extension into a Verilog unit with the canonical ISAX port.
 
-    Nothing is written unless every requested check passes (lint warnings are reported,
-    not fatal; a co-simulation mismatch is).
+    The unit is built for a target: --platform, else --soc (default vexriscv). Its
+    memory parameters drive the plan choice and its bus width and burst limit the unit;
+    --mem-latency, --bus-width and --max-burst-beats override the target's values
+    (docs/cli.md). Nothing is written unless every requested check passes (lint warnings
+    are reported, not fatal; a co-simulation mismatch is).
     """
     from aquas.interpreter import find_extension
     from aquas.outdir import OutputDir, check_name
@@ -88,12 +106,16 @@ def synth(
     from aquas.synth.pipeline import check_clock, synthesize_unit
 
     check_clock(clock_ns)
-    if mem_latency < 0:
-        raise AquasError(f"--mem-latency must be >= 0, got {mem_latency}")
     if cosim_cases < 0:
         raise AquasError(f"--cosim must be >= 0, got {cosim_cases}")
-    if not 1 <= max_burst_beats <= 256:
-        raise AquasError(f"--max-burst-beats must be in 1..256, got {max_burst_beats}")
+    explicit_soc = ctx.get_parameter_source("soc") == click.core.ParameterSource.COMMANDLINE
+    target = synth_target(
+        platform,
+        soc if platform is None or explicit_soc else None,
+        mem_latency,
+        None if bus_width is None else int(bus_width),
+        max_burst_beats,
+    )
     module = lower_spec_file(spec)
     ext = check_name(find_extension(module).sym_name.data, "the extension name")
     out_dir = out_dir or Path("build") / "synth" / ext
@@ -103,17 +125,20 @@ def synth(
             module,
             staging,
             clock_ns,
-            mem_latency,
+            target.isax_mem_latency,
             lint=not no_lint,
             yosys=not no_yosys,
             interface=interface,
-            max_burst_beats=max_burst_beats,
             progress=lambda msg: err.print(f"interface: {msg}", markup=False),
-            bus_width=int(bus_width),
+            target=target,
         )
         res = u.synth
         unit_doc: dict[str, object] = {
             "unit": res.unit.name,
+            "target": target.name,
+            "mem_latency": target.isax_mem_latency,
+            "bus_width": target.isax_master.bus_width,
+            "max_burst_beats": target.isax_master.max_burst_beats,
             "verilog": str(guard.path / res.verilog_path.name),
             "seconds_to_verilog": round(res.seconds, 3),
         }
@@ -151,8 +176,13 @@ def synth(
 
         write_atomic(emit_plan_mlir, u.plan_mlir)
 
-    table = Table(title=f"{res.unit.name} @ {clock_ns:g} ns  ({res.seconds:.2f} s to Verilog)")
-    for col in ("isax", "plan", "states", "cycles @L", "fixed + per-L", "interface ops", "beats"):
+    table = Table(
+        title=f"{res.unit.name} @ {clock_ns:g} ns, L = {target.isax_mem_latency}  "
+        f"({res.seconds:.2f} s to Verilog)"
+    )
+    for col in (
+        "isax", "plan", "states", "cycles @L", "fixed + per-L", "predicted", "interface ops", "beats"
+    ):  # fmt: skip
         table.add_column(col)
     for name, rep in res.reports.items():
         lat = rep["latency"]
@@ -169,10 +199,22 @@ def synth(
             form += f" .. {lat['fixed_max']} + {lat['per_mem_latency_max']}L"
         iface = ", ".join(f"{k} x{v}" for k, v in rep["interface_ops"].items()) or "registers only"
         plan = rep["interface"]["plan"]
-        table.add_row(name, plan, str(rep["states"]), cyc, form, iface, str(rep["memory_beats"]))
+        pred = rep["interface"].get("predicted_cycles")
+        table.add_row(
+            name, plan, str(rep["states"]), cyc, form, f"{pred:g}", iface, str(rep["memory_beats"])
+        )
+    out.print(
+        f"target {target.name}: L = {target.isax_mem_latency} (memory latency "
+        f"{target.memory.latency} + DMA setup {target.isax_master.setup_latency}), "
+        f"{target.isax_master.bus_width}-bit port, bursts <= "
+        f"{target.isax_master.max_burst_beats} beats; predicted = the memory-interface model",
+        markup=False,
+    )
     out.print(table)
     for name, rep in res.reports.items():
-        out.print(f"plan {name}: {rep['interface']['plan']} ({rep['interface']['reason']})")
+        out.print(
+            f"plan {name}: {rep['interface']['plan']} ({rep['interface']['reason']})", markup=False
+        )
     if "yosys" in unit_doc:
         y = unit_doc["yosys"]
         assert isinstance(y, dict)
@@ -188,3 +230,40 @@ def synth(
         assert isinstance(c, dict)
         out.print(f"co-simulation: {c['cases']} case(s), 0 mismatches against the interpreter")
     out.print(f"wrote {out_dir}/")
+
+
+def synth_target(
+    platform: Path | None,
+    soc: str | None,
+    mem_latency: int | None = None,
+    bus_width: int | None = None,
+    max_burst_beats: int | None = None,
+) -> Target:
+    """The target ``aquas synth`` builds for: the platform file, else the SoC's
+    descriptor, else the default one, with the command line's overrides applied on top
+    (an override wins over the descriptor). ``mem_latency`` is the ISAX memory latency
+    ``L = memory.latency + isax_master.setup_latency``: the DMA setup is kept and the
+    memory latency becomes ``L - setup`` (when ``L`` is below the setup, the setup becomes
+    ``L`` and the memory latency 0)."""
+    from aquas.target import load_target
+
+    target = load_target(platform, soc=soc)
+    im: dict[str, int] = {}
+    if mem_latency is not None:
+        if mem_latency < 0:
+            raise AquasError(f"--mem-latency must be >= 0, got {mem_latency}")
+        setup = min(target.isax_master.setup_latency, mem_latency)
+        im["setup_latency"] = setup
+        target = target.replace(memory={"latency": mem_latency - setup})
+    if bus_width is not None:
+        im["bus_width"] = bus_width
+    if max_burst_beats is not None:
+        if not 1 <= max_burst_beats <= 256:
+            raise AquasError(f"--max-burst-beats must be in 1..256, got {max_burst_beats}")
+        im["max_burst_beats"] = max_burst_beats
+    if im:
+        try:
+            target = target.replace(isax_master=im)
+        except ValueError as e:  # the schema's checks (e.g. an L2 line narrower than a beat)
+            raise AquasError(f"the command line's overrides make an invalid target: {e}") from None
+    return target

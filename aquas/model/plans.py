@@ -1,61 +1,40 @@
-"""Interface plans: a named plan is a pass ``aquas-interface-<plan>`` on the aquas dialect.
+"""Interface plans for ``aquas model --plan``: a thin view of :mod:`aquas.plans.choose`.
 
-``as-written`` is the spec as its author wrote it (no pass). ``single``, ``burst`` and any
-other plan exist only when :data:`aquas.passes.PASSES` registers their pass; asking for a
-plan that does not is an error, never a silent fallback. ``auto`` predicts every available
-plan with the model and keeps the one with the fewest cycles over the extension's ISAXs.
+There is one chooser. :func:`choose_plan` runs :func:`aquas.plans.choose.apply_interface`
+with the target on a copy of the module, exactly as ``aquas synth --interface`` does on
+the same target, so ``--plan auto`` names per ISAX the plan and reason synthesis takes,
+and a fixed plan predicts the IR synthesis would build (unrolled, rewritten, split to the
+target's burst limit).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from xdsl.dialects.builtin import ModuleOp
 
 from aquas.diagnostics import AquasError
-from aquas.model.predict import IsaxPrediction, predict_module
+from aquas.model.predict import IsaxPrediction
+from aquas.plans import INTERFACES, PLANS
 from aquas.target import Target
 
-PLANS: tuple[str, ...] = ("auto", "as-written", "single", "burst")
-CONCRETE_PLANS: tuple[str, ...] = ("as-written", "single", "burst")
-
-
-def pass_name(plan: str) -> str:
-    return f"aquas-interface-{plan}"
-
-
-def available(plan: str) -> bool:
-    from aquas.passes import PASSES
-
-    return plan == "as-written" or pass_name(plan) in PASSES
-
-
-def apply_plan(module: ModuleOp, plan: str) -> ModuleOp:
-    """A copy of ``module`` rewritten by ``plan``'s pass (the copy itself for as-written)."""
-    if plan not in CONCRETE_PLANS:
-        raise AquasError(f"unknown plan '{plan}'", hint=f"choose one of: {', '.join(PLANS)}")
-    out = module.clone()
-    if plan == "as-written":
-        return out
-    from aquas.context import make_context
-    from aquas.passes import PASSES
-
-    if pass_name(plan) not in PASSES:
-        raise AquasError(
-            f"plan '{plan}' is not available yet",
-            hint=f"no pass '{pass_name(plan)}' is registered; use --plan as-written",
-        )
-    PASSES[pass_name(plan)]()().apply(make_context(), out)
-    return out
+#: ``--plan`` values (those of ``aquas synth --interface``)
+PLAN_CHOICES: tuple[str, ...] = INTERFACES
+CONCRETE_PLANS: tuple[str, ...] = PLANS
 
 
 @dataclass
 class PlanChoice:
-    plan: str
-    reason: str
+    """The requested plan, per ISAX the plan applied and why, and the predictions of the
+    ISAXs as rewritten (in the extension's order)."""
+
+    requested: str
+    plans: dict[str, str]
+    reasons: dict[str, str]
     predictions: list[IsaxPrediction]
-    considered: dict[str, float]  # plan -> predicted cycles summed over the ISAXs
+    # ISAX -> plan -> predicted cycles of every plan auto compared (empty for a fixed plan)
+    considered: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def choose_plan(
@@ -66,31 +45,27 @@ def choose_plan(
     l2: Literal["cold", "warm"] = "cold",
     clock_ns: float = 10.0,
 ) -> PlanChoice:
-    """The predictions under ``plan`` (for ``auto``: under the best available plan)."""
-    if plan not in PLANS:
-        raise AquasError(f"unknown plan '{plan}'", hint=f"choose one of: {', '.join(PLANS)}")
-    if plan != "auto":
-        preds = predict_module(apply_plan(module, plan), target, l2=l2, clock_ns=clock_ns)
-        total = sum(p.total for p in preds)
-        return PlanChoice(plan, "requested with --plan", preds, {plan: total})
-    results: dict[str, list[IsaxPrediction]] = {}
-    missing = []
-    for name in CONCRETE_PLANS:
-        if not available(name):
-            missing.append(name)
-            continue
-        results[name] = predict_module(apply_plan(module, name), target, l2=l2, clock_ns=clock_ns)
-    considered = {name: sum(p.total for p in preds) for name, preds in results.items()}
-    # fewest cycles; on a tie the earlier plan (as-written first: no rewrite)
-    best = min(considered, key=lambda n: (considered[n], CONCRETE_PLANS.index(n)))
-    reason = f"fewest predicted cycles over the ISAXs ({considered[best]:.1f})"
-    if len(considered) > 1:
-        others = ", ".join(f"{n} {c:.1f}" for n, c in considered.items() if n != best)
-        reason += f"; {others}"
-    if missing:
-        verb = "is" if len(missing) == 1 else "are"
-        reason += f"; {', '.join(missing)} {verb} not available yet"
-    return PlanChoice(best, reason, results[best], considered)
+    """The predictions of ``module``'s ISAXs on ``target`` under ``plan`` (``auto``: per
+    ISAX the plan with the fewest predicted cycles); ``module`` is left unchanged."""
+    from aquas.plans.choose import apply_interface
+
+    if plan not in PLAN_CHOICES:
+        raise AquasError(f"unknown plan '{plan}'", hint=f"choose one of: {', '.join(PLAN_CHOICES)}")
+    m = module.clone()
+    choice = apply_interface(m, plan, clock_ns, target.isax_mem_latency, target=target, l2=l2)
+    considered = {
+        isax: {
+            p: round(c.prediction.total, 2) for p, c in cands.items() if c.prediction is not None
+        }
+        for isax, cands in choice.candidates.items()
+    }
+    return PlanChoice(
+        plan,
+        choice.plans,
+        choice.reasons,
+        list(choice.predictions.values()),
+        considered,
+    )
 
 
-__all__ = ["CONCRETE_PLANS", "PLANS", "PlanChoice", "apply_plan", "available", "choose_plan"]
+__all__ = ["CONCRETE_PLANS", "PLAN_CHOICES", "PlanChoice", "choose_plan"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerType, ModuleOp
@@ -33,13 +33,15 @@ from aquas.model.formulas import (
     access_wait,
     bank_beat_cycles,
     beat_bytes,
-    beats,
     group_cycles,
     overlapped_cycles,
     request_cycles,
     split_bursts,
 )
 from aquas.target import Target
+
+if TYPE_CHECKING:
+    from aquas.synth.fsm import IsaxFsm
 
 #: The most pointer placements averaged for a cold L2 (a deterministic stride beyond).
 MAX_PLACEMENTS = 512
@@ -212,6 +214,20 @@ def _base_name(base: frozenset[tuple[Hashable, int]]) -> str:
     return " + ".join(parts) or "0"
 
 
+def _packed(acc: _Access, bus_bytes: int) -> bool:
+    """A burst of elements narrower than the port: the engine packs ``bus_bytes`` per
+    beat from the aligned address below its start (docs/isax-port.md, Beats)."""
+    return isinstance(acc.op, aq.BurstReadOp | aq.BurstWriteOp) and acc.elem_bytes < bus_bytes
+
+
+def _beats_at(acc: _Access, bus_bytes: int, addr: int) -> int:
+    """Bus beats of one execution at byte address ``addr`` (as ``synth/fsm.mem_beats``
+    counts them: the engine and the schedule use that function)."""
+    from aquas.synth.fsm import mem_beats
+
+    return mem_beats(acc.op, 8 * bus_bytes, addr % bus_bytes if _packed(acc, bus_bytes) else 0)
+
+
 def _cost_once(
     p: MemParams,
     acc: _Access,
@@ -220,13 +236,19 @@ def _cost_once(
 ) -> tuple[int, int]:
     """(cycles, L2 misses) of one execution. ``lines`` is the set of present L2 lines for
     a cold-L2 simulation (None: off or warm, no lookups)."""
-    per = beat_bytes(acc.elem_bytes, p.bus_bytes)
-    n = beats(acc.nbytes, per)
-    bank = bank_beat_cycles(max(1, per // acc.elem_bytes), acc.banks, acc.partition)
+    addr = base_at.get(acc.base, 0) + acc.offset
+    if _packed(acc, p.bus_bytes):
+        per = p.bus_bytes
+        addr -= addr % per  # the first beat is the aligned block holding the start
+    else:
+        per = beat_bytes(acc.elem_bytes, p.bus_bytes)
+    n = _beats_at(acc, p.bus_bytes, base_at.get(acc.base, 0) + acc.offset)
+    # the engine writes every element of a beat into the scratchpad in the same cycle
+    # (a write port per element), so a beat costs one cycle whatever the banks
+    bank = bank_beat_cycles(1, acc.banks, acc.partition)
     occ: list[int] = []
     data: list[int] = []
     misses = 0
-    addr = base_at.get(acc.base, 0) + acc.offset
     line = p.l2_line_bytes
     for req in split_bursts(n, p.max_burst_beats):
         stalls = 0
@@ -255,12 +277,15 @@ def _cost_once(
 def _placements(
     accesses: list[_Access], p: MemParams
 ) -> list[dict[frozenset[tuple[Hashable, int]], int]]:
-    """Every placement of each pointer within an L2 line at its natural alignment."""
+    """Every placement of each pointer at its natural alignment within an L2 line (cold
+    L2: which accesses miss depends on it) or within a bus beat (a packed burst's beats
+    depend on its start's offset in the beat); one placement when neither matters."""
     align: dict[frozenset[tuple[Hashable, int]], int] = {}
     for a in accesses:
         align[a.base] = max(align.get(a.base, 4), a.elem_bytes if a.elem_bytes <= 8 else 8)
+    span = p.l2_line_bytes if p.l2 == "cold" else p.bus_bytes
     bases = list(align)
-    choices = [range(0, p.l2_line_bytes, align[b]) if b else range(1) for b in bases]
+    choices = [range(0, span, align[b]) if b and span > align[b] else range(1) for b in bases]
     combos = list(itertools.product(*choices))
     if len(combos) > MAX_PLACEMENTS:
         stride = -(-len(combos) // MAX_PLACEMENTS)
@@ -276,19 +301,13 @@ def cost_accesses(
     accesses: list[_Access], p: MemParams
 ) -> tuple[dict[Operation, float], dict[Operation, float], float]:
     """Expected cycles and L2 misses per op, and the first transfer's latency (for
-    overlap), over the pointer placements when the L2 is cold."""
+    overlap), over the pointer placements (:func:`_placements`)."""
     cycles: dict[Operation, float] = {a.op: 0.0 for a in accesses}
     misses: dict[Operation, float] = {a.op: 0.0 for a in accesses}
-    if p.l2 != "cold":
-        for a in accesses:
-            c, _ = _cost_once(p, a, None, {})
-            cycles[a.op] += c
-        first0 = _cost_once(p, accesses[0], None, {})[0] if accesses else 0
-        return cycles, misses, float(first0)
     places = _placements(accesses, p)
     first: float = 0.0
     for place in places:
-        lines: set[tuple[Any, int]] = set()
+        lines: set[tuple[Any, int]] | None = set() if p.l2 == "cold" else None
         for i, a in enumerate(accesses):
             ci, mi = _cost_once(p, a, lines, place)
             cycles[a.op] += ci / len(places)
@@ -318,13 +337,31 @@ def predict_module(
     overlap: bool = False,
 ) -> list[IsaxPrediction]:
     """Predicted cycles (command handshake to the first ``rsp_valid``) of every ISAX of the
-    extension in ``module`` (left unchanged) on ``target``."""
+    extension in ``module`` (left unchanged) on ``target``: the module is scheduled at the
+    target's ISAX bus width, as synthesis schedules it."""
     from aquas.synth.flow import schedule_isaxs
-    from aquas.synth.fsm import mem_beats
     from aquas.synth.oplib import OperatorLibrary
 
+    width = target.isax_master.bus_width
+    _, fsms = schedule_isaxs(module.clone(), clock_ns, OperatorLibrary.load(), width)
+    return predict_scheduled(fsms, target, l2=l2, outstanding=outstanding, overlap=overlap)
+
+
+def predict_scheduled(
+    fsms: list[IsaxFsm],
+    target: Target,
+    *,
+    l2: Literal["cold", "warm"] = "cold",
+    outstanding: int = 1,
+    overlap: bool = False,
+) -> list[IsaxPrediction]:
+    """:func:`predict_module` on ISAXs already scheduled (``synth/flow.schedule_isaxs`` at
+    the target's bus width): the plan chooser schedules each plan once for both its
+    latency report and the model."""
+    from aquas.synth.fsm import mem_beats
+
     p = MemParams.of(target, l2, outstanding)
-    _, fsms = schedule_isaxs(module.clone(), clock_ns, OperatorLibrary.load())
+    width = 8 * p.bus_bytes
     preds = []
     for fsm in fsms:
         isax = fsm.isax
@@ -338,17 +375,17 @@ def predict_module(
                 f"the schedule has {lat.max_mem} wait states on its longest path, the model "
                 f"{len(accesses)} accesses"
             )
-        # the scheduler's fixed cycles include each wait state's beats (+ the write
-        # acknowledgement): what remains are the compute states and the dispatch cycle
-        mem_fixed = sum(mem_beats(a.op) + int(a.write) for a in accesses)
+        # the scheduler's fixed cycles include each wait state's beats at the worst
+        # alignment (+ the write acknowledgement): what remains are the compute states and
+        # the dispatch cycle
+        mem_fixed = sum(mem_beats(a.op, width) + int(a.write) for a in accesses)
         compute = lat.max_fixed + 1 - mem_fixed
         cyc, miss, first = cost_accesses(accesses, p)
         # one row per spec access: the unrolled copies of one access are merged
         rows: dict[tuple[Any, ...], TransferPrediction] = {}
         done: set[Operation] = set()
         for a in accesses:
-            per = beat_bytes(a.elem_bytes, p.bus_bytes)
-            n = beats(a.nbytes, per)
+            n = _beats_at(a, p.bus_bytes, a.offset)  # the pointer aligned to the beat
             key = (a.op.name, _where(a.op), a.write, a.nbytes)
             row = rows.get(key)
             if row is None:
@@ -390,4 +427,5 @@ __all__ = [
     "TransferPrediction",
     "dynamic_accesses",
     "predict_module",
+    "predict_scheduled",
 ]

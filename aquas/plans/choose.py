@@ -1,23 +1,32 @@
 """Applying interface plans per ISAX, and choosing one per ISAX for ``--interface auto``.
 
-A plan is a per-ISAX choice; an extension mixes them. ``auto`` schedules the extension
-under every plan and keeps, per ISAX, the plan :func:`choose_plan` picks with the injected
-cost. The default cost is the scheduled latency at the memory latency ``L``,
-``fixed_max + per_mem_latency_max * L`` (the schedule's fixed part already counts the bus
-beats of every transfer); the memory-interface model can replace it later.
+The one place that applies and picks plans: ``aquas synth --interface``, ``aquas run`` and
+``aquas model --plan`` all call :func:`apply_interface`. A plan is a per-ISAX choice; an
+extension mixes them. ``auto`` applies every plan to a clone, schedules it at the target's
+bus width and keeps, per ISAX, the plan :func:`choose_plan` picks with the cost:
+
+* given a target, the memory-interface model's prediction of the ISAX on it
+  (:func:`aquas.model.predict.predict_scheduled`: memory latency, DMA setup, bus width,
+  burst limit, L2), so the choice is the model's;
+* without one (a caller with no target), the scheduled latency at the memory latency
+  ``L``, ``fixed_max + per_mem_latency_max * L`` (:func:`latency_cost`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from xdsl.dialects.builtin import ModuleOp
 
 from aquas.diagnostics import AquasError
 from aquas.plans import INTERFACES, PLANS
 from aquas.plans.common import Rejection
+
+if TYPE_CHECKING:
+    from aquas.model.predict import IsaxPrediction
+    from aquas.target import Target
 
 PRE = "aquas-unroll,canonicalize,cse"
 """What runs before any plan: the spec's unrolling exposes constant addresses."""
@@ -35,17 +44,21 @@ class Candidate:
     per_mem_latency_min: int
     memory_beats: int
     rejections: tuple[Rejection, ...] = ()
+    prediction: IsaxPrediction | None = None  # the model's, when a target was given
 
     def cycles_max(self, mem_latency: int) -> int:
         return self.fixed_max + self.per_mem_latency_max * mem_latency
 
     def as_dict(self, mem_latency: int) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "cycles_max": self.cycles_max(mem_latency),
             "fixed_max": self.fixed_max,
             "per_mem_latency_max": self.per_mem_latency_max,
             "memory_beats": self.memory_beats,
         }
+        if self.prediction is not None:
+            out["predicted_cycles"] = round(self.prediction.total, 2)
+        return out
 
 
 Cost = Callable[[Candidate], float]
@@ -56,9 +69,19 @@ def latency_cost(mem_latency: int) -> Cost:
     return lambda c: float(c.cycles_max(mem_latency))
 
 
-def choose_plan(candidates: Mapping[str, Candidate], cost: Cost) -> tuple[str, str]:
-    """The cheapest plan and why; ties go to the earlier plan of :data:`PLANS` (so a plan
-    that changes nothing never displaces what the author wrote)."""
+def model_cost(c: Candidate) -> float:
+    """The memory-interface model's predicted cycles of the ISAX under the candidate's plan."""
+    if c.prediction is None:
+        raise ValueError("model_cost needs candidates scheduled with a target")
+    return round(c.prediction.total, 2)
+
+
+def choose_plan(
+    candidates: Mapping[str, Candidate], cost: Cost, what: str = "lowest cost"
+) -> tuple[str, str]:
+    """The cheapest plan and why (``what`` names the cost in the reason); ties go to the
+    earlier plan of :data:`PLANS` (so a plan that changes nothing never displaces what the
+    author wrote)."""
     if not candidates:
         raise ValueError("choose_plan needs at least one candidate")
     order = {p: i for i, p in enumerate(PLANS)}
@@ -66,7 +89,7 @@ def choose_plan(candidates: Mapping[str, Candidate], cost: Cost) -> tuple[str, s
     best = min(costs, key=lambda p: (costs[p], order.get(p, len(order))))
     others = ", ".join(f"{p} {costs[p]:g}" for p in candidates if p != best)
     same = [p for p in candidates if p != best and costs[p] == costs[best]]
-    why = f"lowest cost {costs[best]:g} (vs {others})" if others else f"cost {costs[best]:g}"
+    why = f"{what} {costs[best]:g} (vs {others})" if others else f"{what} {costs[best]:g}"
     if same:
         why += f"; tie with {', '.join(same)} keeps the earlier plan"
     return best, why
@@ -96,8 +119,18 @@ def apply_plan(
     return found
 
 
+L2Assumption = Literal["cold", "warm"]
+
+
 def _candidates(
-    module: ModuleOp, plan: str, clock_ns: float, lib: Any, max_beats: int
+    module: ModuleOp,
+    plan: str,
+    clock_ns: float,
+    lib: Any,
+    max_beats: int,
+    bus_width: int,
+    target: Target | None,
+    l2: L2Assumption,
 ) -> dict[str, Candidate]:
     from aquas.interpreter import find_extension
     from aquas.synth.flow import schedule_isaxs
@@ -107,10 +140,17 @@ def _candidates(
     found = apply_plan(m, plan, max_beats=max_beats)
     names = [i.sym_name.data for i in find_extension(m).isaxs()]
     beats = {
-        i.sym_name.data: sum(mem_beats(o) for o in i.body.walk() if isinstance(o, MEM_OPS))
+        i.sym_name.data: sum(
+            mem_beats(o, bus_width) for o in i.body.walk() if isinstance(o, MEM_OPS)
+        )
         for i in find_extension(m).isaxs()
     }
-    _, fsms = schedule_isaxs(m, clock_ns, lib)
+    _, fsms = schedule_isaxs(m, clock_ns, lib, bus_width)
+    preds: dict[str, IsaxPrediction] = {}
+    if target is not None:
+        from aquas.model.predict import predict_scheduled
+
+        preds = {p.isax: p for p in predict_scheduled(fsms, target, l2=l2)}
     out = {}
     for f, name in zip(fsms, names, strict=True):
         lat = f.latency
@@ -122,13 +162,15 @@ def _candidates(
             lat.min_mem,
             beats[name],
             tuple(r for r in found if r.isax == name),
+            preds.get(name),
         )
     return out
 
 
 @dataclass
 class InterfaceChoice:
-    """What ``--interface`` did to each ISAX."""
+    """What ``--interface`` did to each ISAX (and, with a target, the model's prediction
+    of each ISAX as rewritten)."""
 
     interface: str
     mem_latency: int
@@ -136,17 +178,25 @@ class InterfaceChoice:
     reasons: dict[str, str] = field(default_factory=dict)
     candidates: dict[str, dict[str, Candidate]] = field(default_factory=dict)
     rejections: dict[str, list[Rejection]] = field(default_factory=dict)  # of the chosen plan
+    target: str | None = None  # the target's name when the model chose
+    predictions: dict[str, IsaxPrediction] = field(default_factory=dict)  # of the result
 
     def report(self, isax: str) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "requested": self.interface,
             "plan": self.plans[isax],
             "reason": self.reasons[isax],
+            "cost": f"predicted cycles on {self.target} (memory-interface model)"
+            if self.target
+            else f"scheduled cycles at L = {self.mem_latency}",
             "candidates": {
                 p: c.as_dict(self.mem_latency) for p, c in self.candidates.get(isax, {}).items()
             },
             "rejections": [r.as_dict() for r in self.rejections.get(isax, [])],
         }
+        if isax in self.predictions:
+            out["predicted_cycles"] = round(self.predictions[isax].total, 2)
+        return out
 
 
 def apply_interface(
@@ -158,11 +208,19 @@ def apply_interface(
     max_beats: int = 256,
     cost: Cost | None = None,
     progress: Callable[[str], None] | None = None,
+    *,
+    target: Target | None = None,
+    bus_width: int = 32,
+    l2: L2Assumption = "cold",
 ) -> InterfaceChoice:
     """Rewrites ``module`` in place as ``interface`` asks and says what it chose per ISAX.
 
     A fixed plan applies to every ISAX; ``auto`` schedules all plans and keeps per ISAX
-    the one :func:`choose_plan` picks with ``cost`` (default :func:`latency_cost`)."""
+    the one :func:`choose_plan` picks with ``cost`` (default: :func:`model_cost` when a
+    ``target`` is given, else :func:`latency_cost` at ``mem_latency``). With a target,
+    ``max_beats`` and ``bus_width`` are the target's (the arguments are ignored) and
+    :attr:`InterfaceChoice.predictions` holds the model's prediction of every ISAX as
+    rewritten (``l2``: the cold/warm assumption when the target has an L2)."""
     from aquas.interpreter import find_extension
     from aquas.synth.oplib import OperatorLibrary
 
@@ -170,8 +228,11 @@ def apply_interface(
         raise AquasError(
             f"unknown interface {interface!r}", hint=f"use one of {', '.join(INTERFACES)}"
         )
+    if target is not None:
+        max_beats = target.isax_master.max_burst_beats
+        bus_width = target.isax_master.bus_width
     lib = lib or OperatorLibrary.load()
-    choice = InterfaceChoice(interface, mem_latency)
+    choice = InterfaceChoice(interface, mem_latency, target=target.name if target else None)
     names = [i.sym_name.data for i in find_extension(module).isaxs()]
     if interface != "auto":
         found = apply_plan(module, interface, max_beats=max_beats)
@@ -182,30 +243,46 @@ def apply_interface(
             choice.reasons[n] = f"--interface {interface}" + (
                 f"; {len(mine)} access(es) left as written (see rejections)" if mine else ""
             )
-        return choice
-    cands: dict[str, dict[str, Candidate]] = {n: {} for n in names}
-    for plan in PLANS:
-        if progress:
-            progress(f"scheduling every ISAX under plan {plan}")
-        for n, c in _candidates(module, plan, clock_ns, lib, max_beats).items():
-            cands[n][plan] = c
-    cost = cost or latency_cost(mem_latency)
-    for n in names:
-        plan, why = choose_plan(cands[n], cost)
-        choice.plans[n], choice.reasons[n] = plan, why
-        choice.candidates[n] = cands[n]
-        choice.rejections[n] = list(cands[n][plan].rejections)
-        if plan != "burst":
-            # keep the coalescing's reasons in view: they say why burst did not win
-            choice.rejections[n] += list(cands[n]["burst"].rejections)
-    for plan in PLANS:
-        chosen = [n for n in names if choice.plans[n] == plan]
-        if chosen and plan != "as-written":
-            apply_plan(module, plan, only=",".join(chosen), max_beats=max_beats)
-    from aquas.context import make_context
-    from aquas.passes import parse_pipeline
+    else:
+        cands: dict[str, dict[str, Candidate]] = {n: {} for n in names}
+        for plan in PLANS:
+            if progress:
+                progress(f"scheduling every ISAX under plan {plan}")
+            for n, c in _candidates(
+                module, plan, clock_ns, lib, max_beats, bus_width, target, l2
+            ).items():
+                cands[n][plan] = c
+        what = "lowest cost"
+        if cost is None:
+            if target is not None:
+                cost, what = model_cost, f"fewest predicted cycles on {target.name}:"
+            else:
+                cost, what = (
+                    latency_cost(mem_latency),
+                    f"lowest scheduled cycles at L={mem_latency}:",
+                )
+        for n in names:
+            plan, why = choose_plan(cands[n], cost, what)
+            choice.plans[n], choice.reasons[n] = plan, why
+            choice.candidates[n] = cands[n]
+            choice.rejections[n] = list(cands[n][plan].rejections)
+            if plan != "burst":
+                # keep the coalescing's reasons in view: they say why burst did not win
+                choice.rejections[n] += list(cands[n]["burst"].rejections)
+        for plan in PLANS:
+            chosen = [n for n in names if choice.plans[n] == plan]
+            if chosen and plan != "as-written":
+                apply_plan(module, plan, only=",".join(chosen), max_beats=max_beats)
+        from aquas.context import make_context
+        from aquas.passes import parse_pipeline
 
-    parse_pipeline(PRE).apply(make_context(), module)  # as a fixed plan would leave it
+        parse_pipeline(PRE).apply(make_context(), module)  # as a fixed plan would leave it
+    if target is not None:
+        # the prediction of what synthesis will build: the rewritten module itself
+        from aquas.model.predict import predict_module
+
+        preds = predict_module(module, target, l2=l2, clock_ns=clock_ns)
+        choice.predictions = {p.isax: p for p in preds}
     return choice
 
 
@@ -216,4 +293,5 @@ __all__ = [
     "apply_plan",
     "choose_plan",
     "latency_cost",
+    "model_cost",
 ]
