@@ -2,8 +2,13 @@
 
 Data flow (each stage writes into its own directory under the output directory)::
 
-    spec ──synth──> unit Verilog, per-ISAX latency reports, lint, Yosys area/depth of the unit
-              └─cosim──> the unit against the golden interpreter on random cases
+    spec ──synth──> unit Verilog (interface plans chosen by the memory-interface model on the
+              │         project's target), per-ISAX latency reports with the model's
+              │         predicted cycles, lint, Yosys area/depth of the unit
+              ├─cosim──> the unit against the golden interpreter on random cases
+              └─measure──> cycles per ISAX call measured in RTL simulation of the unit behind
+                           the SoC's memory controller with the target's parameters
+                           (aquas.model.measure), to set beside the prediction
     sources + spec ──match──> rewritten sources (only matched regions replaced), aquas_isax.h,
                               the match table
     sources / rewritten sources ──build──> baseline ELF, ISAX ELF (the project's RISC-V runtime)
@@ -43,7 +48,10 @@ from aquas.outdir import OutputDir, write_atomic
 from aquas.project import Project
 from aquas.target import Target, load_target
 
-STAGES = ("synth", "cosim", "match", "build", "sim", "area")
+STAGES = ("synth", "cosim", "measure", "match", "build", "sim", "area")
+
+#: calls per ISAX the measure stage times (random operands; the mean is reported)
+MEASURE_CALLS = 8
 
 
 def _sha(data: bytes) -> str:
@@ -194,7 +202,7 @@ class Flow:
                 "clock_ns": p.clock_ns,
                 "mem_latency": self.mem_latency,
                 "interface": "auto",
-                "max_burst_beats": self.platform.isax_master.max_burst_beats,
+                "target": self.platform.fingerprint(),
             },
             self._synth,
         )
@@ -204,6 +212,16 @@ class Flow:
             "cosim",
             {"spec": spec_digest, "unit": unit_digest, "cases": p.cosim_cases},
             lambda d: self._cosim(d, unit_v, synth["unit"], synth["isaxs"]),
+        )
+        measured = self.stage(
+            "measure",
+            {
+                "spec": spec_digest,
+                "unit": unit_digest,
+                "target": self.platform.fingerprint(),
+                "calls": MEASURE_CALLS,
+            },
+            lambda d: self._measure(d, unit_v, synth["unit"]),
         )
         sources = {str(s): file_digest(s) for s in p.sources}
         match = self.stage(
@@ -256,7 +274,7 @@ class Flow:
             "unmeasured": t.core.area_unmeasured,
         }
         area = self.stage("area", core, self._area)
-        doc = self._document(synth, cosim, match, build, sim, area)
+        doc = self._document(synth, cosim, match, build, sim, area, measured)
         from aquas.report import write_reports
 
         assert self.guard is not None
@@ -284,8 +302,7 @@ class Flow:
             self.p.clock_ns,
             self.mem_latency,
             interface="auto",
-            max_burst_beats=self.platform.isax_master.max_burst_beats,
-            bus_width=self.platform.isax_master.bus_width,
+            target=self.platform,
         )
         if u.lint_warnings:
             raise AquasError(
@@ -318,6 +335,28 @@ class Flow:
             raise AquasError(f"co-simulation of {unit} ran no case")
         (d / "cosim.json").write_text(json.dumps({"cases": res.cases}, indent=2) + "\n")
         return {"cases": res.cases, "mismatches": [], "skipped": False}
+
+    def _measure(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
+        """Cycles per call of every ISAX: the unit on DMA channel 0 of the SoC's
+        aquas_mem_ctrl with the target's memory parameters (cold L2 per call when it has
+        one), random operands, rd checked against the golden interpreter."""
+        import statistics
+
+        from aquas.model.measure import measure
+
+        m = measure(self.p.spec, unit_v, unit, self.platform, l2="cold", cases=MEASURE_CALLS)
+        if m.mismatches:
+            raise AquasError(
+                f"measuring {unit}: rd differs from the golden interpreter:\n  "
+                + "\n  ".join(m.mismatches[:5])
+            )
+        cycles = {
+            n: {"mean": statistics.fmean(c), "min": min(c), "max": max(c), "calls": len(c)}
+            for n, c in m.cycles.items()
+            if c
+        }
+        (d / "measure.json").write_text(json.dumps(cycles, indent=2) + "\n")
+        return {"cycles": cycles}
 
     def _match(self, d: Path) -> dict[str, Any]:
         from aquas.egraph.driver import load_patterns, match_file
@@ -463,6 +502,7 @@ class Flow:
         build: dict[str, Any],
         sim: dict[str, Any],
         area: dict[str, Any],
+        measured: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         p = self.p
         base, isax = sim["baseline"], sim["isax"]
@@ -514,6 +554,16 @@ class Flow:
             },
             "regions": regions,
             "latency": latencies,
+            "isax_cycles": isax_cycles(synth["isaxs"], (measured or {}).get("cycles", {})),
+            "isax_cycles_note": (
+                f"predicted: the memory-interface model on {self.platform.name} for the plan "
+                f"synthesis chose; measured: RTL simulation of the generated unit behind the "
+                f"SoC's memory controller (aquas_mem_ctrl, the target's latency, DMA setup, "
+                f"bus width and L2, the L2 cold at each call), mean over "
+                f"{MEASURE_CALLS} calls with random operands, command handshake to "
+                f"response; not cycles inside the program, where the core's cache "
+                f"maintenance and call overhead come on top"
+            ),
             "area": {
                 "unit": unit,
                 "core": core,
@@ -541,6 +591,32 @@ class Flow:
             "sizes": build["sizes"],
             "stages": [s.__dict__ for s in self.log],
         }
+
+
+def isax_cycles(
+    reports: dict[str, dict[str, Any]], measured: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per ISAX: the plan, the model's predicted cycles and the measured ones (mean, range,
+    calls) with the prediction's error relative to the measured mean."""
+    rows = []
+    for name, rep in sorted(reports.items()):
+        iface = rep.get("interface", {})
+        pred = iface.get("predicted_cycles")
+        meas = measured.get(name)
+        mean = meas["mean"] if meas else None
+        rows.append(
+            {
+                "isax": name,
+                "plan": iface.get("plan"),
+                "predicted": pred,
+                "measured_mean": mean,
+                "measured_min": meas["min"] if meas else None,
+                "measured_max": meas["max"] if meas else None,
+                "calls": meas["calls"] if meas else 0,
+                "error": abs(pred - mean) / mean if pred is not None and mean else None,
+            }
+        )
+    return rows
 
 
 def _stage_record(path: Path) -> dict[str, Any] | None:

@@ -70,6 +70,24 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
             ],
         ),
         (
+            "ISAX cycles, predicted vs measured ("
+            + doc.get("isax_cycles_note", "predicted: the memory-interface model")
+            + ")",
+            ["ISAX", "plan", "predicted", "measured (mean)", "measured range", "calls", "error"],
+            [
+                [
+                    r["isax"],
+                    r["plan"] or "-",
+                    _fmt(r["predicted"], 1),
+                    _fmt(r["measured_mean"], 1),
+                    f"{r['measured_min']}..{r['measured_max']}" if r["calls"] else "n/a",
+                    str(r["calls"]),
+                    _fmt(None if r["error"] is None else 100 * r["error"], 1) + " %",
+                ]
+                for r in doc.get("isax_cycles", [])
+            ],
+        ),
+        (
             "Area and logic depth (Yosys generic gates, the same script for both; memories "
             "such as caches and scratchpads count as flip-flops)",
             ["", "cells", "flip-flops", "gates", "logic depth"],

@@ -441,7 +441,8 @@ def test_auto_mixes_plans_per_isax_and_reports_why() -> None:
     rep = choice.report("vgemv4")
     c = rep["candidates"]
     assert c["burst"]["cycles_max"] < c["as-written"]["cycles_max"]
-    assert rep["reason"].startswith(f"lowest cost {c['burst']['cycles_max']}")
+    # no target: the scheduled latency at L is the cost, and the reason says so
+    assert rep["reason"].startswith(f"lowest scheduled cycles at L=12: {c['burst']['cycles_max']}")
     hand = lower_spec_file(HAND["pointcloud"])
     choice = apply_interface(hand, "auto", 10.0, 12)
     # v3ddist is already all bursts (a tie keeps it); vcovmat3d's single-shot centroid and
@@ -459,11 +460,59 @@ def test_synth_reports_the_plan_and_emits_the_rewritten_mlir(tmp_path: Path) -> 
         "-o", str(out), "--emit-plan-mlir", str(mlir),
     )  # fmt: skip
     assert code == 0, text
-    assert "plan fir8: burst (lowest cost" in text
+    assert "plan fir8: burst (fewest predicted cycles on vexriscv:" in text
     rep = json.loads((out / "fir8.json").read_text())
     assert rep["interface"]["plan"] == "burst" and rep["interface"]["requested"] == "auto"
+    c = rep["interface"]["candidates"]
+    assert rep["interface"]["predicted_cycles"] == c["burst"]["predicted_cycles"]
+    assert c["burst"]["predicted_cycles"] < c["as-written"]["predicted_cycles"]
     assert rep["interface_ops"] == {"burst_read": 1, "burst_write": 1}
     assert "aquas.burst_read" in mlir.read_text() and "@fir8_ld0" in mlir.read_text()
+
+
+def _plan_lines(text: str) -> list[str]:
+    return sorted(line for line in text.splitlines() if line.startswith("plan "))
+
+
+def test_model_and_synth_choose_the_same_plan_for_the_same_target(tmp_path: Path) -> None:
+    """One chooser: aquas model --plan auto and aquas synth --interface auto print the same
+    plan and reason per ISAX on a target (here the 128-bit-port variant)."""
+    spec = str(NAIVE["pointcloud"])
+    code, syn = invoke(
+        "synth", spec, "--platform", "vexriscv-wide", "--no-yosys", "--no-lint",
+        "-o", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert code == 0, syn
+    code, mod = invoke("model", spec, "--platform", "vexriscv-wide")
+    assert code == 0, mod
+    assert len(_plan_lines(syn)) == 4
+    assert _plan_lines(syn) == _plan_lines(mod)
+    assert "fewest predicted cycles on vexriscv:" in syn  # the variant's base descriptor
+    rep = json.loads((tmp_path / "o" / "vgemv4.json").read_text())
+    assert rep["bus_width"] == 128
+    unit = json.loads((tmp_path / "o" / "unit.json").read_text())
+    assert (unit["bus_width"], unit["mem_latency"], unit["max_burst_beats"]) == (128, 12, 256)
+
+
+def test_synth_command_line_overrides_the_target() -> None:
+    """Precedence: --mem-latency/--bus-width/--max-burst-beats > --platform > --soc >
+    the default descriptor. L = memory.latency + setup keeps the setup (2 on VexRiscv)."""
+    from aquas.cli.synth import synth_target
+
+    t = synth_target(None, None)
+    assert (t.name, t.isax_mem_latency, t.isax_master.bus_width) == ("vexriscv", 12, 32)
+    t = synth_target(None, "vexriscv", 20, 64, 8)
+    assert (t.memory.latency, t.isax_master.setup_latency, t.isax_mem_latency) == (18, 2, 20)
+    assert (t.isax_master.bus_width, t.isax_master.max_burst_beats) == (64, 8)
+    t = synth_target(None, None, 1)
+    assert (t.memory.latency, t.isax_master.setup_latency) == (0, 1)
+    wide = synth_target("vexriscv-wide", None)  # type: ignore[arg-type]
+    assert wide.isax_master.bus_width == 128
+    assert synth_target("vexriscv-wide", None, bus_width=32).isax_master.bus_width == 32  # type: ignore[arg-type]
+    with pytest.raises(AquasError, match="--mem-latency must be >= 0"):
+        synth_target(None, None, -1)
+    with pytest.raises(AquasError, match=r"--max-burst-beats must be in 1\.\.256"):
+        synth_target(None, None, max_burst_beats=0)
 
 
 def test_forced_burst_says_what_it_could_not_rewrite(tmp_path: Path) -> None:

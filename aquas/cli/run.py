@@ -58,6 +58,16 @@ def _run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_js
     for row in summary_rows(doc):
         table.add_row(*row)
     out.print(table)
+    if doc.get("isax_cycles"):
+        it = Table(title="cycles per ISAX call: predicted (model) vs measured (RTL, see report)")
+        for col in ("isax", "plan", "predicted", "measured", "error"):
+            it.add_column(col, justify="left" if col in ("isax", "plan") else "right")
+        for r in doc["isax_cycles"]:
+            err_pct = "n/a" if r["error"] is None else f"{100 * r['error']:.1f} %"
+            meas = "n/a" if r["measured_mean"] is None else f"{r['measured_mean']:.1f}"
+            pred = "n/a" if r["predicted"] is None else f"{r['predicted']:.1f}"
+            it.add_row(r["isax"], r["plan"] or "-", pred, meas, err_pct)
+        out.print(it)
     a, t = doc["area"], doc["timing"]
     matched = sum(1 for m in doc["matches"] if m["status"] == "matched")
     if a["core"] is None:  # the descriptor's core.area_unmeasured

@@ -49,7 +49,8 @@ module aquas_model_top #(
   parameter integer L2_ENABLE = 0,
   parameter integer L2_LINES_LOG2 = 10,
   parameter integer L2_LINE_WORDS_LOG2 = 3,
-  parameter integer L2_HIT_LATENCY = 2
+  parameter integer L2_HIT_LATENCY = 2,
+  parameter integer DW = 32
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -69,10 +70,11 @@ module aquas_model_top #(
   output wire [31:0] stat_l2_misses
 );
   wire        u_req_valid, u_req_write, u_wvalid, u_wlast, u_rsp_ready;
-  wire [31:0] u_req_addr, u_wdata, m_rdata;
-  wire [1:0]  u_req_size;
+  wire [31:0] u_req_addr, m_rdata;
+  wire [DW-1:0] u_wdata, m_rdata_wide;
+  wire [2:0]  u_req_size;
   wire [7:0]  u_req_len;
-  wire [3:0]  u_wstrb;
+  wire [DW/8-1:0] u_wstrb;
   wire [1:0]  p_req_ready, p_wready, p_rvalid;
   wire        m_rlast;
   {unit} u_isax (
@@ -84,22 +86,22 @@ module aquas_model_top #(
     .mem_req_addr(u_req_addr), .mem_req_size(u_req_size), .mem_req_len(u_req_len),
     .mem_wdata_valid(u_wvalid), .mem_wdata_ready(p_wready[1]), .mem_wdata(u_wdata),
     .mem_wstrb(u_wstrb), .mem_wlast(u_wlast),
-    .mem_rsp_valid(p_rvalid[1]), .mem_rsp_ready(u_rsp_ready), .mem_rsp_rdata(m_rdata),
+    .mem_rsp_valid(p_rvalid[1]), .mem_rsp_ready(u_rsp_ready), .mem_rsp_rdata(m_rdata_wide),
     .mem_rsp_last(m_rlast)
   );
   aquas_mem_ctrl #(
     .NPORTS(2), .FIRST_DMA(1), .RAM_BASE(32'h0), .RAM_WORDS_LOG2(RAM_WORDS_LOG2),
     .MEM_LATENCY(MEM_LATENCY), .DMA_SETUP(DMA_SETUP), .L2_ENABLE(L2_ENABLE),
     .L2_LINES_LOG2(L2_LINES_LOG2), .L2_LINE_WORDS_LOG2(L2_LINE_WORDS_LOG2),
-    .L2_HIT_LATENCY(L2_HIT_LATENCY)
+    .L2_HIT_LATENCY(L2_HIT_LATENCY), .DW(DW)
   ) u_mem (
     .clk(clk), .rst(rst),
     .req_valid({{u_req_valid, 1'b0}}), .req_ready(p_req_ready),
     .req_write({{u_req_write, 1'b0}}), .req_addr({{u_req_addr, 32'd0}}),
-    .req_size({{u_req_size, 2'd2}}), .req_len({{u_req_len, 8'd0}}),
-    .wvalid({{u_wvalid, 1'b0}}), .wready(p_wready), .wdata({{u_wdata, 32'd0}}),
-    .wstrb({{u_wstrb, 4'd0}}), .rvalid(p_rvalid), .rready({{u_rsp_ready, 1'b1}}),
-    .rdata(m_rdata), .rlast(m_rlast),
+    .req_size({{u_req_size, 3'd2}}), .req_len({{u_req_len, 8'd0}}),
+    .wvalid({{u_wvalid, 1'b0}}), .wready(p_wready), .wdata({{u_wdata, {{DW{{1'b0}}}}}}),
+    .wstrb({{u_wstrb, {{(DW/8){{1'b0}}}}}}), .rvalid(p_rvalid), .rready({{u_rsp_ready, 1'b1}}),
+    .rdata(m_rdata), .rdata_wide(m_rdata_wide), .rlast(m_rlast),
     .stat_l2_hits(stat_l2_hits), .stat_l2_misses(stat_l2_misses)
   );
   reg busy;
@@ -123,7 +125,7 @@ module aquas_model_top #(
       end else cnt <= cnt + 32'd1;
     end
   end
-  wire _unused = &{{1'b0, u_wlast}};
+  wire _unused = &{{1'b0, u_wlast, m_rdata}};
 endmodule
 `default_nettype wire
 """
@@ -135,6 +137,7 @@ def top_params(target: Target) -> dict[str, int]:
     keys = ("MEM_LATENCY", "DMA_SETUP", "L2_ENABLE", "L2_LINES_LOG2", "L2_LINE_WORDS_LOG2")
     out = {k: p[k] for k in keys}
     out["L2_HIT_LATENCY"] = p["L2_HIT_LATENCY"]
+    out["DW"] = p["ISAX_WIDTH"]  # the unit's memory master, as synthesized for the target
     out["RAM_WORDS_LOG2"] = RAM_WORDS_LOG2
     return out
 

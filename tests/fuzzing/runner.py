@@ -200,7 +200,7 @@ def located(kind: str, h: re.Match[str], text: str) -> bool:
     return not (("TOML" in rest or "UTF-8" in rest) and h["line"] is None)
 
 
-STAGES = frozenset({"synth", "cosim", "match", "build", "sim", "area"})
+STAGES = frozenset({"synth", "cosim", "measure", "match", "build", "sim", "area"})
 
 
 def stages_reached(where: Path) -> list[str]:
