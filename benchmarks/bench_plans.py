@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from aquas.interpreter import find_extension
@@ -95,9 +96,9 @@ def scheduled_section(args: argparse.Namespace, target: Target, console: Console
             table.add_row(
                 isax,
                 str(h[isax]),
-                f"{ha[isax]} [{hplans[isax]}]",
+                escape(f"{ha[isax]} [{hplans[isax]}]"),
                 str(n[isax]),
-                f"{na[isax]} [{nplans[isax]}]",
+                escape(f"{na[isax]} [{nplans[isax]}]"),
                 f"{ratio:.2f}" + ("" if ratio <= 1.10 else "  > 1.10"),
             )
     console.print(table)
@@ -146,7 +147,7 @@ def choice_section(args: argparse.Namespace, target: Target, console: Console) -
     for col in (
         "ISAX",
         *FIXED,
-        "auto [plan]",
+        escape("auto [plan]"),
         "auto predicted",
         "auto <= best",
         "auto < as-written",
@@ -185,7 +186,7 @@ def choice_section(args: argparse.Namespace, target: Target, console: Console) -
                 table.add_row(
                     isax + ("" if isax in mem else " (no memory)"),
                     *(f"{c[k]:g}" for k in FIXED),
-                    f"{c['auto']:g} [{plans[isax]}]",
+                    escape(f"{c['auto']:g} [{plans[isax]}]"),
                     f"{preds[isax]:g}",
                     "yes" if row["auto_le_best"] else "NO",
                     "yes" if row["auto_lt_written"] else "no",

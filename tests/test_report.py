@@ -79,3 +79,34 @@ def test_markdown_names_the_unmeasured_core(tmp_path: Path) -> None:
     written = write_reports(doc, tmp_path)
     assert set(written) == {"json", "md", "html"}
     assert "not measured" in (tmp_path / "report.html").read_text()
+
+
+def test_predicted_next_to_measured_cycles_per_isax(tmp_path: Path) -> None:
+    """The run's per-ISAX rows: the model's prediction from the synthesis report beside the
+    measured mean, range and calls, and the error relative to the measured mean."""
+    from aquas.flow import isax_cycles
+
+    reports = {
+        "vgemv4": {"interface": {"plan": "burst", "predicted_cycles": 180.0}},
+        "v3ddist": {"interface": {"plan": "as-written", "predicted_cycles": 174.0}},
+    }
+    measured = {
+        "v3ddist": {"mean": 174.0, "min": 174, "max": 174, "calls": 8},
+        "vgemv4": {"mean": 200.0, "min": 190, "max": 210, "calls": 8},
+    }
+    rows = isax_cycles(reports, measured)
+    assert [r["isax"] for r in rows] == ["v3ddist", "vgemv4"]
+    assert rows[0]["error"] == 0.0
+    assert rows[1]["error"] == 0.1  # |180 - 200| / 200
+    doc = doc_without_core_area() | {
+        "isax_cycles": rows,
+        "isax_cycles_note": "measured: RTL behind aquas_mem_ctrl",
+    }
+    md = markdown(doc)
+    assert "## ISAX cycles, predicted vs measured (measured: RTL behind aquas_mem_ctrl)" in md
+    assert "| vgemv4 | burst | 180.0 | 200.0 | 190..210 | 8 | 10.0 % |" in md
+    # an ISAX the measurement did not reach says so instead of inventing a figure
+    (row,) = isax_cycles({"x": {"interface": {"plan": "single", "predicted_cycles": 5}}}, {})
+    assert (row["measured_mean"], row["calls"], row["error"]) == (None, 0, None)
+    write_reports(doc, tmp_path)
+    assert "predicted vs measured" in (tmp_path / "report.html").read_text()
