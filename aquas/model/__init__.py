@@ -2,8 +2,8 @@
 
 ``formulas`` holds the named-parameter formulas, ``predict`` applies them to the ISAXs of a
 lowered spec (compute cycles from the synthesis scheduler), ``offload`` adds the core-side
-cache maintenance of an offload site, and ``plans`` resolves an interface plan to the passes
-that implement it. See docs/memory-model.md.
+cache maintenance of an offload site, and ``plans`` is ``aquas model --plan``'s view of the
+one plan chooser (``aquas.plans.choose``), whose cost this model is. See docs/memory-model.md.
 """
 
 from aquas.model.formulas import MemParams
