@@ -136,7 +136,7 @@ def small() -> object:
     return lower_spec(SMALL, "small.isax")
 
 
-def by_name(preds: list) -> dict:  # type: ignore[type-arg]
+def by_name(preds: list) -> dict:
     return {p.isax: p for p in preds}
 
 
