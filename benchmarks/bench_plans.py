@@ -218,7 +218,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the choice rows as JSON")
     args = ap.parse_args()
     target = load_target(args.platform, soc=args.soc)
-    console = Console()
+    console = Console(width=200)  # the tables are wide; a pipe would cut them at 80
     if args.section in ("scheduled", "all"):
         scheduled_section(args, target, console)
     if args.section in ("choice", "all"):
