@@ -195,9 +195,11 @@ class Flow:
                 "mem_latency": self.mem_latency,
                 "interface": "auto",
                 "max_burst_beats": self.platform.isax_master.max_burst_beats,
+                "bus_width": self.platform.isax_master.bus_width,
             },
             self._synth,
         )
+        self.synth_reports: dict[str, Any] = synth["isaxs"]
         unit_v = self.out / "synth" / synth["verilog"]
         unit_digest = file_digest(unit_v)
         cosim = self.stage(
@@ -215,6 +217,7 @@ class Flow:
                 "functions": p.functions,
                 "clock_ns": p.clock_ns,
                 "target": self.platform.fingerprint(),
+                "unit": unit_digest,  # the patterns' latencies are the built unit's
             },
             self._match,
             # the spinner is a thread: a garbage collection it triggers would drop the
@@ -326,7 +329,12 @@ class Flow:
         from aquas.runtime.header import write_header
 
         p = self.p
-        ext, pats = load_patterns(p.spec, p.clock_ns, self.platform)
+        # the latencies of the unit synthesis built (its interface plans included)
+        lat = {
+            name: (r["latency"]["cycles_min"], r["latency"]["cycles_max"])
+            for name, r in self.synth_reports.items()
+        }
+        ext, pats = load_patterns(p.spec, p.clock_ns, self.platform, latencies=lat)
         header = write_header(ext, self.platform, d / "include" / "aquas_isax.h")
         rows: list[dict[str, Any]] = []
         notes: list[str] = []

@@ -63,17 +63,26 @@ class MatchResult:
 
 
 def load_patterns(
-    spec: Path | str, clock_ns: float = 10.0, soc: str | Target = DEFAULT_SOC
+    spec: Path | str,
+    clock_ns: float = 10.0,
+    soc: str | Target = DEFAULT_SOC,
+    latencies: dict[str, tuple[int, int]] | None = None,
 ) -> tuple[aq.ExtensionOp, list[Pattern]]:
-    """The patterns of a spec, with latencies scheduled at ``clock_ns`` and evaluated at the
-    memory latency an ISAX sees on ``soc`` (response latency plus DMA setup)."""
+    """The patterns of a spec. Their latencies are ``latencies`` (ISAX -> (min, max) cycles:
+    those of the unit actually built, e.g. after its interface plans), else the spec as
+    written scheduled at ``clock_ns`` and evaluated at the memory latency an ISAX sees on
+    ``soc`` (response latency plus DMA setup)."""
     from aquas.synth.flow import isax_latencies
 
     target = soc if isinstance(soc, Target) else load_target(soc=soc)
     mem_latency = target.isax_mem_latency
     module = lower_spec_file(str(spec))
     ext = find_extension(module)
-    pats = patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))
+    if latencies is None:
+        latencies = isax_latencies(
+            module, clock_ns, mem_latency, bus_width=target.isax_master.bus_width
+        )
+    pats = patterns_of(ext, latencies)
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
     for p in pats:  # the cache maintenance the runtime header performs after each call
         isax = isaxs[p.name]

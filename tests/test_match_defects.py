@@ -356,3 +356,18 @@ int32_t dot(const int16_t *restrict a, const int16_t *restrict b) {
         "value" in b
         for b in d.blockers
     )
+
+
+def test_patterns_take_the_latencies_of_the_unit_built() -> None:
+    """`aquas run` matches against the unit synthesis built (after its interface plans), not
+    the spec as written: vgemv4's 32 single-shot loads become bursts there."""
+    from aquas.egraph.driver import load_patterns
+
+    spec = ROOT / "examples/pointcloud/pointcloud.isax"
+    _, written = load_patterns(spec)
+    built = {"v3ddist": (150, 171), "vcovmat3d": (120, 120), "vgemv4": (170, 170)}
+    built["vmaxarg"] = (88, 88)
+    _, pats = load_patterns(spec, latencies=built)
+    got = {p.name: p.latency for p in pats}
+    assert got == {"v3ddist": 171, "vcovmat3d": 120, "vgemv4": 170, "vmaxarg": 88}
+    assert {p.name: p.latency for p in written}["vgemv4"] > 400  # 32 serial loads
