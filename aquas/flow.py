@@ -189,7 +189,12 @@ class Flow:
         spec_digest = file_digest(p.spec)
         synth = self.stage(
             "synth",
-            {"spec": spec_digest, "clock_ns": p.clock_ns, "mem_latency": self.mem_latency},
+            {
+                "spec": spec_digest,
+                "clock_ns": p.clock_ns,
+                "mem_latency": self.mem_latency,
+                "bus_width": self.platform.isax_master.bus_width,
+            },
             self._synth,
         )
         unit_v = self.out / "synth" / synth["verilog"]
