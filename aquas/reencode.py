@@ -79,6 +79,19 @@ class SpaceExhausted(Exception):
         self.first_unplaced = first_unplaced  # index (among the movers) of the first misfit
 
 
+class ReencodeError(AquasError):
+    """The extension does not fit the routed space; ``reason`` is the counts alone."""
+
+    def __init__(self, message: str, reason: str, loc: SourceLoc | None, source: str | None):
+        super().__init__(
+            message,
+            loc,
+            source=source,
+            hint="split the extension, or target a core that routes more custom opcodes",
+        )
+        self.reason = reason
+
+
 def _candidates(enc: Encoding, routed: Sequence[int]) -> Iterable[Encoding]:
     f3, f7 = enc.funct3, enc.funct7
     for o in routed:
@@ -194,12 +207,12 @@ def reencode(module: ModuleOp, target: Target) -> EncodingMap:
         loc = _location(at) if at is not None else None
         where = ", ".join(OPCODE_NAMES.get(o, f"{o:#04x}") for o in routed) or "no opcode"
         verb = "has" if len(routed) <= 1 else "have"
-        raise AquasError(
-            f"extension '{name}' cannot be re-encoded for {target.name}: it needs "
-            f"{e.needs} encodings, {where} {verb} {e.free} free",
+        reason = f"it needs {e.needs} encodings, {where} {verb} {e.free} free"
+        raise ReencodeError(
+            f"extension '{name}' cannot be re-encoded for {target.name}: {reason}",
+            reason,
             loc,
-            source=_source(loc),
-            hint="split the extension, or target a core that routes more custom opcodes",
+            _source(loc),
         ) from None
     apply_moves(module, [(m.isax, m.new) for m in moves])
     return EncodingMap(name, target.name, routed, tuple(moves))
@@ -219,12 +232,12 @@ def spec_for_target(
     module = lower_spec_file(str(spec))
     try:
         return module, reencode(module, target)
-    except AquasError as e:
+    except ReencodeError as e:
         if strict:
             raise
         ext = find_extension(module).sym_name.data
         routed = tuple(sorted(set(target.routed_opcodes)))
-        return module, EncodingMap(ext, target.name, routed, (), e.message)
+        return module, EncodingMap(ext, target.name, routed, (), e.reason)
 
 
 def apply_moves(module: ModuleOp, moves: Iterable[tuple[str, Encoding]]) -> None:
@@ -266,6 +279,7 @@ __all__ = [
     "Encoding",
     "EncodingMap",
     "Move",
+    "ReencodeError",
     "SpaceExhausted",
     "allocate",
     "apply_moves",
