@@ -9,6 +9,7 @@ order (docs/spec-language.md, "Encodings on a core that routes fewer opcodes")."
 from __future__ import annotations
 
 import io
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -366,3 +367,41 @@ def test_aquas_synth_reencode_for_an_impossible_extension_fails(
     assert r.exit_code == 2
     assert "it needs 1025 encodings, custom-0 has 1023 free" in r.output
     assert not (tmp_path / "u").exists()
+
+
+def test_aquas_synth_reencode_for_vexriscv_records_the_map(tmp_path: Path) -> None:
+    out = tmp_path / "u"
+    r = CliRunner().invoke(
+        main,
+        ["synth", str(ROOT / "examples/dsp/dsp.isax"), "--reencode-for", "vexriscv",
+         "--no-yosys", "--no-lint", "-o", str(out)],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert re.search(
+        r"vdot16 +custom-3 funct3=0 funct7=4 +-> +custom-0 funct3=0 funct7=4", r.output
+    )
+    doc = json.loads((out / "unit.json").read_text())["encoding"]
+    assert [(m["isax"], m["new"]["opcode"]) for m in doc["moves"]] == [
+        (n, C0) for n in EXAMPLE_MAPS["dsp/dsp.isax"]
+    ]
+    unit = (out / "dsp_isax_unit.sv").read_text()
+    assert "cmd_opcode == 7'hB" in unit and "7'h7B" not in unit
+
+
+def test_report_encoding_section(crowded: Path) -> None:
+    from aquas.report import encoding_section
+
+    _, moved_map = spec_for_target(ROOT / "examples/crypto/kyber.isax", VEX)
+    [(title, head, rows)] = encoding_section({"encoding": moved_map.to_json()})
+    assert title == "Encoding (re-encoded for vexriscv: its core routes only custom-0)"
+    assert head == ["ISAX", "spec encoding", "encoding on vexriscv"]
+    assert rows == [
+        ["modmul_q", "custom-2 funct3=0 funct7=0", "custom-0 funct3=0 funct7=0"],
+        ["ntt_bfly", "custom-2 funct3=0 funct7=1", "custom-0 funct3=0 funct7=1"],
+    ]
+    _, failed = spec_for_target(crowded, VEX, strict=False)
+    [(title, _, rows)] = encoding_section({"encoding": failed.to_json()})
+    assert title == "Encoding (not re-encoded: vexriscv routes only custom-0)"
+    assert rows == [["crowded", "it needs 1025 encodings, custom-0 has 1023 free"]]
+    _, none = spec_for_target(ROOT / "examples/crypto/kyber.isax", PICO)
+    assert encoding_section({"encoding": none.to_json()}) == []
