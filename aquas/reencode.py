@@ -36,7 +36,7 @@ from xdsl.passes import ModulePass
 
 from aquas.diagnostics import AquasError, SourceLoc
 from aquas.dialects import aquas as aq
-from aquas.target import Target, load_target
+from aquas.target import DEFAULT, Target, load_target
 from aquas.target.schema import OPCODE_NAMES
 
 FUNCT3_VALUES = 8
@@ -262,7 +262,7 @@ class AquasReencodePass(ModulePass):
 
     name = "aquas-reencode"
 
-    soc: str = "vexriscv"
+    soc: str = DEFAULT
     """The built-in SoC whose core's routed opcodes the extension must fit."""
 
     platform: str = ""
