@@ -102,7 +102,18 @@ def test_final_check_refuses_swapped_operands(
 
 
 def test_defect4_unrouted_opcode_stays_in_software(tmp_path: Path) -> None:
-    res = _match(tmp_path, MULQ_LOOP, KYBER, soc="vexriscv")
+    # patterns for VexRiscv are re-encoded onto custom-0 (tests/test_reencode.py): matched
+    assert [d.isax for d in _match(tmp_path, MULQ_LOOP, KYBER, soc="vexriscv").matched] == [
+        "modmul_q"
+    ]
+    # patterns of PicoRV32's encodings (custom-2) are never emitted on VexRiscv
+    app = tmp_path / "app.c"
+    res = match_file(
+        app,
+        KYBER,
+        patterns=_patterns(KYBER, "picorv32"),
+        options=Options(core="vexriscv", check_profit=False),
+    )
     assert not res.matched
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert d.reason == TARGET
