@@ -2,6 +2,9 @@
 
 Data flow (each stage writes into its own directory under the output directory)::
 
+    spec ──reencode──> the extension with every ISAX on an opcode the target's core routes
+                       (aquas.reencode; every stage below sees this one module, and the
+                       report's "Encoding" section shows the map)
     spec ──synth──> unit Verilog (interface plans chosen by the memory-interface model on the
               │         project's target), per-ISAX latency reports with the model's
               │         predicted cycles, lint, Yosys area/depth of the unit
@@ -39,14 +42,18 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from aquas.diagnostics import AquasError
 from aquas.outdir import OutputDir, write_atomic
 from aquas.project import Project
+from aquas.reencode import EncodingMap, spec_for_target
 from aquas.target import Target, load_target
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 STAGES = ("synth", "cosim", "measure", "match", "build", "sim", "area")
 
@@ -126,6 +133,7 @@ class Flow:
         self.log: list[StageLog] = []
         self.platform = load_target(project.platform, soc=project.soc)
         self.mem_latency = self.platform.isax_mem_latency
+        self._encoding: EncodingMap | None = None
 
     # -- stage machinery ----------------------------------------------------------------
 
@@ -191,14 +199,28 @@ class Flow:
             finally:
                 self.guard = None
 
+    def spec_module(self) -> tuple[ModuleOp, EncodingMap]:
+        """The project's spec lowered and re-encoded for the target: the one place that
+        makes the module synthesis, the co-simulation, the matcher and the header see. A
+        fresh module per call (synthesis rewrites its module); the allocation is
+        deterministic, so every call gives the same encodings."""
+        module, emap = spec_for_target(self.p.spec, self.platform, strict=False)
+        self._encoding = emap
+        return module, emap
+
     def _run(self) -> RunResult:
         t0 = time.perf_counter()
         p = self.p
         spec_digest = file_digest(p.spec)
+        _, emap = self.spec_module()
+        for line in emap.lines():
+            self.console.print(line, markup=False)
+        encoding = emap.to_json()
         synth = self.stage(
             "synth",
             {
                 "spec": spec_digest,
+                "encoding": encoding,
                 "clock_ns": p.clock_ns,
                 "mem_latency": self.mem_latency,
                 "interface": "auto",
@@ -206,17 +228,24 @@ class Flow:
             },
             self._synth,
         )
+        self.synth_reports: dict[str, Any] = synth["isaxs"]
         unit_v = self.out / "synth" / synth["verilog"]
         unit_digest = file_digest(unit_v)
         cosim = self.stage(
             "cosim",
-            {"spec": spec_digest, "unit": unit_digest, "cases": p.cosim_cases},
+            {
+                "spec": spec_digest,
+                "encoding": encoding,
+                "unit": unit_digest,
+                "cases": p.cosim_cases,
+            },
             lambda d: self._cosim(d, unit_v, synth["unit"], synth["isaxs"]),
         )
         measured = self.stage(
             "measure",
             {
                 "spec": spec_digest,
+                "encoding": encoding,
                 "unit": unit_digest,
                 "target": self.platform.fingerprint(),
                 "calls": MEASURE_CALLS,
@@ -233,6 +262,7 @@ class Flow:
                 "functions": p.functions,
                 "clock_ns": p.clock_ns,
                 "target": self.platform.fingerprint(),
+                "unit": unit_digest,  # the patterns' latencies are the built unit's
             },
             self._match,
             # the spinner is a thread: a garbage collection it triggers would drop the
@@ -292,10 +322,9 @@ class Flow:
         return {str(f): file_digest(f) for f in deps}
 
     def _synth(self, d: Path) -> dict[str, Any]:
-        from aquas.spec.frontend import lower_spec_file
         from aquas.synth.pipeline import synthesize_unit
 
-        module = lower_spec_file(self.p.spec)
+        module, _ = self.spec_module()
         u = synthesize_unit(
             module,
             d,
@@ -325,7 +354,15 @@ class Flow:
         from aquas.synth.cosim import cycle_budget, run_cosim
 
         budgets = {n: cycle_budget(r) for n, r in reports.items()}
-        res = run_cosim(self.p.spec, unit_v, unit, cases=self.p.cosim_cases, budgets=budgets)
+        assert self._encoding is not None
+        res = run_cosim(
+            self.p.spec,
+            unit_v,
+            unit,
+            cases=self.p.cosim_cases,
+            budgets=budgets,
+            encodings=[(m.isax, m.new) for m in self._encoding.moves],
+        )
         if res.mismatches:
             raise AquasError(
                 f"co-simulation of {unit} against the golden interpreter: "
@@ -344,7 +381,16 @@ class Flow:
 
         from aquas.model.measure import measure
 
-        m = measure(self.p.spec, unit_v, unit, self.platform, l2="cold", cases=MEASURE_CALLS)
+        assert self._encoding is not None  # set by spec_module before the synth stage
+        m = measure(
+            self.p.spec,
+            unit_v,
+            unit,
+            self.platform,
+            l2="cold",
+            cases=MEASURE_CALLS,
+            encodings=[(mv.isax, mv.new) for mv in self._encoding.moves],
+        )
         if m.mismatches:
             raise AquasError(
                 f"measuring {unit}: rd differs from the golden interpreter:\n  "
@@ -365,7 +411,14 @@ class Flow:
         from aquas.runtime.header import write_header
 
         p = self.p
-        ext, pats = load_patterns(p.spec, p.clock_ns, self.platform)
+        # the latencies of the unit synthesis built (its interface plans included)
+        lat = {
+            name: (r["latency"]["cycles_min"], r["latency"]["cycles_max"])
+            for name, r in self.synth_reports.items()
+        }
+        ext, pats = load_patterns(
+            p.spec, p.clock_ns, self.platform, lat, prepared=self.spec_module()
+        )
         header = write_header(ext, self.platform, d / "include" / "aquas_isax.h")
         rows: list[dict[str, Any]] = []
         notes: list[str] = []
@@ -545,6 +598,7 @@ class Flow:
             "clock_ns": p.clock_ns,
             "memory_latency": self.mem_latency,
             "extension": synth["extension"],
+            "encoding": self._encoding.to_json() if self._encoding else None,
             "end_to_end": {
                 "baseline_cycles": base["cycles"],
                 "isax_cycles": isax["cycles"],

@@ -11,6 +11,12 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass, PassPipeline
 
 
+def _aquas_reencode() -> type[ModulePass]:
+    from aquas.reencode import AquasReencodePass
+
+    return AquasReencodePass
+
+
 def _aquas_unroll() -> type[ModulePass]:
     from aquas.synth.unroll import AquasUnrollPass
 
@@ -85,8 +91,10 @@ def _convert_aquas_to_hw() -> type[ModulePass]:
     return ConvertAquasToHwPass
 
 
-# Synthesis passes in the order `aquas synth` runs them (the interface plans first).
+# Synthesis passes in the order `aquas synth` runs them (the re-encoding for a target
+# and the interface plans first).
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "aquas-reencode": _aquas_reencode,
     "aquas-interface-burst": _aquas_interface_burst,
     "aquas-interface-split": _aquas_interface_split,
     "aquas-interface-single": _aquas_interface_single,

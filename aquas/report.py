@@ -41,6 +41,33 @@ def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
+def _enc(e: dict[str, Any]) -> str:
+    return f"{e['opcode_name'] or hex(e['opcode'])} funct3={e['funct3']} funct7={e['funct7']}"
+
+
+def encoding_section(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The "Encoding" table (aquas.reencode's map) when an ISAX moved or could not."""
+    enc = doc.get("encoding")
+    if not enc or not (enc["moves"] or enc["error"]):
+        return []
+    routed = ", ".join(enc["routed"])
+    if enc["error"]:
+        return [
+            (
+                f"Encoding (not re-encoded: {enc['target']} routes only {routed})",
+                ["extension", "reason"],
+                [[enc["extension"], enc["error"]]],
+            )
+        ]
+    return [
+        (
+            f"Encoding (re-encoded for {enc['target']}: its core routes only {routed})",
+            ["ISAX", "spec encoding", f"encoding on {enc['target']}"],
+            [[m["isax"], _enc(m["old"]), _enc(m["new"])] for m in enc["moves"]],
+        )
+    ]
+
+
 def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """The report's tables: (title, header, rows), shared by Markdown and HTML."""
     area, timing = doc["area"], doc["timing"]
@@ -48,6 +75,7 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
     # a core Yosys cannot read (the descriptor's core.area_unmeasured) has no figures
     core = area["core"] or {k: "not measured" for k in ("cells", "flops", "gates", "depth")}
     return [
+        *encoding_section(doc),
         (
             "Cycles (baseline vs ISAX build)",
             ["region", "baseline", "ISAX", "speedup"],
@@ -150,6 +178,14 @@ def _headline(doc: dict[str, Any]) -> list[str]:
     ]
     if best is not None:
         lines.append(f"- Best region: {best['label']}, **{_fmt(best['speedup'])}x**")
+    enc = doc.get("encoding")
+    if enc and enc["moves"]:
+        lines.append(
+            f"- Encoding: {len(enc['moves'])} ISAX(s) re-encoded into {', '.join(enc['routed'])} "
+            "(see Encoding)"
+        )
+    elif enc and enc["error"]:
+        lines.append(f"- Encoding: not re-encoded for {enc['target']}: {enc['error']}")
     clock = (
         f"unit clock target {'met' if t['meets_clock'] else 'NOT met'} "
         f"({_fmt(t['unit_depth_ns'])} ns)"

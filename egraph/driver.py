@@ -36,9 +36,9 @@ from aquas.egraph.matcher import (
     patterns_of,
 )
 from aquas.interpreter import find_extension
+from aquas.reencode import EncodingMap, spec_for_target
 from aquas.runtime.coherence import plan as coherence_plan
 from aquas.runtime.header import isax_effects
-from aquas.spec.frontend import lower_spec_file
 from aquas.target import DEFAULT as DEFAULT_SOC
 from aquas.target import Target, load_target
 
@@ -63,21 +63,37 @@ class MatchResult:
 
 
 def load_patterns(
-    spec: Path | str, clock_ns: float = 10.0, soc: str | Target = DEFAULT_SOC
+    spec: Path | str,
+    clock_ns: float = 10.0,
+    soc: str | Target = DEFAULT_SOC,
+    latencies: dict[str, tuple[int, int]] | None = None,
+    *,
+    prepared: tuple[ModuleOp, EncodingMap] | None = None,
 ) -> tuple[aq.ExtensionOp, list[Pattern]]:
-    """The patterns of a spec, with latencies scheduled at ``clock_ns`` and evaluated at the
-    memory latency an ISAX sees on ``soc`` (response latency plus DMA setup)."""
+    """The patterns of a spec, re-encoded into the opcodes ``soc``'s core routes
+    (:func:`aquas.reencode.spec_for_target`). Their latencies are ``latencies`` (ISAX ->
+    (min, max) cycles: those of the unit actually built, e.g. after its interface plans),
+    else the spec as written scheduled at ``clock_ns`` and evaluated at the memory latency an
+    ISAX sees on ``soc`` (response latency plus DMA setup). ``prepared``: that module and its
+    map, when the caller already made them (the flow, so synthesis and the matcher see one
+    module). An extension that cannot be re-encoded keeps its encodings; its unrouted ISAXs
+    carry the reason, which the matcher gives when it refuses them."""
     from aquas.synth.flow import isax_latencies
 
     target = soc if isinstance(soc, Target) else load_target(soc=soc)
     mem_latency = target.isax_mem_latency
-    module = lower_spec_file(str(spec))
+    module, emap = prepared or spec_for_target(spec, target, strict=False)
     ext = find_extension(module)
-    pats = patterns_of(ext, isax_latencies(module, clock_ns, mem_latency))
+    if latencies is None:
+        latencies = isax_latencies(
+            module, clock_ns, mem_latency, bus_width=target.isax_master.bus_width
+        )
+    pats = patterns_of(ext, latencies)
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
     for p in pats:  # the cache maintenance the runtime header performs after each call
         isax = isaxs[p.name]
         p.maintenance = coherence_plan(isax, target, isax_effects(isax).writes_mem).cycles
+        p.reencode_error = emap.error
     return ext, pats
 
 

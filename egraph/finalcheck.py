@@ -37,7 +37,11 @@ BUF = 1 << 16  # bytes per pointer argument
 LEAD = 1 << 14  # the pointer points this far into its buffer (negative offsets stay inside)
 TRIALS = 16
 MIN_KEPT = 4  # trials the original must complete for a verdict
-TRIAL_SECONDS = 2.0
+TRIAL_SECONDS = 2.0  # the original function on one trial's inputs (native code)
+REWRITTEN_SECONDS = 20.0
+"""The rewritten function, once the original has finished: its ISAX calls run in the golden
+interpreter (Python), far slower than native code, and a loaded machine must not turn that
+into a refusal. Only a rewrite that really hangs waits this long, and it is refused."""
 MAP_32BIT = 0x40  # Linux x86-64: map below 2 GiB
 
 
@@ -283,6 +287,8 @@ def _trial(orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, tri
             chunk = os.read(rfd, 1 << 16)
             if not chunk:
                 break
+            if not data and chunk.startswith(b"O"):
+                deadline = time.monotonic() + REWRITTEN_SECONDS  # the original finished
             data += chunk
     finally:
         os.close(rfd)

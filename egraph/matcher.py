@@ -539,6 +539,8 @@ class Matcher(BindingChecks):
                 + ", ".join(f"{OPCODE_NAMES.get(o, hex(o))} ({o:#04x})" for o in routed)
                 + " to its ISAX unit, so the code stays in software"
             )
+            if p.reencode_error:
+                d.detail += f"; re-encoding is impossible: {p.reencode_error}"
             return d
         d.status, d.reason = "matched", ""
         d.detail = (

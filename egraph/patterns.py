@@ -43,6 +43,7 @@ class Pattern:
     uses: tuple[str, ...] = ()
     funct7: int = 0
     opcode: int = 0  # the major opcode (custom-0..3) the ISAX is encoded on
+    reencode_error: str = ""  # why the extension could not move into the routed opcodes
 
     @property
     def rd(self) -> Term | None:

@@ -13,14 +13,17 @@ import os
 import shutil
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aquas.cachedir import cache_dir as default_cache_dir
 from aquas.diagnostics import AquasError
 from aquas.sim.builder import PCH_MAKEFLAG, SETUP_HINT, verilator_root
+
+if TYPE_CHECKING:
+    from aquas.reencode import Encoding
 
 
 def verilator_shim(work: Path) -> Path:
@@ -105,9 +108,12 @@ def run_cosim(
     isax: str | None = None,
     cache_dir: Path | None = None,
     budgets: dict[str, int] | None = None,
+    encodings: Sequence[tuple[str, Encoding]] = (),
 ) -> CosimResult:
     """``budgets``: cycles per case of each ISAX (see :func:`cycle_budget`); an ISAX
-    missing from it gets :data:`DEFAULT_BUDGET`."""
+    missing from it gets :data:`DEFAULT_BUDGET`. ``encodings``: ISAXs the unit was
+    synthesized re-encoded (:mod:`aquas.reencode`), with their new encodings; the test
+    bench drives those fields."""
     from cocotb_tools.runner import get_runner
 
     cache_dir = cache_dir or default_cache_dir("cosim")
@@ -145,7 +151,17 @@ def run_cosim(
             tail = log.read_text()[-3000:] if log.exists() else ""
             raise AquasError(f"Verilator build of {toplevel} failed: {e}\n{tail}") from None
         return _run_test(
-            runner, spec, toplevel, build_dir, cases, seed, mode, latency, isax, budgets or {}
+            runner,
+            spec,
+            toplevel,
+            build_dir,
+            cases,
+            seed,
+            mode,
+            latency,
+            isax,
+            budgets or {},
+            encodings,
         )
 
 
@@ -160,6 +176,7 @@ def _run_test(
     latency: int,
     isax: str | None,
     budgets: dict[str, int],
+    encodings: Sequence[tuple[str, Encoding]],
 ) -> CosimResult:
     result_file = build_dir / f"result-{mode}-{seed}-{isax or 'all'}.json"
     result_file.unlink(missing_ok=True)
@@ -172,6 +189,7 @@ def _run_test(
         "AQUAS_COSIM_ISAX": isax or "",
         "AQUAS_COSIM_RESULT": str(result_file),
         "AQUAS_COSIM_BUDGETS": json.dumps(budgets),
+        "AQUAS_COSIM_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
     runner.test(

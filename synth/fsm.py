@@ -434,6 +434,11 @@ class FsmBuilder:
         lat = Latency.steps(1) if created else Latency()
         self.open = None  # the body starts in a state of its own
         body_lat = self.block(body)
+        if self.open is not None and self.open.wait is not None:
+            # A wait state lasts until memory answers, and the register writes of a state
+            # are enabled in each of its cycles: the latch (iv += step, the iteration
+            # values) gets a state of its own, or it would step once per waiting cycle.
+            self.open = None
         last, created = self.anchor()
         if created:
             body_lat += Latency.steps(1)

@@ -44,8 +44,8 @@ def patterns(spec: str):  # type: ignore[no-untyped-def]
 def result(name: str, profit: bool = True):  # type: ignore[no-untyped-def]
     cf = next(f for f in FILES if f.name == name)
     spec = ISAX_SPECS[cf.like]
-    # without the cost model: on PicoRV32, which routes every custom opcode (the default
-    # VexRiscv routes only custom-0 and refuses the other rewrites)
+    # without the cost model: on PicoRV32, which routes every custom opcode (the patterns
+    # are VexRiscv's, re-encoded onto custom-0, which PicoRV32 routes too)
     opts = Options(check_profit=False, core="picorv32") if not profit else Options()
     return match_file(cf.path, ROOT / spec, patterns=patterns(spec), options=opts)
 
@@ -124,7 +124,7 @@ def test_rewritten_program_has_the_same_output(cf, tmp_path: Path) -> None:  # t
 def test_only_the_matched_region_changes() -> None:
     cf = next(f for f in POSITIVES if f.name == "vdot16/n70_plain")
     src = cf.path.read_text()
-    new = rewrite_c(result(cf.name, profit=False))  # dsp is not routed on VexRiscv
+    new = rewrite_c(result(cf.name, profit=False))  # without the cost model
     # the text before the loop and after it is byte for byte the original
     head, tail = src.split("    for (int i = 0; i < N; i++)")
     assert new.startswith(

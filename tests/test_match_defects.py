@@ -102,7 +102,18 @@ def test_final_check_refuses_swapped_operands(
 
 
 def test_defect4_unrouted_opcode_stays_in_software(tmp_path: Path) -> None:
-    res = _match(tmp_path, MULQ_LOOP, KYBER, soc="vexriscv")
+    # patterns for VexRiscv are re-encoded onto custom-0 (tests/test_reencode.py): matched
+    assert [d.isax for d in _match(tmp_path, MULQ_LOOP, KYBER, soc="vexriscv").matched] == [
+        "modmul_q"
+    ]
+    # patterns of PicoRV32's encodings (custom-2) are never emitted on VexRiscv
+    app = tmp_path / "app.c"
+    res = match_file(
+        app,
+        KYBER,
+        patterns=_patterns(KYBER, "picorv32"),
+        options=Options(core="vexriscv", check_profit=False),
+    )
     assert not res.matched
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert d.reason == TARGET
@@ -356,3 +367,18 @@ int32_t dot(const int16_t *restrict a, const int16_t *restrict b) {
         "value" in b
         for b in d.blockers
     )
+
+
+def test_patterns_take_the_latencies_of_the_unit_built() -> None:
+    """`aquas run` matches against the unit synthesis built (after its interface plans), not
+    the spec as written: vgemv4's 32 single-shot loads become bursts there."""
+    from aquas.egraph.driver import load_patterns
+
+    spec = ROOT / "examples/pointcloud/pointcloud.isax"
+    _, written = load_patterns(spec)
+    built = {"v3ddist": (150, 171), "vcovmat3d": (120, 120), "vgemv4": (170, 170)}
+    built["vmaxarg"] = (88, 88)
+    _, pats = load_patterns(spec, latencies=built)
+    got = {p.name: p.latency for p in pats}
+    assert got == {"v3ddist": 171, "vcovmat3d": 120, "vgemv4": 170, "vmaxarg": 88}
+    assert {p.name: p.latency for p in written}["vgemv4"] > 400  # 32 serial loads

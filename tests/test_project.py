@@ -168,3 +168,15 @@ def test_cli_reports_project_errors_without_traceback(proj: Path) -> None:
     assert "Traceback" not in res.output
     res = CliRunner().invoke(main, ["run", str(proj), "--jobs", "0"])
     assert res.exit_code == 2 and "--jobs must be at least 1" in res.output
+
+
+def test_a_packaged_platform_variant_by_name(proj: Path) -> None:
+    from aquas.target import load_target
+
+    edit(proj, 'soc = "picorv32"', 'soc = "vexriscv"\nplatform = "vexriscv-wide"')
+    p = load_project(proj)
+    assert p.platform is not None and str(p.platform) == "vexriscv-wide"
+    assert load_target(p.platform, soc=p.soc).isax_master.bus_width == 128
+    # a file of that name in the project wins, and must be a .toml file
+    (proj.parent / "vexriscv-wide").write_text("")
+    assert "is not a .toml file" in error_of(proj)

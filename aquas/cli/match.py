@@ -32,7 +32,10 @@ from aquas.diagnostics import AquasError, read_source
     multiple=True,
     help="Only these functions (default: those marked `#pragma aquas match`, else all).",
 )
-@soc_option("Target core: its descriptor gives the memory latency and the software cost model.")
+@soc_option(
+    "Target core: its descriptor gives the memory latency, the software cost model and the "
+    "routed custom opcodes (ISAXs on other opcodes are re-encoded into them; the map is printed)."
+)
 @click.option("--clock-ns", default=10.0, show_default=True, help="Clock the ISAX is scheduled at.")
 @click.option(
     "-I",
@@ -66,9 +69,11 @@ def match(
     from aquas.egraph.driver import load_patterns, match_file
     from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
     from aquas.egraph.matcher import Options
+    from aquas.reencode import spec_for_target
     from aquas.runtime.build import runtime_include_dirs
     from aquas.runtime.header import write_header
     from aquas.synth.pipeline import check_clock
+    from aquas.target import load_target
 
     check_clock(clock_ns)
     if app.suffix not in (".c", ".mlir"):
@@ -77,7 +82,17 @@ def match(
         if given is not None and given.is_dir():
             raise AquasError(f"{what} {given} is a directory; expected a file name")
     read_source(app, "source file")  # a located diagnostic for a non-UTF-8 file, up front
-    pats = load_patterns(spec, clock_ns, soc)
+    # the spec re-encoded into the opcodes the core routes: the map is printed, and the
+    # unit must be synthesized the same way (aquas synth --reencode-for SOC)
+    prepared = spec_for_target(spec, load_target(soc=soc), strict=False)
+    for line in prepared[1].lines():
+        err.print(line, markup=False)
+    if prepared[1].moves:
+        err.print(
+            f"  (synthesize the unit with `aquas synth --reencode-for {soc}` to match)",
+            markup=False,
+        )
+    pats = load_patterns(spec, clock_ns, soc, prepared=prepared)
     # after the caller's directories, the runtime's (aquas_rt.h, aquas_platform.h), as
     # build_program gives them to the compiler
     include_dirs = (*include_dirs, *runtime_include_dirs(soc))

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
 from aquas.cli.common import err, out, soc_option
 from aquas.diagnostics import AquasError
-
-if TYPE_CHECKING:
-    from aquas.target import Target
+from aquas.target import Target
 
 
 @click.command()
@@ -66,6 +63,15 @@ if TYPE_CHECKING:
     default=None,
     help="Data width of the unit's memory master; overrides the target's isax_master.bus_width.",
 )
+@click.option(
+    "--reencode-for",
+    "reencode_for",
+    default=None,
+    metavar="SOC|PLATFORM",
+    help="Re-encode ISAXs whose opcode the core of this SoC (a built-in name, a packaged "
+    "platform or a platform file) does not route into the opcodes it routes; the map is "
+    "printed. Use the SoC given to `aquas match --soc`.",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -88,6 +94,7 @@ def synth(
     max_burst_beats: int | None,
     emit_plan_mlir: Path | None,
     bus_width: str | None,
+    reencode_for: str | None,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -102,6 +109,7 @@ def synth(
     """
     from aquas.interpreter import find_extension
     from aquas.outdir import OutputDir, check_name
+    from aquas.reencode import Encoding, spec_for_target
     from aquas.spec.frontend import lower_spec_file
     from aquas.synth.pipeline import check_clock, synthesize_unit
 
@@ -116,7 +124,16 @@ def synth(
         None if bus_width is None else int(bus_width),
         max_burst_beats,
     )
-    module = lower_spec_file(spec)
+    encodings: list[tuple[str, Encoding]] = []
+    encoding_doc: dict[str, object] | None = None
+    if reencode_for is None:
+        module = lower_spec_file(spec)
+    else:
+        module, emap = spec_for_target(spec, _target(reencode_for))
+        for line in emap.lines():
+            err.print(line, markup=False)
+        encodings = [(m.isax, m.new) for m in emap.moves]
+        encoding_doc = emap.to_json()
     ext = check_name(find_extension(module).sym_name.data, "the extension name")
     out_dir = out_dir or Path("build") / "synth" / ext
     with OutputDir(out_dir, transactional=True) as guard:
@@ -142,6 +159,8 @@ def synth(
             "verilog": str(guard.path / res.verilog_path.name),
             "seconds_to_verilog": round(res.seconds, 3),
         }
+        if encoding_doc is not None:
+            unit_doc["encoding"] = encoding_doc
         if u.lint_warnings is not None:
             unit_doc["lint_warnings"] = u.lint_warnings
             if u.lint_warnings:
@@ -163,7 +182,12 @@ def synth(
 
             budgets = {n: cycle_budget(r) for n, r in res.reports.items()}
             cs = run_cosim(
-                spec, res.verilog_path, res.unit.name, cases=cosim_cases, budgets=budgets
+                spec,
+                res.verilog_path,
+                res.unit.name,
+                cases=cosim_cases,
+                budgets=budgets,
+                encodings=encodings,
             )
             unit_doc["cosim"] = {"cases": cs.cases, "mismatches": cs.mismatches}
             if cs.mismatches:
@@ -267,3 +291,12 @@ def synth_target(
         except ValueError as e:  # the schema's checks (e.g. an L2 line narrower than a beat)
             raise AquasError(f"the command line's overrides make an invalid target: {e}") from None
     return target
+
+
+def _target(name: str) -> Target:
+    """``--reencode-for``: a built-in SoC's name, else a platform (packaged name or file)."""
+    from aquas.target import load_target, target_names
+
+    if name in target_names():
+        return load_target(soc=name)
+    return load_target(name)

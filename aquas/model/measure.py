@@ -23,15 +23,18 @@ import json
 import os
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aquas.cachedir import cache_dir as default_cache_dir
 from aquas.diagnostics import AquasError
 from aquas.target import Target
+
+if TYPE_CHECKING:
+    from aquas.reencode import Encoding
 
 #: RAM of the measurement top (256 KiB): the testbench keeps a Python image of it.
 RAM_WORDS_LOG2 = 16
@@ -190,9 +193,12 @@ def measure(
     cases: int = 8,
     seed: int = 1,
     cache_dir: Path | None = None,
+    encodings: Sequence[tuple[str, Encoding]] = (),
 ) -> Measurement:
     """Measure every ISAX of the unit in ``verilog`` (synthesized from ``spec``) on the
-    memory parameters of ``target``; ``l2`` (``cold``/``warm``) matters only with an L2."""
+    memory parameters of ``target``; ``l2`` (``cold``/``warm``) matters only with an L2.
+    ``encodings``: ISAXs the unit was synthesized re-encoded (:mod:`aquas.reencode`), with
+    their new encodings (the commands use them)."""
     from cocotb_tools.runner import get_runner
 
     from aquas.sim.builder import PCH_MAKEFLAG, verilator_root
@@ -263,6 +269,7 @@ def measure(
                 "AQUAS_MEASURE_L2": l2 if params["L2_ENABLE"] else "off",
                 "AQUAS_MEASURE_CASES": str(cases),
                 "AQUAS_MEASURE_SEED": str(seed),
+                "AQUAS_MEASURE_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),
                 "AQUAS_MEASURE_RESULT": str(result),
                 "PYTHONPATH": os.pathsep.join(sys.path),
             },

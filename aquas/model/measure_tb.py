@@ -17,6 +17,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 
 from aquas.interpreter import ExecError, IsaxState, Memory, execute, find_extension
+from aquas.reencode import Encoding, apply_moves
 from aquas.spec.frontend import lower_spec_file
 
 #: Pointers are drawn this far from either end of RAM (every example's footprint is less).
@@ -95,7 +96,11 @@ async def run_one(dut: Any, isax: Any, rs1: int, rs2: int) -> tuple[int, int, in
 
 @cocotb.test()
 async def measure(dut: Any) -> None:
-    ext = find_extension(lower_spec_file(os.environ["AQUAS_MEASURE_SPEC"]))
+    module = lower_spec_file(os.environ["AQUAS_MEASURE_SPEC"])
+    # the encodings the unit was synthesized with (aquas.reencode), as [name, op, f3, f7]
+    moves = json.loads(os.environ.get("AQUAS_MEASURE_ENCODINGS") or "[]")
+    apply_moves(module, [(n, Encoding(op, f3, f7)) for n, op, f3, f7 in moves])
+    ext = find_extension(module)
     words = 1 << int(os.environ["AQUAS_MEASURE_RAM_WORDS_LOG2"])
     mode = os.environ["AQUAS_MEASURE_L2"]
     cases = int(os.environ["AQUAS_MEASURE_CASES"])

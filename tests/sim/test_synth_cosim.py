@@ -32,7 +32,11 @@ CLOCK_NS = 10.0
 FIXED_L = 4
 
 
-@pytest.fixture(scope="module", params=EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.fixture(
+    scope="module",
+    params=EXAMPLES,
+    ids=[f"naive/{p.stem}" if p.parent.name == "naive" else p.stem for p in EXAMPLES],
+)
 def unit(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, SynthResult]:
