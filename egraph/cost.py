@@ -8,7 +8,7 @@ from aquas.target.schema import CostSection
 
 
 def software_cycles(fx: Effects, core: CostSection) -> int:
-    alu = max(0, fx.ops - fx.loads - fx.stores - fx.muls - fx.divs - fx.branches)
+    alu = max(0, fx.ops - fx.folded - fx.loads - fx.stores - fx.muls - fx.divs - fx.branches)
     # address arithmetic the compiler folds into loads/stores is counted as ALU work too:
     # a conservative (low) estimate of the software cost makes offloading decisions safe.
     c = (

@@ -66,7 +66,16 @@ _BIN = {
 }
 _CAST = {"arith.extsi": "sext", "arith.extui": "zext", "arith.trunci": "trunc"}
 _DIVS = ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi")
+
+
 # kinds of decoded ops (Executor._plan)
+def _data_mul(a: Term, b: Term) -> bool:
+    """Whether a multiply costs a multiplier cycle in compiled code: a product with a
+    constant operand (index arithmetic such as ``3 * i`` in a loop the symbolic execution
+    runs through) is folded or strength-reduced by the compiler, so it counts as ALU work."""
+    return a.op != "const" and b.op != "const"
+
+
 _P_OTHER, _P_BIN, _P_CONST, _P_CAST, _P_ICAST, _P_CMP, _P_SEL, _P_LOAD, _P_STORE = range(9)
 
 
@@ -122,6 +131,7 @@ class Effects:
     branches: int = 0
     muls: int = 0
     divs: int = 0
+    folded: int = 0  # operations on constants only: the compiler folds them away
 
 
 class SymMemory:
@@ -382,12 +392,15 @@ class Executor:
         if kind == _P_BIN:
             _, name, x, y, r, count = plan
             a, b = self.get(x), self.get(y)
-            if count == 1:
+            if a.op == "const" and b.op == "const":
+                self.fx.folded += 1  # e.g. the index arithmetic of a loop run through
+            elif count == 1 and _data_mul(a, b):
                 self.fx.muls += 1
             elif count == 2:
                 self.fx.divs += 1
             self.env[r] = binop(name, a, b)
         elif kind == _P_CONST:
+            self.fx.folded += 1  # an immediate
             self.env[plan[1]] = plan[2]
         elif kind == _P_LOAD:
             _, mref, idx, w, r = plan
@@ -399,9 +412,12 @@ class Executor:
             v = self.get(val)
             self.mem.store(self._elem(mref, idx, v.w), v.w, v)
         elif kind == _P_CAST:
-            self.env[plan[4]] = cast(plan[1], plan[2], self.get(plan[3]))
+            src = self.get(plan[3])
+            self.fx.folded += src.op == "const"
+            self.env[plan[4]] = cast(plan[1], plan[2], src)
         elif kind == _P_ICAST:
             src = self.get(plan[1])
+            self.fx.folded += src.op == "const"
             self.env[plan[2]] = cast("sext" if src.w < ADDR_W else "trunc", ADDR_W, src)
         elif kind == _P_CMP:
             self.env[plan[4]] = cmp(plan[1], self.get(plan[2]), self.get(plan[3]))
@@ -415,7 +431,7 @@ class Executor:
         name = op.name
         if name in _BIN:
             a, b = (self.get(o) for o in op.operands)
-            if name in ("arith.muli",):
+            if name in ("arith.muli",) and _data_mul(a, b):
                 self.fx.muls += 1
             elif name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
                 self.fx.divs += 1
