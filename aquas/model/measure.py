@@ -17,13 +17,12 @@ before every case; ``warm`` runs each command twice and measures the second run.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import random
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -155,21 +154,6 @@ class Measurement:
     l2_misses: dict[str, list[int]]
 
 
-@contextlib.contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    """Sets environment variables for the tools cocotb spawns, and restores them."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _key(files: list[Path], params: dict[str, int]) -> str:
     import cocotb
 
@@ -201,8 +185,7 @@ def measure(
     their new encodings (the commands use them)."""
     from cocotb_tools.runner import get_runner
 
-    from aquas.sim.builder import PCH_MAKEFLAG, verilator_root
-    from aquas.synth.cosim import verilator_shim
+    from aquas.synth.cosim import verilator_tools
 
     cache_dir = (cache_dir or default_cache_dir("model-measure")).resolve()
     params = top_params(target)
@@ -225,12 +208,6 @@ def measure(
     sources = [src / verilog.name, src / "aquas_mem_ctrl.v", src / "aquas_model_top.v"]
     build_dir = cache_dir / _key(sources, params)
     build_dir.mkdir(parents=True, exist_ok=True)
-    bindir = verilator_shim(cache_dir)
-    env = {
-        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
-        "VERILATOR_ROOT": str(verilator_root()),
-        "MAKEFLAGS": PCH_MAKEFLAG,
-    }
     image = build_dir / f"image-{seed}.hex"
     if not image.exists():
         rng = random.Random(seed)
@@ -238,7 +215,7 @@ def measure(
         image.write_text("\n".join(words) + "\n")
     result = build_dir / f"result-{l2}-{seed}-{cases}.json"
     result.unlink(missing_ok=True)
-    with _environment(env):
+    with verilator_tools(cache_dir):
         runner = get_runner("verilator")
         try:
             runner.build(

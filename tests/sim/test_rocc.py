@@ -24,9 +24,9 @@ from conftest import FIXTURES
 from aquas.cachedir import cache_dir
 from aquas.interpreter import find_extension
 from aquas.runtime.header import generate_header
-from aquas.sim.builder import PCH_MAKEFLAG, RTL, verilator_cmd, verilator_env, verilator_root
+from aquas.sim.builder import RTL, verilator_cmd, verilator_env, verilator_root
 from aquas.spec.frontend import lower_spec_file
-from aquas.synth.cosim import verilator_shim
+from aquas.synth.cosim import verilator_tools
 from aquas.synth.flow import synthesize
 
 pytestmark = pytest.mark.sim
@@ -93,14 +93,7 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
         shutil.copyfile(unit.verilog_path, stable)
     sources[-1] = stable
     result = tmp_path / "result.json"
-    env = {
-        "PATH": f"{verilator_shim(tmp_path)}{os.pathsep}{os.environ.get('PATH', '')}",
-        "VERILATOR_ROOT": str(verilator_root()),
-        "MAKEFLAGS": PCH_MAKEFLAG,
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with verilator_tools(tmp_path):
         runner = get_runner("verilator")
         runner.build(
             sources=sources,
@@ -126,12 +119,6 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
             },
             log_file=tmp_path / "test.log",
         )
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     assert result.exists(), (tmp_path / "test.log").read_text()[-3000:]
     doc = json.loads(result.read_text())
     assert doc["mismatches"] == []
