@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from aquas.cachedir import cache_dir as default_cache_dir
 from aquas.diagnostics import AquasError
-from aquas.sim.builder import PCH_MAKEFLAG, SETUP_HINT, verilator_root
+from aquas.sim.builder import PCH_MAKEFLAG, SETUP_HINT, locked, verilator_root
 
 if TYPE_CHECKING:
     from aquas.reencode import Encoding
@@ -135,7 +135,8 @@ def run_cosim(
     cache_dir = cache_dir or default_cache_dir("cosim")
     build_dir = (cache_dir / build_key(verilog)).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
-    with verilator_tools(cache_dir.resolve()):
+    # one build and run per model directory at a time (concurrent runs of one unit share it)
+    with locked(build_dir / ".lock"), verilator_tools(cache_dir.resolve()):
         runner = get_runner("verilator")
         # cocotb's Verilator runner always re-runs verilator; make then finds nothing to
         # recompile when the Verilog is unchanged (the directory is keyed by its hash).

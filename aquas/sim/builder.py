@@ -224,7 +224,8 @@ def _hash_inputs(parts: list[tuple[str, bytes]]) -> str:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (created) for the duration: one build per cache entry."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -324,7 +325,7 @@ def build(
 
     if exe.exists():
         return result(True, 0.0)
-    with _locked(root / f".{key}.lock"), contextlib.ExitStack() as cleanup:
+    with locked(root / f".{key}.lock"), contextlib.ExitStack() as cleanup:
         if exe.exists():
             return result(True, 0.0)
         tmp = root / f".{key}.tmp{os.getpid()}"
