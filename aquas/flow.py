@@ -133,6 +133,7 @@ class Flow:
         self.log: list[StageLog] = []
         self.platform = load_target(project.platform, soc=project.soc)
         self.mem_latency = self.platform.isax_mem_latency
+        self.synth_reports: dict[str, Any] | None = None  # the synth stage's, once it ran
         self._encoding: EncodingMap | None = None
 
     # -- stage machinery ----------------------------------------------------------------
@@ -228,7 +229,7 @@ class Flow:
             },
             self._synth,
         )
-        self.synth_reports: dict[str, Any] = synth["isaxs"]
+        self.synth_reports = synth["isaxs"]
         unit_v = self.out / "synth" / synth["verilog"]
         unit_digest = file_digest(unit_v)
         cosim = self.stage(
@@ -411,11 +412,16 @@ class Flow:
         from aquas.runtime.header import write_header
 
         p = self.p
-        # the latencies of the unit synthesis built (its interface plans included)
-        lat = {
-            name: (r["latency"]["cycles_min"], r["latency"]["cycles_max"])
-            for name, r in self.synth_reports.items()
-        }
+        # the latencies of the unit synthesis built (its interface plans included); the
+        # spec as written when the stage runs on its own
+        lat = (
+            {
+                name: (r["latency"]["cycles_min"], r["latency"]["cycles_max"])
+                for name, r in self.synth_reports.items()
+            }
+            if self.synth_reports is not None
+            else None
+        )
         ext, pats = load_patterns(
             p.spec, p.clock_ns, self.platform, lat, prepared=self.spec_module()
         )

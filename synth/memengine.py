@@ -139,7 +139,9 @@ class MemEngine:
             assert isinstance(op, aq.LoadOp)
             fire, done = self.read_beat(pre, here, last_beat)
             data = h.binop("comb.shru", g.port["mem_rsp_rdata"], shift, f"{pre}_rdata")
-            g.write(g.b.value_regs[op.result], fire, h.extract(data, 0, w, f"{pre}_ld"))
+            reg = g.b.value_regs[op.result]
+            g.reg(reg, w)  # declared here too: nothing else may read a load's register
+            g.write(reg, fire, h.extract(data, 0, w, f"{pre}_ld"))
             return done
         assert isinstance(op, aq.StoreOp)
         v = g.ref(op.value, st)

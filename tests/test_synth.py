@@ -174,3 +174,16 @@ def test_every_example_synthesizes_at_10ns(path: Path, tmp_path: Path) -> None:
 def test_export_verilog_rejects_bad_circt_text() -> None:
     with pytest.raises(Exception, match="parse"):
         export_verilog("hw.module @m(in %a: i32) { not valid }")
+
+
+def test_load_copied_straight_to_memory(tmp_path: Path) -> None:
+    """A load whose only use is the next store's data: its register is first met in its own
+    wait state (the fuzz sample found an internal KeyError there after the wide-port
+    memory engine). The unit builds, with the load and the store as written."""
+    src = (
+        "extension ul;\n#[opcode(custom0), funct7(0)]\n"
+        "isax f(rs1, rs2) -> rd { mem<i32>[rs1 + 56] = mem<i32>[rs2 + 4]; return rs1; }\n"
+    )
+    res = synthesize(lower_spec(src, "ul.isax"), tmp_path, 10.0)
+    assert res.verilog_path.exists()
+    assert res.reports["f"]["interface_ops"] == {"load": 1, "store": 1}
