@@ -100,15 +100,18 @@ def cycle_budget(report: dict[str, Any], latency: int = RANDOM_MAX_DELAY) -> int
     return 4 * (worst + report.get("memory_beats", 0)) + 10_000
 
 
-def build_key(verilog: Path) -> str:
-    """The cache directory name of a unit's Verilator model. The directory is shared
-    between runs and installs, and its Makefile names the cocotb and Verilator files it
-    was compiled against, so both locations are in the key: a build made from another
-    environment would point at files that may be gone."""
+def build_key(*files: Path, extra: str = "") -> str:
+    """The cache directory name of a Verilator model built from ``files`` (and ``extra``,
+    e.g. its parameters). The directory is shared between runs and installs, and its
+    Makefile names the cocotb and Verilator files it was compiled against, so both
+    locations are in the key: a build made from another environment would point at files
+    that may be gone."""
     import cocotb
 
-    key = hashlib.sha256(verilog.read_bytes())
-    key.update(f"\0{Path(cocotb.__file__).parent}\0{verilator_root()}".encode())
+    key = hashlib.sha256()
+    for f in files:
+        key.update(f.read_bytes())
+    key.update(f"{extra}\0{Path(cocotb.__file__).parent}\0{verilator_root()}".encode())
     return key.hexdigest()[:16]
 
 

@@ -154,19 +154,6 @@ class Measurement:
     l2_misses: dict[str, list[int]]
 
 
-def _key(files: list[Path], params: dict[str, int]) -> str:
-    import cocotb
-
-    from aquas.sim.builder import verilator_root
-
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.read_bytes())
-    h.update(json.dumps(params, sort_keys=True).encode())
-    h.update(f"\0{Path(cocotb.__file__).parent}\0{verilator_root()}".encode())
-    return h.hexdigest()[:16]
-
-
 def measure(
     spec: Path,
     verilog: Path,
@@ -185,7 +172,7 @@ def measure(
     their new encodings (the commands use them)."""
     from cocotb_tools.runner import get_runner
 
-    from aquas.synth.cosim import verilator_tools
+    from aquas.synth.cosim import build_key, verilator_tools
 
     cache_dir = (cache_dir or default_cache_dir("model-measure")).resolve()
     params = top_params(target)
@@ -206,7 +193,7 @@ def measure(
         if not (src / name).exists():  # unchanged sources keep their times for make
             (src / name).write_bytes(data)
     sources = [src / verilog.name, src / "aquas_mem_ctrl.v", src / "aquas_model_top.v"]
-    build_dir = cache_dir / _key(sources, params)
+    build_dir = cache_dir / build_key(*sources, extra=json.dumps(params, sort_keys=True))
     build_dir.mkdir(parents=True, exist_ok=True)
     image = build_dir / f"image-{seed}.hex"
     if not image.exists():

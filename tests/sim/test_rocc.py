@@ -9,7 +9,6 @@ state, scratchpads and memory bursts, so responses with xd = 0 and 1 are both ex
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -24,9 +23,9 @@ from conftest import FIXTURES
 from aquas.cachedir import cache_dir
 from aquas.interpreter import find_extension
 from aquas.runtime.header import generate_header
-from aquas.sim.builder import RTL, verilator_cmd, verilator_env, verilator_root
+from aquas.sim.builder import RTL, verilator_cmd, verilator_env
 from aquas.spec.frontend import lower_spec_file
-from aquas.synth.cosim import verilator_tools
+from aquas.synth.cosim import build_key, verilator_tools
 from aquas.synth.flow import synthesize
 
 pytestmark = pytest.mark.sim
@@ -80,12 +79,7 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
     sources = [ADAPTER, FIXTURES / "rocc_top.v", unit.verilog_path]
     # the Verilator model is cached by content (and by the cocotb/Verilator installs its
     # Makefile names), like aquas.synth.cosim's: make recompiles nothing when unchanged
-    import cocotb
-
-    key = hashlib.sha256(f"{Path(cocotb.__file__).parent}\0{verilator_root()}".encode())
-    for src in sources:
-        key.update(src.read_bytes())
-    build_dir = cache_dir("rocc") / key.hexdigest()[:16]
+    build_dir = cache_dir("rocc") / build_key(*sources)
     build_dir.mkdir(parents=True, exist_ok=True)
     # a stable path for the unit (same content, same mtime), so make sees nothing new
     stable = build_dir / unit.verilog_path.name
