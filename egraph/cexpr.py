@@ -243,9 +243,12 @@ class _Exprs:
             p = self.pointer(e.expr)
             if not ty.pointer:
                 raise _Unsupported("pointer converted to an integer", e)
-            if (ty.width, ty.signed) != (p.elem.width, p.elem.signed):
+            # Between element types of one width (uint8_t * <-> int8_t *, a buffer of bytes
+            # read as signed values) only the signedness of the loaded values changes: the
+            # offsets count the same elements. Other widths would re-tile the memory.
+            if ty.width != p.elem.width:
                 raise _Unsupported(f"pointer cast from '{p.elem.c_name()} *' to '{ty.c_name()}'", e)
-            return _Ptr(p.base, p.off, CType(p.elem.width, p.elem.signed, const=ty.const))
+            return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const))
         raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
 
     def is_pointer(self, e: c_ast.Node) -> bool:

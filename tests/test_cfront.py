@@ -45,6 +45,14 @@ int32_t sar(int32_t x, int s) { return (x >> s) ^ ((uint32_t)x >> s); }
 
 int64_t wide(int32_t x, uint32_t y, int64_t z) { return x * (int64_t)y + z / 3 - (y >> 1); }
 
+int32_t signed_bytes(const uint8_t *buf, int n) {
+    const int8_t *v = (const int8_t *)(buf + 1);
+    int32_t s = 0;
+    for (int i = 0; i + 1 < n; i++)
+        s += v[i] * (int32_t)((const uint8_t *)v)[i];
+    return s;
+}
+
 int32_t sum(const int32_t *a, int n) {
     int32_t s = 0;
     for (int i = 0; i < n; i++)
