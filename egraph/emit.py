@@ -175,26 +175,78 @@ def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind:
     assert d.binding is not None and d.binding.chunk is not None
     loop = st.op
     assert isinstance(loop, scf.ForOp)
-    lb, ub, step = (_const(v) for v in (loop.lb, loop.ub, loop.step))
+    step = _const(loop.step)
     k = d.binding.chunk * step
-    trips = max(0, (ub - lb + step - 1) // step)
     text = lambda sp: source[sp.start : sp.end] if sp is not None else ""  # noqa: E731
     iv = st.iv
+    lb, ub = _const_or_none(loop.lb), _const_or_none(loop.ub)
+    if lb is not None and ub is not None:
+        fits = f"{iv} + {k} <= {ub}"
+        remainder = max(0, (ub - lb + step - 1) // step) % d.binding.chunk != 0
+    else:  # a run-time bound: a chunk fits when its last iteration would run
+        fits = _last_iteration_runs(text(st.cond_span), iv, k - step)
+        remainder = True
     out = [f"{{ /* aquas: {d.isax} on {d.binding.chunk}-iteration chunks */"]
     init = text(st.init_span).strip()
     if init:
         out.append(f"    {init};")
-    out.append(f"    for (; {iv} + {k} <= {ub}; {iv} += {k})")
-    if d.liveout is None:  # an ISAX without rd: its writes are the chunk's whole effect
-        out.append(f"        {call};")
+    assert d.pattern is not None
+    if d.pattern.accumulator is not None:
+        out += _accumulator_loop(d, cf, fits, f"{iv} += {k}")
+        remainder = True  # the words must be aligned: otherwise all of it runs here
     else:
-        ty = _ctype_of(cf, d.liveout).c_name()
-        out.append(f"        {d.liveout} += ({ty}){call};")
-    if trips % d.binding.chunk:
+        out.append(f"    for (; {fits}; {iv} += {k})")
+        if d.liveout is None:  # an ISAX without rd: its writes are the chunk's whole effect
+            out.append(f"        {call};")
+        else:
+            ty = _ctype_of(cf, d.liveout).c_name()
+            out.append(f"        {d.liveout} += ({ty}){call};")
+    if remainder:
         out.append(f"    for (; {text(st.cond_span)}; {text(st.step_span)})")
         out.append(f"        {text(st.body_span).strip()}")
     out.append("}")
     return ("\n" + ind).join(out)
+
+
+def _accumulator_loop(d: Decision, cf: cfront.CFunction, fits: str, step: str) -> list[str]:
+    """The chunk loop of an accumulator ISAX (egraph/accum.py): the unit's state is set to
+    the C variable once, then every call returns the new state into it. The packed
+    operands are words loaded from the bound addresses, which must be 4-byte aligned (a
+    chunk advances each by one word, so checking the first is enough)."""
+    assert d.pattern is not None and d.pattern.accumulator is not None and d.binding
+    acc = d.pattern.accumulator
+    if d.liveout is None or d.liveout == "return" or not d.binding.accumulate:
+        raise EmitError(f"{d.isax} updates unit state: it needs a variable accumulated over chunks")
+    ty = _ctype_of(cf, d.liveout)
+    if ty.pointer or ty.width > 32:
+        raise EmitError(f"the 32-bit state of {d.isax} cannot hold '{d.liveout}' ({ty.c_name()})")
+    names = _operand_names(cf)
+    addrs = [f"({c_operand(d.binding.regs[r], names)})" for r in acc.operands]
+    words = ", ".join(f"aquas_ld32({a})" for a in addrs)
+    return [
+        f"    if ((({' | '.join(addrs)}) & 3u) == 0) {{ /* unit state {acc.state} = {d.liveout} */",
+        f"        (void)aquas_{acc.preload}((uint32_t){d.liveout});",
+        f"        for (; {fits}; {step})",
+        f"            {d.liveout} = ({ty.c_name()})aquas_{d.isax}({words});",
+        "    }",
+    ]
+
+
+def _last_iteration_runs(cond: str, iv: str, offset: int) -> str:
+    """``cond`` (``iv < n`` or ``iv <= n``) for the iteration ``offset`` past ``iv``: true
+    when a whole chunk of an increasing loop still runs. Other forms (``iv != n``, which
+    would step past ``n``; a bound on the left) are not rewritten."""
+    m = re.fullmatch(rf"\s*{re.escape(iv)}\s*(<=|<)(?!<)(.+)", cond, re.S)
+    if m is None:
+        raise EmitError(f"strip-mining a loop with a run-time bound needs '{iv} < bound': {cond}")
+    return f"{iv} + {offset} {m.group(1)} ({m.group(2).strip()})"
+
+
+def _const_or_none(v: SSAValue) -> int | None:
+    try:
+        return _const(v)
+    except EmitError:
+        return None
 
 
 def _const(v: SSAValue) -> int:

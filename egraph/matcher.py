@@ -140,7 +140,7 @@ class Matcher(BindingChecks):
         self.runs: dict[tuple[object, ...], _Run] = {}
         self.ranges: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.defuse: dict[int, tuple[list[set[SSAValue]], list[set[SSAValue]]]] = {}
-        self.shapes: dict[int, tuple[int, int] | None] = {}
+        self.shapes: dict[int, tuple[int | None, int] | None] = {}
         self.sigs: dict[int, _Signature] = {}
         self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
         self.substs: dict[tuple[tuple[str, Term], ...], dict[Term, Term]] = {}
@@ -257,9 +257,13 @@ class Matcher(BindingChecks):
             lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
         except Unsupported:
             return [None]
-        if not all(t.op == "const" for t in (lb, ub, step)):
+        if step.op != "const" or int(step.val) <= 0:
             return [None]
-        trips = max(0, (int(ub.val) - int(lb.val) + int(step.val) - 1) // int(step.val))
+        # A bound known only at run time (a parameter n) strip-mines too: the emitted loop
+        # runs whole chunks while they fit and the original loop does the rest.
+        trips: int | None = None
+        if lb.op == "const" and ub.op == "const":
+            trips = max(0, (int(ub.val) - int(lb.val) + int(step.val) - 1) // int(step.val))
         # bytes the ISAX reads per base vs bytes one loop iteration reads
         isax_bytes = sum(a.width // 8 for a in p.fx.reads)
         if id(loop) not in self.shapes:
@@ -275,7 +279,7 @@ class Matcher(BindingChecks):
         if per_iter == 0 or isax_bytes % per_iter:
             return [None]
         k = isax_bytes // per_iter
-        if 0 < k < trips:
+        if k > 0 and (trips is None or k < trips):
             return [None, k]
         return [None]
 
