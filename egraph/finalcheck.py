@@ -31,7 +31,7 @@ from typing import Any
 
 from aquas.dialects import aquas as aq
 from aquas.egraph import cfront
-from aquas.interpreter import Memory, execute, find_isax
+from aquas.interpreter import IsaxState, Memory, execute, find_isax
 
 BUF = 1 << 16  # bytes per pointer argument
 LEAD = 1 << 14  # the pointer points this far into its buffer (negative offsets stay inside)
@@ -55,7 +55,9 @@ class Verdict:
 def _header(ext: aq.ExtensionOp) -> str:
     """A stand-in for aquas_isax.h: every intrinsic calls a function pointer the check
     sets to the golden model."""
-    out = ["#include <stdint.h>", "static inline void aquas_dcache_flush(void) {}"]
+    from aquas.runtime.header import WORD_LOAD
+
+    out = ["#include <stdint.h>", "static inline void aquas_dcache_flush(void) {}", *WORD_LOAD]
     for isax in ext.isaxs():
         name = isax.sym_name.data
         used = isax.used
@@ -190,13 +192,16 @@ def _run(lib_path: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int) 
     lib = ctypes.CDLL(str(lib_path))
     failures: list[str] = []
     keep = []
+    state = [IsaxState.reset(ext)]  # the unit's state registers, kept from call to call
     for isax in ext.isaxs():
         name = isax.sym_name.data
         op = find_isax(ext, name)
 
         def golden(rs1: int, rs2: int, op: aq.IsaxOp = op) -> int:
             try:
-                return (execute(op, rs1, rs2, _HostMemory(bufs)).rd or 0) & 0xFFFFFFFF
+                res = execute(op, rs1, rs2, _HostMemory(bufs), state[0])
+                state[0] = res.state
+                return (res.rd or 0) & 0xFFFFFFFF
             except Exception as e:  # reported as the trial's failure
                 failures.append(f"{op.sym_name.data}: {e}")
                 return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aquas.dialects import aquas as aq
+from aquas.egraph.accum import Accumulator, accumulator_pattern
 from aquas.egraph.semantics import Access, Effects, StateAccess, Unsupported, isax_effects
 from aquas.egraph.terms import Term
 
@@ -44,6 +45,9 @@ class Pattern:
     funct7: int = 0
     opcode: int = 0  # the major opcode (custom-0..3) the ISAX is encoded on
     reencode_error: str = ""  # why the extension could not move into the routed opcodes
+    # an accumulator ISAX (egraph/accum.py): its unit state stands for a program variable,
+    # its register operands are words loaded from the pattern's addresses
+    accumulator: Accumulator | None = None
 
     @property
     def rd(self) -> Term | None:
@@ -89,7 +93,14 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
             and op.scratchpad.root_reference.data in state
         )
         fx = summaries[name]
-        if isinstance(fx, Unsupported):
+        if isinstance(fx, StateAccess) and fx.scratchpad is None:
+            acc = accumulator_pattern(isax, ext)
+            if isinstance(acc, str):
+                p.why = str(fx)
+            else:
+                p.fx, p.accumulator = acc
+                p.kind, p.why = pattern_kind(p.fx)
+        elif isinstance(fx, Unsupported):
             p.why = str(fx)
         elif written:
             p.why = f"writes scratchpad {written[0]}, which other ISAXs read as unit state"

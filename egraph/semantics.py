@@ -277,6 +277,9 @@ class Executor:
         self.spm: dict[str, list[Term | None]] = {}
         self.spm_image: dict[str, tuple[Term, int] | None] = {}  # burst source of a pristine spm
         self.local_id = 0
+        # Unit state registers as values (None: an ISAX that uses state is refused). Reads
+        # before any write give the variable ``state@name``, the value on entry.
+        self.state: dict[str, Term] | None = None
 
     # -- values ----------------------------------------------------------------------
     def get(self, v: SSAValue) -> Term:
@@ -498,6 +501,13 @@ class Executor:
             cells = self.spm.setdefault(name_, [None] * self.spm_size[name_])
             cells[int(idx.val)] = self.get(op.value)
             self.spm_image[name_] = None
+        elif isinstance(op, aq.StateReadOp | aq.StateWriteOp) and self.state is not None:
+            name_ = op.state.root_reference.data
+            if isinstance(op, aq.StateReadOp):
+                w = width_of(op.result.type)
+                self.env[op.result] = self.state.get(name_, var(f"state@{name_}", w))
+            else:
+                self.state[name_] = self.get(op.value)
         elif isinstance(op, aq.StateReadOp | aq.StateWriteOp):
             raise StateAccess(
                 f"uses unit state @{op.state.root_reference.data}: an ISAX with internal state "
@@ -662,6 +672,18 @@ def isax_effects(isax: aq.IsaxOp, ext: aq.ExtensionOp, budget: int = 200_000) ->
     return ex.effects()
 
 
+def isax_state_effects(
+    isax: aq.IsaxOp, ext: aq.ExtensionOp, budget: int = 200_000
+) -> tuple[Effects, dict[str, Term]]:
+    """Like :func:`isax_effects` for an ISAX that uses unit state registers: also the
+    final value of every state register it writes, over the entry values ``state@name``."""
+    ex = Executor(budget=budget)
+    ex.state = {}
+    ex.declare_spms(ext)
+    ex.run_ops(isax.body.block.ops)
+    return ex.effects(), dict(ex.state)
+
+
 __all__ = [
     "ADDR_W",
     "Access",
@@ -671,6 +693,7 @@ __all__ = [
     "SymMemory",
     "Unsupported",
     "isax_effects",
+    "isax_state_effects",
     "linear_form",
     "width_of",
 ]

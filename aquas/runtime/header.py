@@ -279,6 +279,18 @@ def _policy_comment(p: Target) -> list[str]:
     return out
 
 
+#: The word load the matcher's rewrites use for packed register operands (an accumulator
+#: ISAX's lanes, egraph/accum.py): may_alias, since the words are read from arrays of
+#: narrower elements; the rewrite calls it only on 4-byte aligned addresses.
+WORD_LOAD = [
+    "typedef uint32_t __attribute__((may_alias)) aquas_word_t;",
+    "static inline __attribute__((always_inline)) uint32_t aquas_ld32(uint32_t addr)",
+    "{",
+    "    return *(const aquas_word_t *)(uintptr_t)addr;",
+    "}",
+]
+
+
 def generate_header(
     ext: aq.ExtensionOp, platform: str | Target, *, allow_unrouted: bool = True
 ) -> str:
@@ -316,6 +328,8 @@ def generate_header(
         f"#define {guard}",
         "",
         "#include <stdint.h>",
+        "",
+        *WORD_LOAD,
         "",
     ]
     if p.ram_cached and p.dcache.flush_word is not None:
