@@ -497,11 +497,15 @@ class Flow:
             for s in p.sources
         ]
         include = (mdir / match["header"]).parent
-        # the project's own directory stays on the include path for its headers
+        # A rewritten copy lives in match/src, away from its original: its original's
+        # directory goes on the include path, so `#include "x.h"` next to it still resolves
+        # (as it does for the original, where the compiler searches the file's own
+        # directory first). The project's own directory stays on the path too.
+        origins = dict.fromkeys(s.parent for s in p.sources if str(s) in match["rewritten"])
         common: dict[str, Any] = {"platform": self.platform, "opt": p.opt, "defines": p.defines}
         base = build_program([*p.sources, *extra], d / "baseline", header_dirs=[p.root], **common)
         isax = build_program(
-            [*isax_sources, *extra], d / "isax", header_dirs=[include, p.root], **common
+            [*isax_sources, *extra], d / "isax", header_dirs=[include, *origins, p.root], **common
         )
         return {
             "elfs": {"baseline": str(base.relative_to(d)), "isax": str(isax.relative_to(d))},
