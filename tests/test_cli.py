@@ -181,7 +181,8 @@ def test_match_reads_every_example_program(src: Path) -> None:
     aquas_platform.h) and exits 0."""
     from aquas.project import load_project
 
-    project = load_project(src.parent / "project.toml")
+    project_dir = next(d for d in src.parents if (d / "project.toml").is_file())
+    project = load_project(project_dir / "project.toml")
     r = CliRunner().invoke(
         main, ["match", str(src), "--ext", str(project.spec), "-I", str(src.parent)]
     )
