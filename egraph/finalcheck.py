@@ -240,6 +240,11 @@ def _child(
     import pickle
 
     faulthandler.disable()  # a crash on random inputs is an expected outcome here
+    # ... and so is silence: native libraries loaded in this process (LLVM, through the CIRCT
+    # bindings) install handlers that print a backtrace on a fatal signal; the parent sees the
+    # crash through the pipe, so the child dies quietly
+    for sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT):
+        signal.signal(sig, signal.SIG_DFL)
     try:
         a = _run(orig, cf, ext, trial)
         os.write(wfd, b"O")
