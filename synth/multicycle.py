@@ -1,0 +1,295 @@
+"""Multi-cycle operators: a sequential divider the scheduler starts in one state and reads
+N states later, instead of a combinational divider that no clock period fits.
+
+Which ops become multi-cycle: ``/`` and ``%`` (``arith.divui/divsi/remui/remsi``, constant
+divisors included) whose combinational delay exceeds the datapath budget of a cycle. The
+operator library (``synth/oplib.json``, ``"multicycle"``) gives the unit's latency, the
+interval between two starts the hardware accepts, its area and the logic chained in front
+of it in the issue cycle (:meth:`aquas.synth.oplib.OperatorLibrary.multicycle`).
+
+The hardware (:func:`divider_module`), generated here as one ``hw.module`` per width and
+instantiated once per width in the unit, shared by every ISAX and by signed and unsigned
+ops, is a radix-2 restoring divider:
+
+* issue cycle ``c`` (``start`` high): the operands' magnitudes (two's-complement negation
+  when ``sgn`` and the sign bit are set) load the dividend/quotient shift register
+  ``quo_q`` and the divisor ``dvs_q``; the partial remainder ``rem_q`` is cleared; the
+  result signs are latched: the quotient is negated when the signs differ and the divisor is
+  not zero, the remainder takes the dividend's sign;
+* cycles ``c+1 .. c+W``: one quotient bit per cycle, ``{rem, quo} <<= 1`` and the divisor
+  subtracted when it fits (a ``W+2``-bit subtraction whose top bit is the borrow);
+* cycle ``c+W+1``: the signs are applied and the output registers ``quo``/``rem`` load;
+* from cycle ``c+W+2`` on (latency ``W + 2``) they hold the result until the next result.
+
+Division by zero needs no special case: no subtraction ever borrows, so the quotient is all
+ones and the remainder the dividend, which is RISC-V's (and ``aquas.intops``') unsigned
+answer; signed, the quotient keeps all ones (its negation is suppressed) and the remainder
+is the dividend with its sign: ``x / 0 = -1``, ``x % 0 = x``. ``MIN / -1``: the magnitude
+``2^(W-1)`` divided by 1, negated, is ``MIN`` again, remainder 0, as RISC-V defines it.
+
+Scheduling (``synth/fsm.py``, ``synth/schedule.py``): the op occupies its unit from the
+issue state through the state that reads the result (``latency + 1`` states), because the
+result is read from the unit's output registers, which the next operation on the unit
+overwrites; the value is copied into a register at the end of that state when it is used
+later. Other work may share those states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from xdsl.dialects import hw, seq
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FlatSymbolRefAttr,
+    IntegerType,
+    StringAttr,
+    i1,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue, TypeAttribute
+
+from aquas.synth.hwemit import HwBuilder, basename_loc
+
+#: arith op → (signed, which output of the divider).
+DIV_OPS: dict[str, tuple[bool, str]] = {
+    "arith.divui": (False, "quo"),
+    "arith.divsi": (True, "quo"),
+    "arith.remui": (False, "rem"),
+    "arith.remsi": (True, "rem"),
+}
+
+
+@dataclass(frozen=True)
+class MultiCycleOp:
+    """How the scheduler treats one multi-cycle operation.
+
+    ``latency``: the state reading the result is ``latency`` states after the issue state.
+    ``ii``: the hardware accepts a new start every ``ii`` cycles. ``occupancy``: the
+    states the scheduler reserves the unit for (issue through result state). ``issue_ns``:
+    logic chained in the issue cycle after the operands (operand select, magnitude)."""
+
+    unit: str
+    width: int
+    latency: int
+    ii: int
+    issue_ns: float
+    cells: int
+    depth: int
+
+    @property
+    def key(self) -> str:
+        """The shared unit: one per kind and width (``div32``)."""
+        return f"{self.unit}{self.width}"
+
+    @property
+    def occupancy(self) -> int:
+        return self.latency + 1
+
+    @property
+    def resource(self) -> str:
+        return f"{self.key} unit"
+
+
+def is_division(op: Operation) -> bool:
+    return op.name in DIV_OPS
+
+
+def multicycle_policy(
+    lib: object, delay: Callable[[Operation], float], budget_ns: float
+) -> Callable[[Operation], MultiCycleOp | None]:
+    """The rule the flow applies: a division or remainder whose combinational delay
+    exceeds ``budget_ns`` becomes a multi-cycle op on the library's sequential divider."""
+    from aquas.synth.oplib import OperatorLibrary
+
+    assert isinstance(lib, OperatorLibrary)
+
+    def choose(op: Operation) -> MultiCycleOp | None:
+        if not is_division(op) or delay(op) <= budget_ns:
+            return None
+        t = op.results[0].type
+        assert isinstance(t, IntegerType)
+        return lib.multicycle("div", t.width.data)
+
+    return choose
+
+
+# -- hardware -----------------------------------------------------------------------------
+
+DIV_IN_PORTS = ("clk", "rst", "start", "sgn", "a", "b")
+DIV_OUT_PORTS = ("quo", "rem")
+
+
+def divider_module_name(prefix: str, width: int) -> str:
+    return f"{prefix}_div{width}"
+
+
+def divider_latency(width: int) -> int:
+    """Cycles from the issue cycle to the first cycle the outputs hold the result."""
+    return width + 2
+
+
+def divider_module(name: str, w: int) -> hw.HWModuleOp:
+    """The ``w``-bit radix-2 restoring divider (see the module docstring).
+
+    Ports: ``clk``, ``rst`` (synchronous, active high), ``start`` (load the operands this
+    cycle; a start while busy restarts), ``sgn`` (signed division), ``a`` (dividend), ``b``
+    (divisor); ``quo``, ``rem``: registered results, valid ``w + 2`` cycles after ``start``
+    and held until the next result."""
+    if w < 2:
+        raise ValueError(f"the sequential divider needs at least 2 bits, got {w}")
+    iw = IntegerType(w)
+    types: list[TypeAttribute] = [seq.clock, i1, i1, i1, iw, iw]
+    block = Block(arg_types=types)
+    port = dict(zip(DIV_IN_PORTS, block.args, strict=True))
+    for n, arg in port.items():
+        arg.name_hint = n
+    h = HwBuilder(block, port["clk"], port["rst"])
+    h.reserved.update(
+        {"quo_q", "rem_q", "dvs_q", "cnt_q", "negq_q", "negr_q", "fix_q", "quo_o", "rem_o"}
+    )
+    start, sgn, a, b = port["start"], port["sgn"], port["a"], port["b"]
+    cbits = w.bit_length()
+    quo = h.reg("quo_q", w, 0)
+    rem = h.reg("rem_q", w, 0)
+    dvs = h.reg("dvs_q", w, 0)
+    cnt = h.reg("cnt_q", cbits, 0)
+    negq = h.reg("negq_q", 1, 0)
+    negr = h.reg("negr_q", 1, 0)
+    fix = h.reg("fix_q", 1, 0)
+    quo_o = h.reg("quo_o", w, 0)
+    rem_o = h.reg("rem_o", w, 0)
+    zero = h.const(0, w)
+
+    # issue: magnitudes and result signs
+    a_neg = h.and_(sgn, h.extract(a, w - 1, 1, "a_sign"), hint="a_neg")
+    b_neg = h.and_(sgn, h.extract(b, w - 1, 1, "b_sign"), hint="b_neg")
+    a_mag = h.mux(a_neg, h.binop("comb.sub", zero, a, "a_minus"), a, "a_mag")
+    b_mag = h.mux(b_neg, h.binop("comb.sub", zero, b, "b_minus"), b, "b_mag")
+    b_nz = h.icmp("ne", b, zero, "b_nonzero")
+    signs_differ = h.binop("comb.xor", a_neg, b_neg, "signs_differ")
+    negq_new = h.and_(signs_differ, b_nz, hint="negq_new")
+
+    # one quotient bit per cycle
+    trial = h.concat(rem, h.extract(quo, w - 1, 1, "quo_top"), "trial")  # w + 1 bits
+    diff = h.binop("comb.sub", h.zext(trial, w + 2, "trial_x"), h.zext(dvs, w + 2, "dvs_x"), "diff")
+    fits = h.not_(h.extract(diff, w + 1, 1, "borrow"), "fits")
+    rem_step = h.mux(fits, h.extract(diff, 0, w, "diff_lo"), h.extract(trial, 0, w), "rem_step")
+    quo_step = h.concat(h.extract(quo, 0, w - 1, "quo_low"), fits, "quo_step")
+    running = h.icmp("ne", cnt, h.const(0, cbits), "running")
+    last = h.icmp("eq", cnt, h.const(1, cbits), "last")
+
+    h.drive("quo_q", h.mux(start, a_mag, h.mux(running, quo_step, quo, "quo_run"), "quo_n"))
+    h.drive("rem_q", h.mux(start, zero, h.mux(running, rem_step, rem, "rem_run"), "rem_n"))
+    h.drive("dvs_q", h.mux(start, b_mag, dvs, "dvs_n"))
+    cnt_dec = h.binop("comb.sub", cnt, h.const(1, cbits), "cnt_dec")
+    h.drive(
+        "cnt_q",
+        h.mux(start, h.const(w, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
+    )
+    h.drive("negq_q", h.mux(start, negq_new, negq, "negq_n"))
+    h.drive("negr_q", h.mux(start, a_neg, negr, "negr_n"))
+    h.drive("fix_q", h.and_(h.not_(start, "no_start"), last, hint="fix_n"))
+    # result signs, then the output registers
+    quo_fixed = h.mux(negq, h.binop("comb.sub", zero, quo, "quo_neg"), quo, "quo_fixed")
+    rem_fixed = h.mux(negr, h.binop("comb.sub", zero, rem, "rem_neg"), rem, "rem_fixed")
+    h.drive("quo_o", h.mux(fix, quo_fixed, quo_o, "quo_o_n"))
+    h.drive("rem_o", h.mux(fix, rem_fixed, rem_o, "rem_o_n"))
+    block.add_op(hw.OutputOp([quo_o, rem_o]))
+    ports = [
+        hw.ModulePort(StringAttr(n), t, hw.DirectionAttr(hw.Direction.INPUT))
+        for n, t in zip(DIV_IN_PORTS, types, strict=True)
+    ] + [
+        hw.ModulePort(StringAttr(n), iw, hw.DirectionAttr(hw.Direction.OUTPUT))
+        for n in DIV_OUT_PORTS
+    ]
+    return hw.HWModuleOp(StringAttr(name), hw.ModuleType(ArrayAttr(ports)), Region(block))
+
+
+# -- the units of a generated ISAX unit -----------------------------------------------------
+
+
+@dataclass
+class _Instance:
+    spec: MultiCycleOp
+    op: hw.InstanceOp
+    issues: list[tuple[SSAValue, SSAValue, SSAValue, bool]] = field(default_factory=list)
+
+
+class MultiCycleUnits:
+    """The multi-cycle units of one generated ISAX unit: one divider instance per width,
+    whose ``start`` and operands are selected from the states that issue on it."""
+
+    def __init__(self, h: HwBuilder, prefix: str):
+        self.h = h
+        self.prefix = prefix
+        self.units: dict[str, _Instance] = {}
+
+    def _unit(self, spec: MultiCycleOp) -> _Instance:
+        inst = self.units.get(spec.key)
+        if inst is None:
+            w = spec.width
+            h = self.h
+            placeholder = [h.const(0, 1), h.const(0, 1), h.const(0, w), h.const(0, w)]
+            op = hw.InstanceOp(
+                spec.key,
+                FlatSymbolRefAttr(divider_module_name(self.prefix, w)),
+                [
+                    ("clk", h.clk),
+                    ("rst", h.rst),
+                    *zip(DIV_IN_PORTS[2:], placeholder, strict=True),
+                ],
+                [(n, IntegerType(w)) for n in DIV_OUT_PORTS],
+            )
+            for res, n in zip(op.results, DIV_OUT_PORTS, strict=True):
+                res.name_hint = f"{spec.key}_{n}"
+            inst = self.units[spec.key] = _Instance(spec, op)
+        return inst
+
+    def issue(
+        self, spec: MultiCycleOp, op: Operation, en: SSAValue, a: SSAValue, b: SSAValue
+    ) -> None:
+        """``op`` starts on its unit in the state whose enable is ``en``."""
+        signed, _ = DIV_OPS[op.name]
+        self._unit(spec).issues.append((en, a, b, signed))
+
+    def result(self, spec: MultiCycleOp, op: Operation) -> SSAValue:
+        """The unit output holding ``op``'s result (valid in its result state)."""
+        _, which = DIV_OPS[op.name]
+        return self._unit(spec).op.results[DIV_OUT_PORTS.index(which)]
+
+    def finish(self) -> list[hw.HWModuleOp]:
+        """Connects every instance and returns the divider modules it instantiates."""
+        h = self.h
+        modules = []
+        for key, inst in sorted(self.units.items()):
+            w = inst.spec.width
+            h.loc = basename_loc(None)
+            items = inst.issues
+            start = h.or_tree([en for en, *_ in items], 1, f"{key}_start")
+            if len(items) == 1:
+                a, b = items[0][1], items[0][2]
+            else:
+                a = h.onehot_select([(en, x) for en, x, _, _ in items], items[0][1], f"{key}_a")
+                b = h.onehot_select([(en, y) for en, _, y, _ in items], items[0][2], f"{key}_b")
+            signs = {s for *_, s in items}
+            if len(signs) == 1:
+                sgn = h.const(int(signs.pop()), 1)
+            else:
+                sgn = h.or_tree([en for en, *_, s in items if s], 1, f"{key}_sgn")
+            inst.op.operands = [h.clk, h.rst, start, sgn, a, b]
+            h.block.add_op(inst.op)
+            modules.append(divider_module(divider_module_name(self.prefix, w), w))
+        return modules
+
+
+__all__ = [
+    "DIV_OPS",
+    "MultiCycleOp",
+    "MultiCycleUnits",
+    "divider_latency",
+    "divider_module",
+    "divider_module_name",
+    "is_division",
+    "multicycle_policy",
+]
