@@ -315,6 +315,9 @@ class FsmBuilder:
         self.multicycle_of = multicycle
         self.multicycle: dict[Operation, MultiCycleOp] = {}
         self.issue_state: dict[Operation, int] = {}
+        # a remainder (quotient) of the same operands as a quotient (remainder) before it
+        # reads the other output of that division (its leader) instead of dividing again
+        self.riders: dict[Operation, Operation] = {}
 
     # -- naming ------------------------------------------------------------------------
 
@@ -405,7 +408,8 @@ class FsmBuilder:
             if op in self.multicycle:
                 # the result is home in the state that reads it from the unit
                 done = states[cycles[op] + self.multicycle[op].latency]
-                st.issues.append(op)
+                if op not in self.riders:
+                    st.issues.append(op)
                 done.completes.append(op)
                 self.issue_state[op] = st.id
                 self.def_state[op] = done.id
@@ -565,12 +569,21 @@ class FsmBuilder:
     def schedule(self, ops: list[Operation]) -> dict[Operation, int]:
         """Op → cycle within the segment, by ``self.scheduler``; the schedule is verified
         against the problem (a violation is a scheduler bug and raises ScheduleError)."""
+        riders: dict[Operation, Operation] = {}
         if self.multicycle_of is not None:
             for op in ops:
                 spec = self.multicycle_of(op)
                 if spec is not None:
                     self.multicycle[op] = spec
-        problem = segment_problem(ops, self.delay, self.clock_ns, self.budget_ns, self.multicycle)
+            riders = pair_divisions([o for o in ops if o in self.multicycle])
+        problem = segment_problem(
+            [o for o in ops if o not in riders],
+            self.delay,
+            self.clock_ns,
+            self.budget_ns,
+            self.multicycle,
+            riders,
+        )
         try:
             problem.check()
         except InfeasibleError as e:
@@ -585,10 +598,34 @@ class FsmBuilder:
         sched = self.scheduler(problem)
         problem.assert_valid(sched)
         self.schedules.append((problem, sched))
-        return sched.cycle
+        self.riders.update(riders)
+        # a rider is the other output of its leader's division: same issue, same result state
+        return sched.cycle | {r: sched.cycle[lead] for r, lead in riders.items()}
 
 
 MEMORY_PORT = "memory interface"
+
+
+def pair_divisions(ops: list[Operation]) -> dict[Operation, Operation]:
+    """Rider → leader: the divider computes quotient and remainder together, so a
+    ``%`` of the same operands and signedness as an earlier ``/`` (or the reverse) needs
+    no division of its own."""
+    from aquas.synth.multicycle import DIV_OPS
+
+    first: dict[tuple[SSAValue, SSAValue, bool, str], Operation] = {}
+    riders: dict[Operation, Operation] = {}
+    for op in ops:
+        if op.name not in DIV_OPS:
+            continue
+        signed, which = DIV_OPS[op.name]
+        a, b = op.operands[0], op.operands[1]
+        other = "rem" if which == "quo" else "quo"
+        lead = first.get((a, b, signed, other))
+        if lead is not None and lead not in riders.values():
+            riders[op] = lead
+            continue
+        first.setdefault((a, b, signed, which), op)
+    return riders
 
 
 def segment_problem(
@@ -597,6 +634,7 @@ def segment_problem(
     clock_ns: float,
     budget_ns: float,
     multicycle: dict[Operation, MultiCycleOp] | None = None,
+    riders: dict[Operation, Operation] | None = None,
 ) -> SchedulingProblem:
     """The scheduling problem of one straight-line segment (ops in program order):
 
@@ -609,7 +647,9 @@ def segment_problem(
       memory-interface op per cycle (each gets a wait state of its own);
     * multi-cycle ops (``multicycle``): the issue logic as their delay, their shared unit
       (one per kind and width) held from the issue state through the state reading the
-      result, and their consumers ``latency`` cycles later.
+      result, and their consumers ``latency`` cycles later; the consumers of a ``rider``
+      (the other output of a leader's division, not itself in ``ops``) depend on the
+      leader.
     """
     problem = SchedulingProblem(clock_ns, budget_ns)
     mc = multicycle or {}
@@ -631,14 +671,16 @@ def segment_problem(
         if access is not None:
             problem.add_access(op, access)
     index = set(ops)
+    lead = riders or {}
     for op in ops:
         for v in op.operands:
-            if isinstance(v, OpResult) and v.owner in index:
-                if v.owner in mc:
-                    problem.add_dependence(
-                        v.owner, op, mc[v.owner].latency, f"data from {mc[v.owner].key}"
-                    )
-                    continue
+            if not isinstance(v, OpResult):
+                continue
+            src = lead.get(v.owner, v.owner)
+            if src in index and src in mc:
+                problem.add_dependence(src, op, mc[src].latency, f"data from {mc[src].key}")
+                continue
+            if v.owner in index:
                 mem = isinstance(v.owner, MEM_OPS)
                 problem.add_dependence(
                     v.owner, op, 1 if mem else 0, "data from memory" if mem else "data"
