@@ -103,15 +103,19 @@ def divider_latency(width: int) -> int:
     return width + 2
 
 
-def divider_module(name: str, w: int) -> hw.HWModuleOp:
+def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) -> hw.HWModuleOp:
     """The ``w``-bit radix-2 restoring divider (see the module docstring).
 
     Ports: ``clk``, ``rst`` (synchronous, active high), ``start`` (load the operands this
     cycle; a start while busy restarts), ``sgn`` (signed division), ``a`` (dividend), ``b``
     (divisor); ``quo``, ``rem``: registered results, valid ``w + 2`` cycles after ``start``
-    and held until the next result."""
+    and held until the next result. ``outputs`` leaves out a result no one reads (its
+    output register and sign fix-up), so the instance has no unconnected port."""
     if w < 2:
         raise ValueError(f"the sequential divider needs at least 2 bits, got {w}")
+    if not outputs or any(o not in DIV_OUT_PORTS for o in outputs):
+        raise ValueError(f"outputs must be a non-empty subset of {DIV_OUT_PORTS}")
+    outputs = tuple(o for o in DIV_OUT_PORTS if o in outputs)
     iw = IntegerType(w)
     types: list[TypeAttribute] = [seq.clock, i1, i1, i1, iw, iw]
     block = Block(arg_types=types)
@@ -128,11 +132,9 @@ def divider_module(name: str, w: int) -> hw.HWModuleOp:
     rem = h.reg("rem_q", w, 0)
     dvs = h.reg("dvs_q", w, 0)
     cnt = h.reg("cnt_q", cbits, 0)
-    negq = h.reg("negq_q", 1, 0)
-    negr = h.reg("negr_q", 1, 0)
+    negq = h.reg("negq_q", 1, 0) if "quo" in outputs else None
+    negr = h.reg("negr_q", 1, 0) if "rem" in outputs else None
     fix = h.reg("fix_q", 1, 0)
-    quo_o = h.reg("quo_o", w, 0)
-    rem_o = h.reg("rem_o", w, 0)
     zero = h.const(0, w)
 
     # issue: magnitudes and result signs
@@ -161,22 +163,22 @@ def divider_module(name: str, w: int) -> hw.HWModuleOp:
         "cnt_q",
         h.mux(start, h.const(w, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
     )
-    h.drive("negq_q", h.mux(start, negq_new, negq, "negq_n"))
-    h.drive("negr_q", h.mux(start, a_neg, negr, "negr_n"))
     h.drive("fix_q", h.and_(h.not_(start, "no_start"), last, hint="fix_n"))
     # result signs, then the output registers
-    quo_fixed = h.mux(negq, h.binop("comb.sub", zero, quo, "quo_neg"), quo, "quo_fixed")
-    rem_fixed = h.mux(negr, h.binop("comb.sub", zero, rem, "rem_neg"), rem, "rem_fixed")
-    h.drive("quo_o", h.mux(fix, quo_fixed, quo_o, "quo_o_n"))
-    h.drive("rem_o", h.mux(fix, rem_fixed, rem_o, "rem_o_n"))
-    block.add_op(hw.OutputOp([quo_o, rem_o]))
+    outs = []
+    for o, neg, val, neg_new in (("quo", negq, quo, negq_new), ("rem", negr, rem, a_neg)):
+        if neg is None:
+            continue
+        h.drive(f"neg{o[0]}_q", h.mux(start, neg_new, neg, f"neg{o[0]}_n"))
+        fixed = h.mux(neg, h.binop("comb.sub", zero, val, f"{o}_neg"), val, f"{o}_fixed")
+        reg = h.reg(f"{o}_o", w, 0)
+        h.drive(f"{o}_o", h.mux(fix, fixed, reg, f"{o}_o_n"))
+        outs.append(reg)
+    block.add_op(hw.OutputOp(outs))
     ports = [
         hw.ModulePort(StringAttr(n), t, hw.DirectionAttr(hw.Direction.INPUT))
         for n, t in zip(DIV_IN_PORTS, types, strict=True)
-    ] + [
-        hw.ModulePort(StringAttr(n), iw, hw.DirectionAttr(hw.Direction.OUTPUT))
-        for n in DIV_OUT_PORTS
-    ]
+    ] + [hw.ModulePort(StringAttr(n), iw, hw.DirectionAttr(hw.Direction.OUTPUT)) for n in outputs]
     return hw.HWModuleOp(StringAttr(name), hw.ModuleType(ArrayAttr(ports)), Region(block))
 
 
@@ -187,6 +189,7 @@ def divider_module(name: str, w: int) -> hw.HWModuleOp:
 class _Instance:
     spec: MultiCycleOp
     op: hw.InstanceOp
+    outputs: tuple[str, ...]
     issues: list[tuple[SSAValue, SSAValue, SSAValue, bool]] = field(default_factory=list)
 
 
@@ -194,30 +197,33 @@ class MultiCycleUnits:
     """The multi-cycle units of one generated ISAX unit: one divider instance per width,
     whose ``start`` and operands are selected from the states that issue on it."""
 
-    def __init__(self, h: HwBuilder, prefix: str):
+    def __init__(self, h: HwBuilder, prefix: str, results: dict[Operation, MultiCycleOp]):
+        """``results``: every multi-cycle op whose result the unit reads (so that each
+        divider has exactly the outputs that are used)."""
         self.h = h
         self.prefix = prefix
         self.units: dict[str, _Instance] = {}
+        self.outputs: dict[str, set[str]] = {}
+        for op, spec in results.items():
+            self.outputs.setdefault(spec.key, set()).add(DIV_OPS[op.name][1])
 
     def _unit(self, spec: MultiCycleOp) -> _Instance:
         inst = self.units.get(spec.key)
         if inst is None:
             w = spec.width
             h = self.h
-            placeholder = [h.const(0, 1), h.const(0, 1), h.const(0, w), h.const(0, w)]
+            outputs = tuple(o for o in DIV_OUT_PORTS if o in self.outputs.get(spec.key, ()))
+            # the inputs are connected in ``finish``, once every issuing state is known
+            placeholder = [h.clk, h.rst, h.const(0, 1), h.const(0, 1), h.const(0, w), h.const(0, w)]
             op = hw.InstanceOp(
                 spec.key,
                 FlatSymbolRefAttr(divider_module_name(self.prefix, w)),
-                [
-                    ("clk", h.clk),
-                    ("rst", h.rst),
-                    *zip(DIV_IN_PORTS[2:], placeholder, strict=True),
-                ],
-                [(n, IntegerType(w)) for n in DIV_OUT_PORTS],
+                list(zip(DIV_IN_PORTS, placeholder, strict=True)),
+                [(n, IntegerType(w)) for n in outputs],
             )
-            for res, n in zip(op.results, DIV_OUT_PORTS, strict=True):
+            for res, n in zip(op.results, outputs, strict=True):
                 res.name_hint = f"{spec.key}_{n}"
-            inst = self.units[spec.key] = _Instance(spec, op)
+            inst = self.units[spec.key] = _Instance(spec, op, outputs)
         return inst
 
     def issue(
@@ -230,7 +236,15 @@ class MultiCycleUnits:
     def result(self, spec: MultiCycleOp, op: Operation) -> SSAValue:
         """The unit output holding ``op``'s result (valid in its result state)."""
         _, which = DIV_OPS[op.name]
-        return self._unit(spec).op.results[DIV_OUT_PORTS.index(which)]
+        inst = self._unit(spec)
+        return inst.op.results[inst.outputs.index(which)]
+
+    def _operand(self, items: list[tuple[SSAValue, SSAValue]], hint: str) -> SSAValue:
+        """The operand of the issuing state (one value when they all pass the same, e.g.
+        a constant divisor)."""
+        if all(v is items[0][1] for _, v in items):
+            return items[0][1]
+        return self.h.onehot_select(items, items[0][1], hint)
 
     def finish(self) -> list[hw.HWModuleOp]:
         """Connects every instance and returns the divider modules it instantiates."""
@@ -241,11 +255,8 @@ class MultiCycleUnits:
             h.loc = basename_loc(None)
             items = inst.issues
             start = h.or_tree([en for en, *_ in items], 1, f"{key}_start")
-            if len(items) == 1:
-                a, b = items[0][1], items[0][2]
-            else:
-                a = h.onehot_select([(en, x) for en, x, _, _ in items], items[0][1], f"{key}_a")
-                b = h.onehot_select([(en, y) for en, _, y, _ in items], items[0][2], f"{key}_b")
+            a = self._operand([(en, x) for en, x, _, _ in items], f"{key}_a")
+            b = self._operand([(en, y) for en, _, y, _ in items], f"{key}_b")
             signs = {s for *_, s in items}
             if len(signs) == 1:
                 sgn = h.const(int(signs.pop()), 1)
@@ -253,7 +264,8 @@ class MultiCycleUnits:
                 sgn = h.or_tree([en for en, *_, s in items if s], 1, f"{key}_sgn")
             inst.op.operands = [h.clk, h.rst, start, sgn, a, b]
             h.block.add_op(inst.op)
-            modules.append(divider_module(divider_module_name(self.prefix, w), w))
+            name = divider_module_name(self.prefix, w)
+            modules.append(divider_module(name, w, inst.outputs))
         return modules
 
 

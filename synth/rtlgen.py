@@ -165,7 +165,8 @@ class UnitGenerator:
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
         # the shared multi-cycle units (sequential dividers), one instance per width
-        self.mc = MultiCycleUnits(self.h, self.name)
+        read = {op: builder.multicycle[op] for st in builder.states for op in st.completes}
+        self.mc = MultiCycleUnits(self.h, self.name, read)
 
     def _register_locations(self) -> dict[str, LocationAttr]:
         """Register name → the spec location it comes from (a let, a loop, a state)."""
