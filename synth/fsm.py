@@ -13,7 +13,10 @@ the problem → states. Structured control flow maps onto the state graph:
 * ``scf.if`` with side effects (pure ones were if-converted): a branch on the condition,
   result registers written by each branch's last state;
 * memory-interface ops (``aquas.load/store/burst_*``) get a *wait state* that issues the
-  request and waits on the handshake, so any response latency is handled.
+  request and waits on the handshake, so any response latency is handled;
+* multi-cycle ops (``synth/multicycle.py``: a division slower than the clock) start on
+  their shared unit in one state (``State.issues``) and are read ``latency`` states later
+  (``State.completes``), within their segment; other work fills the states between.
 
 Every value used outside the state that computes it is held in a register named after the
 spec. Latency is returned as ``A + B*L`` for a memory answering at fixed latency ``L``.
@@ -35,6 +38,7 @@ from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
 from aquas.dialects.aquas import scratchpad_of as spm_of
 from aquas.dialects.linear import linear_form
+from aquas.synth.oplib import MultiCycleOp
 from aquas.synth.schedule import (
     Access,
     Affine,
@@ -149,6 +153,10 @@ class State:
     # loop latch updates happen in the body's last state
     latches: list[LoopInfo] = field(default_factory=list)
     next: Transition = field(default_factory=Goto)
+    # multi-cycle ops started on their unit in this state, and those whose result is read
+    # from their unit in this state
+    issues: list[Operation] = field(default_factory=list)
+    completes: list[Operation] = field(default_factory=list)
 
 
 @dataclass
@@ -280,6 +288,7 @@ class FsmBuilder:
         overhead_ns: float = 0.0,
         scheduler: Scheduler = list_schedule,
         bus_width: int = 32,
+        multicycle: Callable[[Operation], MultiCycleOp | None] | None = None,
     ):
         if bus_width not in BUS_WIDTHS:
             raise AquasError(f"the ISAX bus width must be 32, 64 or 128 bits, got {bus_width}")
@@ -302,6 +311,13 @@ class FsmBuilder:
         # every segment's problem and the schedule the scheduler gave it, in build order
         self.schedules: list[tuple[SchedulingProblem, Schedule]] = []
         self.cycle_of: dict[Operation, int] = {}
+        # which ops run on a multi-cycle unit (None: none do), and the ones that do
+        self.multicycle_of = multicycle
+        self.multicycle: dict[Operation, MultiCycleOp] = {}
+        self.issue_state: dict[Operation, int] = {}
+        # a remainder (quotient) of the same operands as a quotient (remainder) before it
+        # reads the other output of that division (its leader) instead of dividing again
+        self.riders: dict[Operation, Operation] = {}
 
     # -- naming ------------------------------------------------------------------------
 
@@ -381,14 +397,24 @@ class FsmBuilder:
         if not work:
             return Latency()
         cycles = self.schedule(work)
-        n = max(cycles.values()) + 1
+        problem = self.schedules[-1][0]
+        n = problem.span(self.schedules[-1][1])
         states = [self.new_state() for _ in range(n)]
         for a, b in itertools.pairwise(states):
             a.next = Goto(b.id)
         for op in work:
             st = states[cycles[op]]
-            self.def_state[op] = st.id
             self.cycle_of[op] = cycles[op]
+            if op in self.multicycle:
+                # the result is home in the state that reads it from the unit
+                done = states[cycles[op] + self.multicycle[op].latency]
+                if op not in self.riders:
+                    st.issues.append(op)
+                done.completes.append(op)
+                self.issue_state[op] = st.id
+                self.def_state[op] = done.id
+                continue
+            self.def_state[op] = st.id
             if isinstance(op, MEM_OPS):
                 st.wait = op
             else:
@@ -529,6 +555,8 @@ class FsmBuilder:
         vals: list[SSAValue] = []
         for op in st.ops:
             vals.extend(op.operands)
+        for op in st.issues:
+            vals.extend(op.operands)
         if st.wait is not None:
             vals.extend(st.wait.operands)
         vals.extend(v for _, v in st.writes)
@@ -541,7 +569,21 @@ class FsmBuilder:
     def schedule(self, ops: list[Operation]) -> dict[Operation, int]:
         """Op → cycle within the segment, by ``self.scheduler``; the schedule is verified
         against the problem (a violation is a scheduler bug and raises ScheduleError)."""
-        problem = segment_problem(ops, self.delay, self.clock_ns, self.budget_ns)
+        riders: dict[Operation, Operation] = {}
+        if self.multicycle_of is not None:
+            for op in ops:
+                spec = self.multicycle_of(op)
+                if spec is not None:
+                    self.multicycle[op] = spec
+            riders = pair_divisions([o for o in ops if o in self.multicycle])
+        problem = segment_problem(
+            [o for o in ops if o not in riders],
+            self.delay,
+            self.clock_ns,
+            self.budget_ns,
+            self.multicycle,
+            riders,
+        )
         try:
             problem.check()
         except InfeasibleError as e:
@@ -556,14 +598,43 @@ class FsmBuilder:
         sched = self.scheduler(problem)
         problem.assert_valid(sched)
         self.schedules.append((problem, sched))
-        return sched.cycle
+        self.riders.update(riders)
+        # a rider is the other output of its leader's division: same issue, same result state
+        return sched.cycle | {r: sched.cycle[lead] for r, lead in riders.items()}
 
 
 MEMORY_PORT = "memory interface"
 
 
+def pair_divisions(ops: list[Operation]) -> dict[Operation, Operation]:
+    """Rider → leader: the divider computes quotient and remainder together, so a
+    ``%`` of the same operands and signedness as an earlier ``/`` (or the reverse) needs
+    no division of its own."""
+    from aquas.synth.multicycle import DIV_OPS
+
+    first: dict[tuple[SSAValue, SSAValue, bool, str], Operation] = {}
+    riders: dict[Operation, Operation] = {}
+    for op in ops:
+        if op.name not in DIV_OPS:
+            continue
+        signed, which = DIV_OPS[op.name]
+        a, b = op.operands[0], op.operands[1]
+        other = "rem" if which == "quo" else "quo"
+        lead = first.get((a, b, signed, other))
+        if lead is not None and lead not in riders.values():
+            riders[op] = lead
+            continue
+        first.setdefault((a, b, signed, which), op)
+    return riders
+
+
 def segment_problem(
-    ops: list[Operation], delay: Callable[[Operation], float], clock_ns: float, budget_ns: float
+    ops: list[Operation],
+    delay: Callable[[Operation], float],
+    clock_ns: float,
+    budget_ns: float,
+    multicycle: dict[Operation, MultiCycleOp] | None = None,
+    riders: dict[Operation, Operation] | None = None,
 ) -> SchedulingProblem:
     """The scheduling problem of one straight-line segment (ops in program order):
 
@@ -573,10 +644,21 @@ def segment_problem(
       they may touch the same element and one writes;
     * ordering of memory-interface ops against every other effect (``_order``);
     * resources: one port per scratchpad bank, one write port per state register, one
-      memory-interface op per cycle (each gets a wait state of its own).
+      memory-interface op per cycle (each gets a wait state of its own);
+    * multi-cycle ops (``multicycle``): the issue logic as their delay, their shared unit
+      (one per kind and width) held from the issue state through the state reading the
+      result, and their consumers ``latency`` cycles later; the consumers of a ``rider``
+      (the other output of a leader's division, not itself in ``ops``) depend on the
+      leader.
     """
     problem = SchedulingProblem(clock_ns, budget_ns)
+    mc = multicycle or {}
     for op in ops:
+        if op in mc:
+            spec = mc[op]
+            problem.add_operation(op, spec.issue_ns, [spec.resource], spec.occupancy, spec.latency)
+            problem.limits[spec.resource] = 1
+            continue
         uses = [f"@{sp} bank {bank}" for sp, bank in _port_keys(op)]
         if isinstance(op, aq.StateWriteOp):
             uses.append(f"@{op.state.root_reference.data} write port")
@@ -589,9 +671,16 @@ def segment_problem(
         if access is not None:
             problem.add_access(op, access)
     index = set(ops)
+    lead = riders or {}
     for op in ops:
         for v in op.operands:
-            if isinstance(v, OpResult) and v.owner in index:
+            if not isinstance(v, OpResult):
+                continue
+            src = lead.get(v.owner, v.owner)
+            if src in index and src in mc:
+                problem.add_dependence(src, op, mc[src].latency, f"data from {mc[src].key}")
+                continue
+            if v.owner in index:
                 mem = isinstance(v.owner, MEM_OPS)
                 problem.add_dependence(
                     v.owner, op, 1 if mem else 0, "data from memory" if mem else "data"

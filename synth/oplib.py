@@ -101,6 +101,37 @@ class OpCost:
     cells: int
 
 
+@dataclass(frozen=True)
+class MultiCycleOp:
+    """How the scheduler treats one multi-cycle operation.
+
+    ``latency``: the state reading the result is ``latency`` states after the issue state.
+    ``ii``: the hardware accepts a new start every ``ii`` cycles. ``occupancy``: the
+    states the scheduler reserves the unit for (issue through result state). ``issue_ns``:
+    logic chained in the issue cycle after the operands (operand select, magnitude)."""
+
+    unit: str
+    width: int
+    latency: int
+    ii: int
+    issue_ns: float
+    cells: int
+    depth: int
+
+    @property
+    def key(self) -> str:
+        """The shared unit: one per kind and width (``div32``)."""
+        return f"{self.unit}{self.width}"
+
+    @property
+    def occupancy(self) -> int:
+        return self.latency + 1
+
+    @property
+    def resource(self) -> str:
+        return f"{self.key} unit"
+
+
 class OperatorLibrary:
     """Depth and area per operator kind and width, loaded from the characterised JSON."""
 
@@ -197,6 +228,44 @@ class OperatorLibrary:
     def delay_ns(self, kind: str, width: int, *, extrapolate: bool = False) -> float:
         """The delay of ``kind`` at ``width`` in ns: ``depth * ns_per_level``."""
         return self.cost(kind, width, extrapolate=extrapolate).depth * self.ns_per_level
+
+    def multicycle_units(self) -> list[str]:
+        """The sequential units the library describes (``"div"``)."""
+        return list(self.meta.get("multicycle", {}))
+
+    def multicycle(self, unit: str, width: int) -> MultiCycleOp:
+        """The multi-cycle ``unit`` (``"div"``) at ``width`` bits: latency and initiation
+        interval from the library's per-bit formula, the logic chained in the issue cycle
+        (the ``"issue"`` kinds at ``width``), area and internal depth measured per width
+        (interpolated between widths as :meth:`cost` does). Raises :class:`KeyError` for
+        an unknown unit and :class:`ValueError` for a width outside the measured ones."""
+        try:
+            entry = self.meta["multicycle"][unit]
+        except KeyError:
+            raise KeyError(
+                f"no multi-cycle unit {unit!r} in the operator library; "
+                f"known: {self.multicycle_units()}"
+            ) from None
+        table = {
+            int(w): OpCost(int(e["depth"]), int(e["cells"])) for w, e in entry["widths"].items()
+        }
+        if not 2 <= width <= max(table):
+            raise ValueError(
+                f"multi-cycle {unit}: width {width} is outside 2..{max(table)} bits "
+                "(narrower than the narrowest measured width costs what that one costs)"
+            )
+        cost = OperatorLibrary({unit: table}, frozenset(), self.ns_per_level).cost(unit, width)
+        lat, ii = entry["latency"], entry["ii"]
+        issue_ns = sum(self.delay_ns(k, width) for k in entry["issue"])
+        return MultiCycleOp(
+            unit,
+            width,
+            int(lat["per_bit"]) * width + int(lat["extra"]),
+            int(ii["per_bit"]) * width + int(ii["extra"]),
+            issue_ns,
+            cost.cells,
+            cost.depth,
+        )
 
     def levels_per_cycle(self, clock_ns: float) -> int:
         """How many logic levels fit in a clock period of ``clock_ns`` nanoseconds."""

@@ -46,6 +46,7 @@ from aquas.synth.fsm import (
     op_error,
 )
 from aquas.synth.hwemit import HwBuilder, basename_loc, width
+from aquas.synth.multicycle import MultiCycleUnits
 
 
 def in_ports(bus_width: int = 32) -> list[tuple[str, TypeAttribute]]:
@@ -163,6 +164,9 @@ class UnitGenerator:
         self.spm_writes: dict[str, list[tuple[SSAValue, SSAValue, SSAValue, int | None]]] = {}
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
+        # the shared multi-cycle units (sequential dividers), one instance per width
+        read = {op: builder.multicycle[op] for st in builder.states for op in st.completes}
+        self.mc = MultiCycleUnits(self.h, self.name, read)
 
     def _register_locations(self) -> dict[str, LocationAttr]:
         """Register name → the spec location it comes from (a let, a loop, a state)."""
@@ -302,6 +306,7 @@ class UnitGenerator:
 
         self.scratchpad_registers()
         self.state_registers()
+        sub_modules = self.mc.finish()
 
         outputs: list[tuple[str, SSAValue]] = [
             ("cmd_ready", idle),
@@ -329,7 +334,7 @@ class UnitGenerator:
             StringAttr(self.name), hw.ModuleType(ArrayAttr(ports)), Region(self.block)
         )
         mod.location = basename_loc(self.ext.location)
-        top = ModuleOp([mod])
+        top = ModuleOp([*sub_modules, mod])
         return Unit(
             self.name,
             top,
@@ -346,10 +351,16 @@ class UnitGenerator:
     def state_datapath(self, st: State) -> None:
         h = self.h
         en = self.is_state[st.id]
+        for op in st.completes:  # a multi-cycle op's result, read from its unit
+            self.wires[(op.results[0], st.id)] = self.mc.result(self.b.multicycle[op], op)
         for op in st.ops:
             h.loc = spec_loc(op)
             self.comb_op(op, st)
-        for op in st.ops:
+        for op in st.issues:  # after the datapath computing their operands
+            h.loc = spec_loc(op)
+            a, b = self.ref(op.operands[0], st), self.ref(op.operands[1], st)
+            self.mc.issue(self.b.multicycle[op], op, en, a, b)
+        for op in [*st.ops, *st.completes]:
             for res in op.results:
                 if res in self.b.value_regs and not isinstance(op, aq.LoadOp):
                     rn = self.b.value_regs[res]

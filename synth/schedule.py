@@ -15,7 +15,11 @@ A problem has:
   cycle are *chained*: an operation starts when its same-cycle predecessors finish, and
   must finish within the datapath budget (the clock period minus the per-cycle overhead);
 * resources with a limit of uses per cycle (a scratchpad bank's port, the memory
-  interface) and the resources each operation uses;
+  interface, a shared multi-cycle unit) and the resources each operation uses, for
+  ``occupancy`` cycles from its own (1 for everything but multi-cycle operations);
+* a *latency* per operation: 0 for combinational ones; a multi-cycle operation (a
+  sequential divider) starts in its cycle and has its result ``latency`` cycles later
+  (its consumers' dependences carry that distance), and the schedule spans that cycle;
 * *accesses* to storage (a scratchpad, a state register): which array, which banks, which
   element (an affine index, when known) and whether it writes. Two accesses *conflict*
   when they may touch the same element and one of them writes; only conflicting accesses
@@ -167,7 +171,8 @@ class Schedule:
 
     @property
     def length(self) -> int:
-        """Cycles from the first to the last used one (0 for an empty schedule)."""
+        """Cycles from the first to the last used one (0 for an empty schedule); see
+        :meth:`SchedulingProblem.span` for multi-cycle operations."""
         return max(self.cycle.values()) + 1 if self.cycle else 0
 
     @staticmethod
@@ -203,12 +208,36 @@ class SchedulingProblem:
     """Operation → the resources it occupies in its cycle (each once)."""
     accesses: dict[Operation, list[Access]] = field(default_factory=dict)
     """Operation → its accesses to storage arrays (ordered by ``add_access``)."""
+    occupancy: dict[Operation, int] = field(default_factory=dict)
+    """Operation → cycles it holds its resources, from its own (absent: 1)."""
+    latency: dict[Operation, int] = field(default_factory=dict)
+    """Operation → cycles from its start to the cycle its result is read (absent: 0,
+    combinational). The schedule spans ``cycle + latency``."""
     _by_array: dict[str, list[tuple[Operation, Access]]] = field(default_factory=dict, repr=False)
 
-    def add_operation(self, op: Operation, delay_ns: float, uses: Iterable[str] = ()) -> None:
+    def add_operation(
+        self,
+        op: Operation,
+        delay_ns: float,
+        uses: Iterable[str] = (),
+        occupancy: int = 1,
+        latency: int = 0,
+    ) -> None:
+        """Adds ``op`` (after those added before it in program order). ``delay_ns`` is what
+        it chains in its cycle (for a multi-cycle op, the logic in front of its unit);
+        ``uses`` are held for ``occupancy`` cycles; ``latency`` > 0 makes it multi-cycle."""
         self.operations.append(op)
         self.delay[op] = delay_ns
         self.uses[op] = tuple(dict.fromkeys(uses))
+        if occupancy != 1:
+            self.occupancy[op] = occupancy
+        if latency:
+            self.latency[op] = latency
+
+    def span(self, schedule: Schedule) -> int:
+        """Cycles the schedule needs: through each op's cycle and each multi-cycle op's
+        result cycle (0 for an empty schedule)."""
+        return max((c + self.latency.get(op, 0) + 1 for op, c in schedule.cycle.items()), default=0)
 
     def add_dependence(self, src: Operation, dst: Operation, distance: int, reason: str) -> None:
         """Adds ``src -> dst``; a second reason for the same pair keeps the larger
@@ -257,7 +286,14 @@ class SchedulingProblem:
                 )
             if dep.distance < 0:
                 raise ValueError(f"dependence {dep.reason} has a negative distance")
+            if dep.distance < self.latency.get(dep.src, 0):
+                raise ValueError(
+                    f"dependence {describe(dep.src)} -> {describe(dep.dst)} is shorter than "
+                    f"the source's latency ({self.latency[dep.src]} cycles)"
+                )
         for op in self.operations:
+            if self.occupancy.get(op, 1) < 1 or self.latency.get(op, 0) < 0:
+                raise ValueError(f"{describe(op)} has an occupancy below 1 or a negative latency")
             for r in self.uses.get(op, ()):
                 if self.limits.get(r, 0) < 1:
                     raise ValueError(f"{describe(op)} uses {r}, which has no limit of 1 or more")
@@ -327,7 +363,8 @@ class SchedulingProblem:
         users: dict[tuple[int, str], list[Operation]] = {}
         for op in placed:
             for r in self.uses.get(op, ()):
-                users.setdefault((cyc[op], r), []).append(op)
+                for k in range(self.occupancy.get(op, 1)):
+                    users.setdefault((cyc[op] + k, r), []).append(op)
         for (c, r), ops in sorted(users.items(), key=lambda kv: kv[0]):
             limit = self.limits.get(r, 0)
             if len(ops) > limit:
@@ -404,14 +441,18 @@ def list_schedule(problem: SchedulingProblem) -> Schedule:
             if t + d > problem.budget_ns:
                 c += 1
                 continue
-            if any(used.get((c, r), 0) >= problem.limits[r] for r in problem.uses[op]):
+            occ = range(problem.occupancy.get(op, 1))
+            if any(
+                used.get((c + k, r), 0) >= problem.limits[r] for r in problem.uses[op] for k in occ
+            ):
                 c += 1
                 continue
             break
         cycle[op] = c
         start[op] = t
         for r in problem.uses[op]:
-            used[(c, r)] = used.get((c, r), 0) + 1
+            for k in range(problem.occupancy.get(op, 1)):
+                used[(c + k, r)] = used.get((c + k, r), 0) + 1
     return sched
 
 

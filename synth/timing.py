@@ -84,13 +84,18 @@ def schedule_extension(
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines, for
     an ISAX memory master ``bus_width`` bits wide."""
+    from aquas.synth.multicycle import multicycle_policy
+
+    overhead_ns = OVERHEAD_LEVELS * lib.ns_per_level
     builder = FsmBuilder(
         clock_ns,
         lambda op: op_delay(lib, op),
         first_id=RESP_STATE + 1,
-        overhead_ns=OVERHEAD_LEVELS * lib.ns_per_level,
+        overhead_ns=overhead_ns,
         scheduler=scheduler,
         bus_width=bus_width,
+        # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
+        multicycle=multicycle_policy(lib, lambda op: op_delay(lib, op), clock_ns - overhead_ns),
     )
     fsms = []
     for isax in ext.isaxs():

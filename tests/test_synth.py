@@ -48,13 +48,27 @@ def test_chaining_packs_as_many_adders_as_the_clock_allows(clock: float) -> None
 
 
 def test_an_op_slower_than_the_clock_is_a_located_error() -> None:
-    src = "#[opcode(custom0), funct7(1)]\nisax t(rs1, rs2) -> rd {\n  let q: u32 = rs1 / rs2;\n  return q;\n}\n"
+    # a 64-bit multiply (no multi-cycle unit in the library) in a 5 ns clock
+    src = (
+        "#[opcode(custom0), funct7(1)]\nisax t(rs1, rs2) -> rd {\n"
+        "  let p: u64 = zext<u64>(rs1) * zext<u64>(rs2);\n  return trunc<u32>(p >> 7);\n}\n"
+    )
+    assert LIB.delay_ns("mul", 64) > 5.0 - OVERHEAD_LEVELS * LIB.ns_per_level
     with pytest.raises(AquasError) as info:
-        build_unit(lower_spec(src, "slow.isax"), 10.0, LIB)
+        build_unit(lower_spec(src, "slow.isax"), 5.0, LIB)
     e = info.value
-    assert "arith.divui needs" in e.message and "10 ns clock period" in e.message
-    assert e.loc is not None and (e.loc.line, e.loc.column) == (3, 16)
-    # the same ISAX synthesizes when the clock allows the divider
+    assert "arith.muli needs" in e.message and "5 ns clock period" in e.message
+    assert e.loc is not None and e.loc.line == 3
+    # the same ISAX synthesizes when the clock allows the multiplier
+    need = LIB.delay_ns("mul", 64)
+    assert states_of(src, math.ceil(need + OVERHEAD_LEVELS * LIB.ns_per_level)) == 1
+
+
+def test_a_division_slower_than_the_clock_runs_on_the_sequential_divider() -> None:
+    # issue #13 item 4: no diagnostic; the divider's latency (32 + 2) sets the states
+    src = "#[opcode(custom0), funct7(1)]\nisax t(rs1, rs2) -> rd {\n  let q: u32 = rs1 / rs2;\n  return q;\n}\n"
+    assert states_of(src, 10.0) == 32 + 2 + 1
+    # a clock that fits the combinational divider keeps it combinational
     need = LIB.delay_ns("divu", 32) + 2 * LIB.delay_ns("mux", 32)
     assert states_of(src, math.ceil(need + OVERHEAD_LEVELS * LIB.ns_per_level)) == 1
 

@@ -1,0 +1,351 @@
+"""Multi-cycle operators: a sequential divider the scheduler starts in one state and reads
+N states later, instead of a combinational divider that no clock period fits.
+
+Which ops become multi-cycle: ``/`` and ``%`` (``arith.divui/divsi/remui/remsi``, constant
+divisors included) whose combinational delay exceeds the datapath budget of a cycle. The
+operator library (``synth/oplib.json``, ``"multicycle"``) gives the unit's latency, the
+interval between two starts the hardware accepts, its area and the logic chained in front
+of it in the issue cycle (:meth:`aquas.synth.oplib.OperatorLibrary.multicycle`).
+
+The hardware (:func:`divider_module`), generated here as one ``hw.module`` per width and
+instantiated once per width in the unit, shared by every ISAX and by signed and unsigned
+ops, is a radix-2 restoring divider:
+
+* issue cycle ``c`` (``start`` high): the operands' magnitudes (two's-complement negation
+  when ``sgn`` and the sign bit are set) load the dividend/quotient shift register
+  ``quo_q`` and the divisor ``dvs_q``; the partial remainder ``rem_q`` is cleared; the
+  result signs are latched: the quotient is negated when the signs differ and the divisor is
+  not zero, the remainder takes the dividend's sign;
+* cycles ``c+1 .. c+W``: one quotient bit per cycle, ``{rem, quo} <<= 1`` and the divisor
+  subtracted when it fits (a ``W+2``-bit subtraction whose top bit is the borrow);
+* cycle ``c+W+1``: the signs are applied and the output registers ``quo``/``rem`` load;
+* from cycle ``c+W+2`` on (latency ``W + 2``) they hold the result until the next result.
+
+Division by zero needs no special case: no subtraction ever borrows, so the quotient is all
+ones and the remainder the dividend, which is RISC-V's (and ``aquas.intops``') unsigned
+answer; signed, the quotient keeps all ones (its negation is suppressed) and the remainder
+is the dividend with its sign: ``x / 0 = -1``, ``x % 0 = x``. ``MIN / -1``: the magnitude
+``2^(W-1)`` divided by 1, negated, is ``MIN`` again, remainder 0, as RISC-V defines it.
+
+Scheduling (``synth/fsm.py``, ``synth/schedule.py``): the op occupies its unit from the
+issue state through the state that reads the result (``latency + 1`` states), because the
+result is read from the unit's output registers, which the next operation on the unit
+overwrites; the value is copied into a register at the end of that state when it is used
+later. Other work may share those states.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects import hw, seq
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FlatSymbolRefAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    i1,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue, TypeAttribute
+
+from aquas.synth.hwemit import HwBuilder, basename_loc
+from aquas.synth.oplib import MultiCycleOp
+
+#: arith op → (signed, which output of the divider).
+DIV_OPS: dict[str, tuple[bool, str]] = {
+    "arith.divui": (False, "quo"),
+    "arith.divsi": (True, "quo"),
+    "arith.remui": (False, "rem"),
+    "arith.remsi": (True, "rem"),
+}
+
+
+def is_division(op: Operation) -> bool:
+    return op.name in DIV_OPS
+
+
+def multicycle_policy(
+    lib: object, delay: Callable[[Operation], float], budget_ns: float
+) -> Callable[[Operation], MultiCycleOp | None]:
+    """The rule the flow applies: a division or remainder whose combinational delay
+    exceeds ``budget_ns`` becomes a multi-cycle op on the library's sequential divider."""
+    from aquas.synth.oplib import OperatorLibrary
+
+    assert isinstance(lib, OperatorLibrary)
+
+    def choose(op: Operation) -> MultiCycleOp | None:
+        if not is_division(op) or delay(op) <= budget_ns:
+            return None
+        t = op.results[0].type
+        assert isinstance(t, IntegerType)
+        return lib.multicycle("div", t.width.data)
+
+    return choose
+
+
+# -- hardware -----------------------------------------------------------------------------
+
+DIV_IN_PORTS = ("clk", "rst", "start", "sgn", "a", "b")
+DIV_OUT_PORTS = ("quo", "rem")
+
+
+def divider_module_name(prefix: str, width: int) -> str:
+    return f"{prefix}_div{width}"
+
+
+def divider_latency(width: int) -> int:
+    """Cycles from the issue cycle to the first cycle the outputs hold the result."""
+    return width + 2
+
+
+def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) -> hw.HWModuleOp:
+    """The ``w``-bit radix-2 restoring divider (see the module docstring).
+
+    Ports: ``clk``, ``rst`` (synchronous, active high), ``start`` (load the operands this
+    cycle; a start while busy restarts), ``sgn`` (signed division), ``a`` (dividend), ``b``
+    (divisor); ``quo``, ``rem``: registered results, valid ``w + 2`` cycles after ``start``
+    and held until the next result. ``outputs`` leaves out a result no one reads (its
+    output register and sign fix-up), so the instance has no unconnected port."""
+    if w < 2:
+        raise ValueError(f"the sequential divider needs at least 2 bits, got {w}")
+    if not outputs or any(o not in DIV_OUT_PORTS for o in outputs):
+        raise ValueError(f"outputs must be a non-empty subset of {DIV_OUT_PORTS}")
+    outputs = tuple(o for o in DIV_OUT_PORTS if o in outputs)
+    iw = IntegerType(w)
+    types: list[TypeAttribute] = [seq.clock, i1, i1, i1, iw, iw]
+    block = Block(arg_types=types)
+    port = dict(zip(DIV_IN_PORTS, block.args, strict=True))
+    for n, arg in port.items():
+        arg.name_hint = n
+    h = HwBuilder(block, port["clk"], port["rst"])
+    h.reserved.update(
+        {"quo_q", "rem_q", "dvs_q", "cnt_q", "negq_q", "negr_q", "fix_q", "quo_o", "rem_o"}
+    )
+    start, sgn, a, b = port["start"], port["sgn"], port["a"], port["b"]
+    cbits = w.bit_length()
+    quo = h.reg("quo_q", w, 0)
+    rem = h.reg("rem_q", w, 0)
+    dvs = h.reg("dvs_q", w, 0)
+    cnt = h.reg("cnt_q", cbits, 0)
+    negq = h.reg("negq_q", 1, 0) if "quo" in outputs else None
+    negr = h.reg("negr_q", 1, 0) if "rem" in outputs else None
+    fix = h.reg("fix_q", 1, 0)
+    zero = h.const(0, w)
+
+    # issue: magnitudes and result signs
+    a_neg = h.and_(sgn, h.extract(a, w - 1, 1, "a_sign"), hint="a_neg")
+    b_neg = h.and_(sgn, h.extract(b, w - 1, 1, "b_sign"), hint="b_neg")
+    a_mag = h.mux(a_neg, h.binop("comb.sub", zero, a, "a_minus"), a, "a_mag")
+    b_mag = h.mux(b_neg, h.binop("comb.sub", zero, b, "b_minus"), b, "b_mag")
+    b_nz = h.icmp("ne", b, zero, "b_nonzero")
+    signs_differ = h.binop("comb.xor", a_neg, b_neg, "signs_differ")
+    negq_new = h.and_(signs_differ, b_nz, hint="negq_new")
+
+    # one quotient bit per cycle
+    trial = h.concat(rem, h.extract(quo, w - 1, 1, "quo_top"), "trial")  # w + 1 bits
+    diff = h.binop("comb.sub", h.zext(trial, w + 2, "trial_x"), h.zext(dvs, w + 2, "dvs_x"), "diff")
+    fits = h.not_(h.extract(diff, w + 1, 1, "borrow"), "fits")
+    rem_step = h.mux(fits, h.extract(diff, 0, w, "diff_lo"), h.extract(trial, 0, w), "rem_step")
+    quo_step = h.concat(h.extract(quo, 0, w - 1, "quo_low"), fits, "quo_step")
+    running = h.icmp("ne", cnt, h.const(0, cbits), "running")
+    last = h.icmp("eq", cnt, h.const(1, cbits), "last")
+
+    h.drive("quo_q", h.mux(start, a_mag, h.mux(running, quo_step, quo, "quo_run"), "quo_n"))
+    h.drive("rem_q", h.mux(start, zero, h.mux(running, rem_step, rem, "rem_run"), "rem_n"))
+    h.drive("dvs_q", h.mux(start, b_mag, dvs, "dvs_n"))
+    cnt_dec = h.binop("comb.sub", cnt, h.const(1, cbits), "cnt_dec")
+    h.drive(
+        "cnt_q",
+        h.mux(start, h.const(w, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
+    )
+    h.drive("fix_q", h.and_(h.not_(start, "no_start"), last, hint="fix_n"))
+    # result signs, then the output registers
+    outs = []
+    for o, neg, val, neg_new in (("quo", negq, quo, negq_new), ("rem", negr, rem, a_neg)):
+        if neg is None:
+            continue
+        h.drive(f"neg{o[0]}_q", h.mux(start, neg_new, neg, f"neg{o[0]}_n"))
+        fixed = h.mux(neg, h.binop("comb.sub", zero, val, f"{o}_neg"), val, f"{o}_fixed")
+        reg = h.reg(f"{o}_o", w, 0)
+        h.drive(f"{o}_o", h.mux(fix, fixed, reg, f"{o}_o_n"))
+        outs.append(reg)
+    block.add_op(hw.OutputOp(outs))
+    ports = [
+        hw.ModulePort(StringAttr(n), t, hw.DirectionAttr(hw.Direction.INPUT))
+        for n, t in zip(DIV_IN_PORTS, types, strict=True)
+    ] + [hw.ModulePort(StringAttr(n), iw, hw.DirectionAttr(hw.Direction.OUTPUT)) for n in outputs]
+    return hw.HWModuleOp(StringAttr(name), hw.ModuleType(ArrayAttr(ports)), Region(block))
+
+
+# -- the units of a generated ISAX unit -----------------------------------------------------
+
+
+@dataclass
+class _Instance:
+    spec: MultiCycleOp
+    op: hw.InstanceOp
+    outputs: tuple[str, ...]
+    issues: list[tuple[SSAValue, SSAValue, SSAValue, bool]] = field(default_factory=list)
+
+
+class MultiCycleUnits:
+    """The multi-cycle units of one generated ISAX unit: one divider instance per width,
+    whose ``start`` and operands are selected from the states that issue on it."""
+
+    def __init__(self, h: HwBuilder, prefix: str, results: dict[Operation, MultiCycleOp]):
+        """``results``: every multi-cycle op whose result the unit reads (so that each
+        divider has exactly the outputs that are used)."""
+        self.h = h
+        self.prefix = prefix
+        self.units: dict[str, _Instance] = {}
+        self.outputs: dict[str, set[str]] = {}
+        for op, spec in results.items():
+            self.outputs.setdefault(spec.key, set()).add(DIV_OPS[op.name][1])
+
+    def _unit(self, spec: MultiCycleOp) -> _Instance:
+        inst = self.units.get(spec.key)
+        if inst is None:
+            w = spec.width
+            h = self.h
+            outputs = tuple(o for o in DIV_OUT_PORTS if o in self.outputs.get(spec.key, ()))
+            # the inputs are connected in ``finish``, once every issuing state is known
+            placeholder = [h.clk, h.rst, h.const(0, 1), h.const(0, 1), h.const(0, w), h.const(0, w)]
+            op = hw.InstanceOp(
+                spec.key,
+                FlatSymbolRefAttr(divider_module_name(self.prefix, w)),
+                list(zip(DIV_IN_PORTS, placeholder, strict=True)),
+                [(n, IntegerType(w)) for n in outputs],
+            )
+            for res, n in zip(op.results, outputs, strict=True):
+                res.name_hint = f"{spec.key}_{n}"
+            inst = self.units[spec.key] = _Instance(spec, op, outputs)
+        return inst
+
+    def issue(
+        self, spec: MultiCycleOp, op: Operation, en: SSAValue, a: SSAValue, b: SSAValue
+    ) -> None:
+        """``op`` starts on its unit in the state whose enable is ``en``."""
+        signed, _ = DIV_OPS[op.name]
+        self._unit(spec).issues.append((en, a, b, signed))
+
+    def result(self, spec: MultiCycleOp, op: Operation) -> SSAValue:
+        """The unit output holding ``op``'s result (valid in its result state)."""
+        _, which = DIV_OPS[op.name]
+        inst = self._unit(spec)
+        return inst.op.results[inst.outputs.index(which)]
+
+    def _operand(self, items: list[tuple[SSAValue, SSAValue]], hint: str) -> SSAValue:
+        """The operand of the issuing state (one value when they all pass the same, e.g.
+        a constant divisor)."""
+        if all(v is items[0][1] for _, v in items):
+            return items[0][1]
+        return self.h.onehot_select(items, items[0][1], hint)
+
+    def finish(self) -> list[hw.HWModuleOp]:
+        """Connects every instance and returns the divider modules it instantiates."""
+        h = self.h
+        modules = []
+        for key, inst in sorted(self.units.items()):
+            w = inst.spec.width
+            h.loc = basename_loc(None)
+            items = inst.issues
+            start = h.or_tree([en for en, *_ in items], 1, f"{key}_start")
+            a = self._operand([(en, x) for en, x, _, _ in items], f"{key}_a")
+            b = self._operand([(en, y) for en, _, y, _ in items], f"{key}_b")
+            signs = {s for *_, s in items}
+            if len(signs) == 1:
+                sgn = h.const(int(signs.pop()), 1)
+            else:
+                sgn = h.or_tree([en for en, *_, s in items if s], 1, f"{key}_sgn")
+            inst.op.operands = [h.clk, h.rst, start, sgn, a, b]
+            h.block.add_op(inst.op)
+            name = divider_module_name(self.prefix, w)
+            modules.append(divider_module(name, w, inst.outputs))
+        return modules
+
+
+# -- characterisation -------------------------------------------------------------------
+
+#: Widths the divider is measured at for the operator library.
+CHARACTERISED_WIDTHS = (8, 16, 24, 32, 48, 64)
+
+#: The library entry's fixed part (``"widths"`` is measured by :func:`characterize`).
+DIV_ENTRY: dict[str, Any] = {
+    "kinds": ["divu", "divs", "modu", "mods", "divu_const", "modu_const"],
+    "architecture": (
+        "radix-2 restoring divider generated by synth/multicycle.py: operand magnitudes "
+        "at issue, one quotient bit per cycle, result signs in a final cycle; quotient and "
+        "remainder together, signed and unsigned; one instance per width, shared"
+    ),
+    "latency": {"per_bit": 1, "extra": 2},
+    "ii": {"per_bit": 1, "extra": 1},
+    # chained in the issue cycle: the unit's operand select (an AND-OR tree over the
+    # issuing states, then a hold mux) and, in the divider, the magnitude (a negation and
+    # a mux) and the start mux in front of its registers
+    "issue": ["sub", "mux", "mux", "mux", "mux"],
+}
+
+
+def characterize(widths: tuple[int, ...] = CHARACTERISED_WIDTHS) -> dict[str, Any]:
+    """Measures the divider with Yosys (``synth/yosys.py``'s script, the one the units
+    are measured with) at ``widths``: the library's ``"multicycle"."div"`` entry."""
+    import tempfile
+
+    from aquas.synth.flow import export_verilog
+    from aquas.synth.rtlgen import hw_text
+    from aquas.synth.yosys import measure
+
+    out: dict[str, dict[str, int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in widths:
+            name = divider_module_name("char", w)
+            path = Path(tmp) / f"{name}.sv"
+            path.write_text(export_verilog(hw_text(ModuleOp([divider_module(name, w)]))))
+            fig = measure(path, name, cache_dir=Path(tmp) / "cache")
+            out[str(w)] = {"cells": fig.cells, "flops": fig.flops, "depth": fig.depth}
+    return DIV_ENTRY | {"widths": out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m aquas.synth.multicycle``: re-measure the divider and write its entry
+    into the operator library (``--out``, the packaged ``synth/oplib.json`` by default)."""
+    import argparse
+    import json
+
+    from aquas.synth.characterize import dumps
+    from aquas.synth.oplib import DEFAULT_PATH
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--out", type=Path, default=DEFAULT_PATH)
+    args = ap.parse_args(argv)
+    doc = json.loads(args.out.read_text())
+    doc.setdefault("multicycle", {})["div"] = entry = characterize()
+    args.out.write_text(dumps(doc))
+    for w, e in entry["widths"].items():
+        lat = int(w) + 2
+        print(
+            f"div{w}: {e['cells']} cells ({e['flops']} flip-flops), depth {e['depth']}, "
+            f"latency {lat}"
+        )
+    return 0
+
+
+__all__ = [
+    "DIV_OPS",
+    "MultiCycleOp",
+    "MultiCycleUnits",
+    "divider_latency",
+    "divider_module",
+    "divider_module_name",
+    "is_division",
+    "multicycle_policy",
+]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,362 @@
+"""Multi-cycle operators (synth/multicycle.py): the sequential divider against Python
+integer division in RTL simulation, the oplib entry, and the schedule of ISAXs with `/`
+and `%` (latency and occupancy)."""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from aquas.spec.frontend import lower_spec
+from aquas.synth.flow import build_unit, export_verilog
+from aquas.synth.fsm import State
+from aquas.synth.multicycle import divider_latency, divider_module
+from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.rtlgen import Unit, hw_text
+from aquas.synth.schedule import Schedule
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def py_divrem(a: int, b: int, w: int, signed: bool) -> tuple[int, int]:
+    """RISC-V division written out with Python integers (not aquas.intops)."""
+    m = (1 << w) - 1
+    if b == 0:
+        return m, a
+    if not signed:
+        return a // b, a % b
+    sa = a - (1 << w) if a >> (w - 1) else a
+    sb = b - (1 << w) if b >> (w - 1) else b
+    q = abs(sa) // abs(sb)
+    if (sa < 0) != (sb < 0):
+        q = -q
+    r = sa - q * sb  # truncating division: the remainder has the dividend's sign
+    return q & m, r & m
+
+
+def corner_vectors(w: int) -> list[tuple[int, int, int]]:
+    m = (1 << w) - 1
+    mn = 1 << (w - 1)
+    vals = [0, 1, 2, 3, m, m - 1, mn, mn - 1, mn + 1, 7, 3329]
+    out = []
+    for s in (0, 1):
+        for a in vals:
+            for b in (0, 1, m, mn, 2, 3, 3329, mn - 1):
+                out.append((s, a & m, b & m))
+    return out
+
+
+def simulate_divider(w: int, vectors: list[tuple[int, int, int, int]], tmp: Path) -> list[str]:
+    """Runs the divider under Icarus Verilog: vector i = (sgn, a, b, gap) starts in the
+    cycle ``gap`` cycles after the previous start. Returns one line per cycle:
+    ``cycle quo rem`` (hex), sampled mid-cycle."""
+    name = f"t_div{w}"
+    sv = export_verilog(hw_text(ModuleOp([divider_module(name, w)])))
+    (tmp / "div.sv").write_text(sv)
+    hexw = (w + 3) // 4
+    lines = [f"{s:x} {a:0{hexw}x} {b:0{hexw}x} {g:x}" for s, a, b, g in vectors]
+    (tmp / "vec.txt").write_text("\n".join(lines) + "\n")
+    n = len(vectors)
+    total = sum(v[3] for v in vectors) + 2 * w + 8
+    tb = f"""
+module tb;
+  reg clk = 0, rst = 1, start = 0, sgn = 0;
+  reg [{w - 1}:0] a = 0, b = 0;
+  wire [{w - 1}:0] quo, rem;
+  reg [{w - 1}:0] va [0:{n - 1}];
+  reg [{w - 1}:0] vb [0:{n - 1}];
+  reg vs [0:{n - 1}];
+  integer vg [0:{n - 1}];
+  integer fd, i, k, cyc, next_start, r;
+  {name} dut(.clk(clk), .rst(rst), .start(start), .sgn(sgn), .a(a), .b(b), .quo(quo), .rem(rem));
+  always #5 clk = ~clk;
+  initial begin
+    fd = $fopen("vec.txt", "r");
+    for (i = 0; i < {n}; i = i + 1) begin
+      r = $fscanf(fd, "%h %h %h %h\\n", vs[i], va[i], vb[i], vg[i]);
+    end
+    @(negedge clk); @(negedge clk); rst = 0;
+    i = 0; next_start = vg[0];
+    for (cyc = 0; cyc < {total}; cyc = cyc + 1) begin
+      start = 0;
+      if (i < {n} && cyc == next_start) begin
+        start = 1; sgn = vs[i]; a = va[i]; b = vb[i];
+        i = i + 1;
+        if (i < {n}) next_start = cyc + vg[i];
+      end else begin
+        a = $random; b = $random; sgn = $random;  // ignored without start
+      end
+      #1 $display("%0d %h %h", cyc, quo, rem);
+      @(negedge clk);
+    end
+    $finish;
+  end
+endmodule
+"""
+    (tmp / "tb.v").write_text(tb)
+    subprocess.run(
+        ["iverilog", "-g2012", "-o", "sim", "tb.v", "div.sv"],
+        cwd=tmp,
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(["vvp", "-n", "sim"], cwd=tmp, check=True, capture_output=True, text=True)
+    return [ln for ln in out.stdout.splitlines() if ln and ln[0].isdigit()]
+
+
+def check_timeline(w: int, vectors: list[tuple[int, int, int, int]], lines: list[str]) -> int:
+    """Every cycle's outputs are the result of the latest operation started at least
+    ``w + 2`` cycles before (exact latency; held until the next result). Returns the
+    number of operations whose result was observed."""
+    lat = divider_latency(w)
+    starts, t = [], 0
+    for _s, _a, _b, g in vectors:
+        t += g
+        starts.append(t)
+    seen = set()
+    for ln in lines:
+        cyc_s, q_s, r_s = ln.split()
+        cyc = int(cyc_s)
+        done = [i for i, s in enumerate(starts) if s + lat <= cyc]
+        if not done:
+            continue
+        i = done[-1]
+        s, a, b, _ = vectors[i]
+        want = py_divrem(a, b, w, bool(s))
+        got = (int(q_s, 16), int(r_s, 16))
+        assert got == want, (
+            f"cycle {cyc}: op {i} ({'signed' if s else 'unsigned'} {a:#x} / {b:#x}, started "
+            f"at {starts[i]}): got q={got[0]:#x} r={got[1]:#x}, want q={want[0]:#x} r={want[1]:#x}"
+        )
+        seen.add(i)
+    return len(seen)
+
+
+@pytest.mark.sim
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="needs iverilog (scripts/setup.sh)")
+@pytest.mark.parametrize("w", [8, 32, 64])
+def test_divider_matches_python_division(w: int, tmp_path: Path) -> None:
+    rng = random.Random(w)
+    m = (1 << w) - 1
+    vecs = corner_vectors(w)
+    for _ in range(150):
+        a = rng.getrandbits(w)
+        b = rng.getrandbits(rng.choice([1, 3, w // 2, w]))  # small divisors too
+        vecs.append((rng.getrandbits(1), a, b & m))
+    # back to back at the unit's initiation interval (w + 1), or with idle cycles between
+    gaps = [w + 1 if i % 3 else w + 1 + rng.randrange(1, 9) for i in range(len(vecs))]
+    vectors = [(s, a, b, g) for (s, a, b), g in zip(vecs, gaps, strict=True)]
+    lines = simulate_divider(w, vectors, tmp_path)
+    assert check_timeline(w, vectors, lines) == len(vectors)
+
+
+def test_python_reference_agrees_with_intops() -> None:
+    from aquas import intops
+
+    rng = random.Random(1)
+    for w in (8, 32, 64):
+        cases = [(s, a, b) for s, a, b in corner_vectors(w)]
+        cases += [(rng.getrandbits(1), rng.getrandbits(w), rng.getrandbits(w)) for _ in range(200)]
+        for s, a, b in cases:
+            q, r = py_divrem(a, b, w, bool(s))
+            ops = ("arith.divsi", "arith.remsi") if s else ("arith.divui", "arith.remui")
+            assert intops.BY_ARITH[ops[0]].fn(a, b, w) == q
+            assert intops.BY_ARITH[ops[1]].fn(a, b, w) == r
+
+
+# -- the operator library ---------------------------------------------------------------
+
+LIB = OperatorLibrary.load()
+
+
+def test_library_describes_the_divider() -> None:
+    d32, d64 = LIB.multicycle("div", 32), LIB.multicycle("div", 64)
+    assert (d32.latency, d32.ii, d32.occupancy) == (34, 33, 35)
+    assert (d64.latency, d64.ii, d64.occupancy) == (66, 65, 67)
+    assert d32.key == "div32" and d32.resource == "div32 unit"
+    # measured: a fraction of the combinational divider's area, and a short internal path
+    assert d32.cells < LIB.cost("divu", 32).cells / 4
+    assert d64.cells < LIB.cost("divu", 64).cells / 8
+    assert d32.depth * LIB.ns_per_level < 9.0 and d64.depth * LIB.ns_per_level < 9.0
+    # issue logic: the magnitude (a negation) and muxes, well inside a 10 ns cycle
+    assert LIB.delay_ns("sub", 32) < d32.issue_ns < 4.0
+    # between measured widths: interpolated; beyond them: an error
+    d40 = LIB.multicycle("div", 40)
+    assert d32.cells < d40.cells < LIB.multicycle("div", 48).cells and d40.latency == 42
+    with pytest.raises(ValueError, match="outside"):
+        LIB.multicycle("div", 65)
+    with pytest.raises(KeyError, match="no multi-cycle unit 'mul'"):
+        LIB.multicycle("mul", 32)
+
+
+# -- scheduling --------------------------------------------------------------------------
+
+
+def build(src: str, clock: float = 10.0) -> Unit:
+    return build_unit(lower_spec(src, "mc.isax"), clock, LIB)
+
+
+def isax_states(unit: Unit, name: str) -> list[State]:
+    return [s for s in unit.states if s.isax == name]
+
+
+ONE = """
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd {
+    let q: u32 = rs1 / rs2;
+    return q + 1;
+}
+"""
+
+
+def test_a_division_issues_in_one_state_and_is_read_latency_states_later() -> None:
+    unit = build(ONE)
+    sts = isax_states(unit, "t")
+    lat = LIB.multicycle("div", 32).latency
+    assert len(sts) == lat + 1  # issue state, 33 states of waiting, the result state
+    assert [len(s.issues) for s in sts] == [1] + [0] * lat
+    assert [len(s.completes) for s in sts] == [0] * lat + [1]
+    (op,) = sts[0].issues
+    assert sts[-1].completes == [op]
+    # the add and the rd write chain behind the unit's output in the result state
+    assert [o.name for o in sts[-1].ops] == ["arith.addi", "aquas.write_rd"]
+    (fsm,) = unit.fsms
+    assert fsm.latency.at(0) == (lat + 1, lat + 1)
+
+
+TWO = """
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd {
+    let q: u32 = rs1 / rs2;
+    let r: u32 = rs2 / rs1;
+    let x: u32 = rs1 * rs2 + rs1;
+    return q ^ r ^ x;
+}
+"""
+
+
+def test_the_unit_is_held_from_issue_through_the_result_state() -> None:
+    unit = build(TWO)
+    sts = isax_states(unit, "t")
+    occ = LIB.multicycle("div", 32).occupancy
+    issues = [i for i, s in enumerate(sts) if s.issues]
+    # two divisions on one shared unit: the second starts when the first has been read
+    assert issues == [0, occ]
+    assert len(sts) == 2 * occ
+    # independent work does not wait for the divider: the multiply shares the issue state
+    assert any(o.name == "arith.muli" for o in sts[0].ops)
+
+
+def test_schedules_verify_occupancy_and_latency() -> None:
+    from aquas.synth.flow import schedule_isaxs
+
+    builder, _ = schedule_isaxs(lower_spec(TWO, "mc.isax"), 10.0, LIB)
+    ((problem, sched),) = builder.schedules
+    assert problem.verify(sched) == []
+    divs = [op for op in problem.operations if op.name == "arith.divui"]
+    assert [problem.occupancy[d] for d in divs] == [35, 35]
+    assert problem.span(sched) == 70
+    # the second division one cycle earlier overlaps the first one's occupancy
+    bad = Schedule.chained(problem, sched.cycle | {divs[1]: sched.cycle[divs[1]] - 1})
+    kinds = {v.kind for v in problem.verify(bad)}
+    assert "resource" in kinds
+    # a consumer earlier than the latency breaks its dependence
+    user = next(op for op in problem.operations if any(v.owner is divs[0] for v in op.operands))
+    early = Schedule.chained(problem, sched.cycle | {user: sched.cycle[divs[0]] + 33})
+    msgs = [str(v) for v in problem.verify(early) if v.kind == "dependence"]
+    assert msgs and "at least 34 cycles after" in msgs[0] and "data from div32" in msgs[0]
+
+
+PAIR = """
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd {
+    let q: u32 = rs1 / rs2;
+    let r: u32 = rs1 % rs2;
+    let s: i32 = (rs1 as i32) % (rs2 as i32);
+    return q + r + (s as u32);
+}
+"""
+
+
+def test_quotient_and_remainder_of_one_division_share_its_issue() -> None:
+    unit = build(PAIR)
+    sts = isax_states(unit, "t")
+    occ = LIB.multicycle("div", 32).occupancy
+    issued = [op.name for s in sts for op in s.issues]
+    # unsigned / and % of rs1, rs2 share one division; the signed % is a division of its own
+    assert issued == ["arith.divui", "arith.remsi"]
+    assert len(sts) == 2 * occ
+    done = [sorted(op.name for op in s.completes) for s in sts if s.completes]
+    assert done == [["arith.divui", "arith.remui"], ["arith.remsi"]]
+
+
+LOOP = """
+state acc: u32 = 0;
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd {
+    var s: u32 = rs1;
+    for i in 0..3 {
+        s = s / (rs2 + i) + 7;
+    }
+    acc = s;
+    return s;
+}
+"""
+
+
+def test_a_division_in_a_loop_completes_within_the_body() -> None:
+    unit = build(LOOP)
+    (fsm,) = unit.fsms
+    lat = LIB.multicycle("div", 32).latency
+    body = lat + 1  # issue .. result state; the latch is in the result state
+    # the state initialising the loop, 3 iterations of the body, the state writing acc/rd
+    assert fsm.latency.at(0) == (1 + 3 * body + 1,) * 2
+
+
+def test_division_by_constant_runs_on_the_divider_too() -> None:
+    src = "#[opcode(custom0), funct7(1)]\nisax t(rs1) -> rd {\n  return rs1 % 3329;\n}\n"
+    unit = build(src)
+    assert len(isax_states(unit, "t")) == LIB.multicycle("div", 32).latency + 1
+    # a clock slow enough for the constant remainder keeps it combinational
+    slow = LIB.delay_ns("modu_const", 32) + 2 * LIB.delay_ns("mux", 32) + 1.0 + 1.0
+    assert len(isax_states(build(src, math.ceil(slow)), "t")) == 1
+
+
+def test_the_unit_instantiates_one_divider_per_width() -> None:
+    from aquas.synth.flow import export_verilog
+
+    unit = build(ROOT.joinpath("tests/sim/specs/divrem.isax").read_text())
+    sv = export_verilog(unit.circt_text)
+    assert sv.count("module divrem_isax_unit_div32(") == 1
+    assert sv.count("module divrem_isax_unit_div64(") == 1
+    assert len(re.findall(r"^\s*divrem_isax_unit_div32 div32 \(", sv, re.M)) == 1
+    assert len(re.findall(r"^\s*divrem_isax_unit_div64 div64 \(", sv, re.M)) == 1
+
+
+# -- Kyber with `%` ----------------------------------------------------------------------
+
+
+def test_kyber_with_remainder_matches_the_barrett_spec() -> None:
+    from aquas.interpreter import execute, find_extension
+    from aquas.spec.frontend import lower_spec_file
+
+    mod = find_extension(lower_spec_file(ROOT / "tests/sim/specs/kyber_mod.isax"))
+    bar = find_extension(lower_spec_file(ROOT / "examples/crypto/kyber.isax"))
+    rng = random.Random(3329)
+    ops = [(0, 0), (0xFFFF, 0xFFFF), (3329, 1), (3328, 3328), (0xFFFFFFFF, 0xFFFFFFFF)]
+    ops += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(500)]
+    for a_isax, b_isax in zip(mod.isaxs(), bar.isaxs(), strict=True):
+        assert a_isax.sym_name == b_isax.sym_name
+        for rs1, rs2 in ops:
+            assert execute(a_isax, rs1, rs2).rd == execute(b_isax, rs1, rs2).rd, (
+                a_isax.sym_name.data,
+                hex(rs1),
+                hex(rs2),
+            )
