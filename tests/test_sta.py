@@ -191,3 +191,31 @@ def test_parsers() -> None:
     assert sta.parse_slack("No paths found.\n") is None
     assert sta.find_clock(["rst", "io_clk", "a"]) == "io_clk"
     assert sta.find_clock(["a", "b"]) is None
+
+
+def test_default_clock_is_the_cores_critical_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aquas import area
+    from aquas.target import load_target
+
+    t = load_target(None, soc="vexriscv")
+    core = sta.StaFigures("osu018", "VexRiscv", 10.0, 1e6, 1, 1, 8.123)
+    monkeypatch.setattr(area, "core_figures", lambda target, say=None: core)
+    clock = area.resolve_clock(None, t)
+    assert (clock.ns, clock.source) == (8.13, "core")  # rounded up: never below the core
+    assert "8.123 ns" in clock.note
+    # a clock given (project clock_ns, --clock-ns) wins
+    assert area.resolve_clock(7.0, t).ns == 7.0
+    # without the tools: the old default, labelled as a fallback
+    monkeypatch.setattr(sta, "tools_available", lambda: False)
+    fb = area.resolve_clock(None, t)
+    assert (fb.ns, fb.source) == (10.0, "fallback") and "missing" in fb.note
+
+
+def test_progress_printer_speaks_every_interval() -> None:
+    from aquas.area import progress_printer
+
+    said: list[str] = []
+    p = progress_printer(said.append, "mapping X", every_s=10.0)
+    for s in range(1, 36):
+        p("yosys", float(s))
+    assert said == [f"  mapping X: yosys running for {s} s" for s in (10, 20, 30)]
