@@ -135,6 +135,7 @@ class Flow:
         self.mem_latency = self.platform.isax_mem_latency
         self.synth_reports: dict[str, Any] | None = None  # the synth stage's, once it ran
         self._encoding: EncodingMap | None = None
+        self._clock: Any = None  # aquas.area.Clock, resolved at the start of run()
 
     # -- stage machinery ----------------------------------------------------------------
 
@@ -209,6 +210,25 @@ class Flow:
         self._encoding = emap
         return module, emap
 
+    @property
+    def clock_ns(self) -> float:
+        """The clock target: the project's clock_ns, else the core's critical path."""
+        return float(self.clock().ns)
+
+    def clock(self) -> Any:
+        """The clock target with where it came from (an aquas.area.Clock)."""
+        if self._clock is None:
+            from aquas.area import resolve_clock
+
+            self._clock = resolve_clock(
+                self.p.clock_ns, self.platform, lambda m: self.console.print(m, markup=False)
+            )
+            if self._clock.source != "project":
+                self.console.print(
+                    f"clock target {self._clock.ns:g} ns: {self._clock.note}", markup=False
+                )
+        return self._clock
+
     def _run(self) -> RunResult:
         t0 = time.perf_counter()
         p = self.p
@@ -222,7 +242,7 @@ class Flow:
             {
                 "spec": spec_digest,
                 "encoding": encoding,
-                "clock_ns": p.clock_ns,
+                "clock_ns": self.clock_ns,
                 "mem_latency": self.mem_latency,
                 "interface": "auto",
                 "target": self.platform.fingerprint(),
@@ -261,7 +281,7 @@ class Flow:
                 "sources": {str(s): file_digest(s) for s in p.match},
                 "headers": self.dependencies(p.match),
                 "functions": p.functions,
-                "clock_ns": p.clock_ns,
+                "clock_ns": self.clock_ns,
                 "target": self.platform.fingerprint(),
                 "unit": unit_digest,  # the patterns' latencies are the built unit's
             },
@@ -298,13 +318,20 @@ class Flow:
         from aquas.sim.builder import core_rtl
 
         t = self.platform
+        from aquas.synth.sta import tools_available
+
         core = {
             "soc": t.name,
             "rtl": file_digest(core_rtl(t)),
             "params": core_params(t),
             "unmeasured": t.core.area_unmeasured,
+            "unit": unit_digest,
+            "clock_ns": self.clock_ns,
+            "sta": tools_available(),
         }
-        area = self.stage("area", core, self._area)
+        area = self.stage(
+            "area", core, lambda d: self._area(d, unit_v, synth["unit"]), spinner=False
+        )
         doc = self._document(synth, cosim, match, build, sim, area, measured)
         from aquas.report import write_reports
 
@@ -329,7 +356,7 @@ class Flow:
         u = synthesize_unit(
             module,
             d,
-            self.p.clock_ns,
+            self.clock_ns,
             self.mem_latency,
             interface="auto",
             target=self.platform,
@@ -423,7 +450,7 @@ class Flow:
             else None
         )
         ext, pats = load_patterns(
-            p.spec, p.clock_ns, self.platform, lat, prepared=self.spec_module()
+            p.spec, self.clock_ns, self.platform, lat, prepared=self.spec_module()
         )
         header = write_header(ext, self.platform, d / "include" / "aquas_isax.h")
         rows: list[dict[str, Any]] = []
@@ -436,7 +463,7 @@ class Flow:
                 src,
                 p.spec,
                 functions=p.functions,
-                clock_ns=p.clock_ns,
+                clock_ns=self.clock_ns,
                 soc=self.platform,
                 patterns=(ext, pats),
                 # the code the program is built from: the project's include path and defines
@@ -544,16 +571,29 @@ class Flow:
             )
         return {k: r.to_json() for k, r in results.items()}
 
-    def _area(self, d: Path) -> dict[str, Any]:
+    def _area(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
+        """The core's generic Yosys figures (as before), and, with the tools installed, the
+        unit's and the core's cell area and critical path on the cell library
+        (aquas.area: one method for both; the core's figures are cached per core)."""
+        from aquas.area import core_figures, unit_figures
         from aquas.sim.builder import core_rtl
+        from aquas.synth.sta import tools_available
         from aquas.synth.yosys import measure
 
         t = self.platform
+        res: dict[str, Any] = {"core": t.core.module, "unit_sta": None, "core_sta": None}
+        if tools_available():
+            say = lambda m: self.console.print(m, markup=False)  # noqa: E731
+            res["unit_sta"] = unit_figures(unit_v, unit, self.clock_ns).as_dict()
+            core_sta = core_figures(t, say)
+            res["core_sta"] = core_sta.as_dict() if core_sta else None
         if t.core.area_unmeasured:  # reported as "not measured", with the reason
-            return {"core": t.core.module, "yosys": None, "reason": t.core.area_unmeasured}
+            return res | {"yosys": None, "reason": t.core.area_unmeasured}
         fig = measure(core_rtl(t), t.core.module, params=core_params(t))
-        (d / "core.json").write_text(json.dumps(fig.as_dict(), indent=2) + "\n")
-        return {"core": t.core.module, "yosys": fig.as_dict()}
+        (d / "core.json").write_text(
+            json.dumps({"yosys": fig.as_dict(), "sta": res["core_sta"]}, indent=2) + "\n"
+        )
+        return res | {"yosys": fig.as_dict()}
 
     # -- the report document ------------------------------------------------------------
 
@@ -586,7 +626,18 @@ class Flow:
                     "speedup": b["cycles"] / i["cycles"] if i["cycles"] else None,
                 }
             )
+        from aquas.area import area_timing
+        from aquas.synth.sta import StaFigures
+
         unit, core = synth["yosys"], area["yosys"]  # core: None when not measured
+        unit_sta, core_sta = area.get("unit_sta"), area.get("core_sta")
+        area_doc, timing_doc = area_timing(
+            self.clock(),
+            StaFigures.from_dict(unit_sta) if unit_sta else None,
+            StaFigures.from_dict(core_sta) if core_sta else None,
+            unit,
+            core,
+        )
         latencies = []
         for name, rep in sorted(synth["isaxs"].items()):
             lat = rep["latency"]
@@ -605,7 +656,7 @@ class Flow:
             "project": p.name,
             "project_file": str(p.path),
             "soc": p.soc,
-            "clock_ns": p.clock_ns,
+            "clock_ns": self.clock_ns,
             "memory_latency": self.mem_latency,
             "extension": synth["extension"],
             "encoding": self._encoding.to_json() if self._encoding else None,
@@ -628,27 +679,15 @@ class Flow:
                 f"response; not cycles inside the program, where the core's cache "
                 f"maintenance and call overhead come on top"
             ),
+            # area.overhead_percent: total area, unit over core, by the same method
             "area": {
                 "unit": unit,
                 "core": core,
                 "core_module": area["core"],
                 "core_unmeasured": area.get("reason", ""),
-                "overhead_percent": 100.0 * unit["cells"] / core["cells"]
-                if core and core["cells"]
-                else None,
+                **area_doc,
             },
-            "timing": {
-                "unit_depth": unit["depth"],
-                "core_depth": core["depth"] if core else None,
-                "unit_depth_ns": unit["depth_ns"],
-                "meets_clock": unit["meets_clock"],
-                # the unit lengthens the critical path only where it is deeper than the core
-                "frequency_factor": (
-                    min(1.0, core["depth"] / unit["depth"]) if unit["depth"] else 1.0
-                )
-                if core
-                else None,
-            },
+            "timing": timing_doc,
             "cosim": cosim,
             "matches": match["rows"],
             "match_notes": match["notes"],

@@ -6,7 +6,7 @@ name = "pointcloud-icp"
 
 [extension]
 spec = "pointcloud.isax"        # the extension (one unit per SoC)
-clock_ns = 10.0                 # synthesis target clock
+clock_ns = 10.0                 # synthesis target clock (default: the core's critical path)
 cosim_cases = 200               # random co-simulation cases per ISAX (0: skip)
 
 [application]
@@ -53,7 +53,7 @@ class Project:
     path: Path  # the project file
     name: str
     spec: Path
-    clock_ns: float
+    clock_ns: float | None  # None: the core's critical path
     cosim_cases: int
     sources: tuple[Path, ...]
     match: tuple[Path, ...]
@@ -161,10 +161,15 @@ class _Loader:
 
         ext = self.table(doc, "extension", {"spec": True, "clock_ns": False, "cosim_cases": False})
         spec = self.file(ext["spec"], "extension.spec", (".isax",))
-        clock = float(
-            self.number(
-                ext, "clock_ns", "extension.clock_ns", 10.0, integer=False, low=0, low_ok=False
+        # not given: the core's critical path (aquas.area.default_clock), set by the flow
+        clock = (
+            float(
+                self.number(
+                    ext, "clock_ns", "extension.clock_ns", 10.0, integer=False, low=0, low_ok=False
+                )
             )
+            if "clock_ns" in ext
+            else None
         )
         cosim = int(
             self.number(ext, "cosim_cases", "extension.cosim_cases", 100, integer=True, low=0)

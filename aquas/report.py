@@ -68,6 +68,51 @@ def encoding_section(doc: dict[str, Any]) -> list[tuple[str, list[str], list[lis
     ]
 
 
+def _um2(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:,.0f}"
+
+
+def area_timing_section(doc: dict[str, Any]) -> tuple[str, list[str], list[list[str]]]:
+    """The "Area and timing" table on the cell library (aquas.area); the generic-gate table
+    when the report has no cell-library figures (the tools were missing)."""
+    area, timing = doc["area"], doc["timing"]
+    unit, core = area["unit_um2"], area.get("core_um2")
+    core_name = f"core ({area['core_module']})"
+
+    def row(name: str, f: dict[str, Any] | None, cp: float | None, depth: Any) -> list[str]:
+        if f is None:
+            reason = area.get("core_unmeasured") or "not measured"
+            return [name, reason, "", "", "", str(depth) if depth is not None else ""]
+        return [
+            name,
+            _um2(f["logic"]),
+            f"{_um2(f['memory'])} ({f['memory_bits']} bits)",
+            _um2(f["total"]),
+            _fmt(cp, 2),
+            str(depth) if depth is not None else "",
+        ]
+
+    ratio = [
+        "unit / core",
+        _fmt(area.get("overhead_logic_percent"), 1) + " %",
+        _fmt(area.get("overhead_memory_percent"), 1) + " %",
+        "**" + _fmt(area["overhead_percent"], 1) + " %**",
+        _fmt(timing["frequency_factor"]) + " (fmax factor)"
+        if timing.get("frequency_factor") is not None
+        else "",
+        "",
+    ]
+    return (
+        f"Area and timing ({area['method']})",
+        ["", "logic um^2", "memory um^2", "total um^2", "critical path ns", "gate depth"],
+        [
+            row("ISAX unit", unit, timing["unit_critical_path_ns"], timing.get("unit_depth")),
+            row(core_name, core, timing["core_critical_path_ns"], timing.get("core_depth")),
+            ratio,
+        ],
+    )
+
+
 def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """The report's tables: (title, header, rows), shared by Markdown and HTML."""
     area, timing = doc["area"], doc["timing"]
@@ -115,9 +160,16 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
                 for r in doc.get("isax_cycles", [])
             ],
         ),
-        (
-            "Area and logic depth (Yosys generic gates, the same script for both; memories "
-            "such as caches and scratchpads count as flip-flops)",
+        area_timing_section(doc)
+        if area.get("unit_um2")
+        else (
+            "Area and logic depth ("
+            + area.get(
+                "method",
+                "Yosys generic gates, the same script for both; memories such as caches and "
+                "scratchpads count as flip-flops",
+            )
+            + ")",
             ["", "cells", "flip-flops", "gates", "logic depth"],
             [
                 [
@@ -186,6 +238,8 @@ def _headline(doc: dict[str, Any]) -> list[str]:
         )
     elif enc and enc["error"]:
         lines.append(f"- Encoding: not re-encoded for {enc['target']}: {enc['error']}")
+    if a.get("unit_um2"):
+        return lines + _headline_sta(doc)
     clock = (
         f"unit clock target {'met' if t['meets_clock'] else 'NOT met'} "
         f"({_fmt(t['unit_depth_ns'])} ns)"
@@ -214,6 +268,38 @@ def _headline(doc: dict[str, Any]) -> list[str]:
         if not doc["cosim"].get("skipped")
         else "- Co-simulation: skipped (cosim_cases = 0)",
     ]
+    return lines
+
+
+def _headline_sta(doc: dict[str, Any]) -> list[str]:
+    """Area, timing and co-simulation lines of a report with cell-library figures."""
+    a, t = doc["area"], doc["timing"]
+    u, c = a["unit_um2"], a["core_um2"]
+    unit = f"unit {_um2(u['total'])} um^2 (logic {_um2(u['logic'])} + memory {_um2(u['memory'])})"
+    verdict = "met" if t["meets_clock"] else "NOT met"
+    clock = f"clock target {_fmt(t['clock_ns'])} ns ({t['clock_note']}) {verdict}"
+    if c is None:
+        lines = [
+            f"- Area on {a['library']}: {unit}; the core is not measured "
+            f"({a.get('core_unmeasured', '')})",
+            f"- Critical path (OpenSTA): unit {_fmt(t['unit_critical_path_ns'])} ns; {clock}",
+        ]
+    else:
+        ff = t["frequency_factor"]
+        impact = "no frequency loss" if ff >= 1 else "fmax x " + _fmt(ff)
+        lines = [
+            f"- Area on {a['library']}: {unit} = **{_fmt(a['overhead_percent'], 1)} %** of the "
+            f"core ({_um2(c['total'])} um^2: logic {_um2(c['logic'])} + memory "
+            f"{_um2(c['memory'])})",
+            f"- Critical path (OpenSTA): unit {_fmt(t['unit_critical_path_ns'])} ns vs core "
+            f"{_fmt(t['core_critical_path_ns'])} ns ({impact}); {clock}",
+        ]
+    lines.append(
+        f"- Co-simulation against the golden interpreter: {doc['cosim']['cases']} random "
+        "cases in all, no mismatch"
+        if not doc["cosim"].get("skipped")
+        else "- Co-simulation: skipped (cosim_cases = 0)"
+    )
     return lines
 
 
@@ -280,6 +366,27 @@ def plots(doc: dict[str, Any]) -> dict[str, bytes]:
     save("latency", fig)
 
     a, t = doc["area"], doc["timing"]
+    if a.get("unit_um2") and a.get("core_um2"):
+        u, c = a["unit_um2"], a["core_um2"]
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))
+        names = ["core", "ISAX unit"]
+        logic, mem = [c["logic"], u["logic"]], [c["memory"], u["memory"]]
+        ax1.bar(names, logic, color="#1f77b4", label="logic")
+        ax1.bar(names, mem, bottom=logic, color="#ff7f0e", label="memory (SRAM)")
+        ax1.set_ylabel(f"um^2 ({a['library']})")
+        ax1.set_title(f"Area: unit = {_fmt(a['overhead_percent'], 1)} % of core")
+        ax1.legend(loc="upper right")
+        ax2.bar(
+            names,
+            [t["core_critical_path_ns"], t["unit_critical_path_ns"]],
+            color=["#999999", "#1f77b4"],
+        )
+        ax2.axhline(t["clock_ns"], color="#d62728", linestyle="--", label="clock target")
+        ax2.set_ylabel("ns")
+        ax2.set_title("Critical path (OpenSTA)")
+        ax2.legend(loc="lower right")
+        save("area", fig)
+        return out
     if a["core"] is None:  # nothing to compare the unit with
         return out
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8, 3))

@@ -110,3 +110,62 @@ def test_predicted_next_to_measured_cycles_per_isax(tmp_path: Path) -> None:
     assert (row["measured_mean"], row["calls"], row["error"]) == (None, 0, None)
     write_reports(doc, tmp_path)
     assert "predicted vs measured" in (tmp_path / "report.html").read_text()
+
+
+def test_area_and_timing_on_the_cell_library(tmp_path: Path) -> None:
+    """aquas.area's sections: the ratio over total area (logic + SRAM, the same method for
+    both), its logic/memory split, both critical paths and where the clock came from."""
+    import json
+
+    from aquas.area import Clock, area_timing
+    from aquas.synth.sta import Memory, StaFigures
+
+    unit = StaFigures("osu018", "u", 9.5, 100_000.0, 4000, 500, 8.0)
+    core = StaFigures(
+        "osu018", "VexRiscv", 10.0, 800_000.0, 30000, 3000, 9.5,
+        memories=[Memory("ways_0_tags", 128, 22, 1, 1), Memory("banks_0", 1024, 32, 1, 1)],
+    )  # fmt: skip
+    unit_y = {"cells": 5000, "flops": 1000, "gates": 4000, "depth": 30, "depth_ns": 3.0,
+              "meets_clock": True}  # fmt: skip
+    core_y = {"cells": 20000, "flops": 3000, "gates": 17000, "depth": 40}
+    clock = Clock(9.5, "core", "the VexRiscv core's critical path on osu018 (9.5 ns)")
+    area, timing = area_timing(clock, unit, core, unit_y, core_y)
+    # the core's memories priced by the table: 2816 bits at 45 %, 32768 bits at 60 %
+    core_mem = 2816 * 5.59 / 0.45 + 32768 * 5.59 / 0.60
+    assert area["core_um2"]["memory"] == round(core_mem, 1)
+    assert area["overhead_percent"] == 100 * 100_000 / (800_000 + core_mem)
+    assert area["overhead_logic_percent"] == area["overhead_percent"]
+    assert area["overhead_memory_percent"] == 0.0
+    assert (timing["unit_critical_path_ns"], timing["core_critical_path_ns"]) == (8.0, 9.5)
+    assert timing["meets_clock"] and timing["frequency_factor"] == 1.0
+    assert timing["clock_source"] == "core"
+
+    doc = doc_without_core_area() | {"clock_ns": 9.5}
+    doc["area"] = {"unit": unit_y, "core": core_y, "core_module": "VexRiscv", **area}
+    doc["timing"] = timing
+    md = markdown(doc)
+    assert f"= **{area['overhead_percent']:.1f} %** of the core" in md
+    assert "- Critical path (OpenSTA): unit 8.00 ns vs core 9.50 ns (no frequency loss)" in md
+    assert "| ISAX unit | 100,000 | 0 (0 bits) | 100,000 | 8.00 | 30 |" in md
+    write_reports(doc, tmp_path)
+    back = json.loads((tmp_path / "report.json").read_text())
+    assert back["timing"]["core_critical_path_ns"] == 9.5
+    assert back["area"]["core_um2"]["memory_bits"] == 2816 + 32768
+
+    # a unit slower than the core costs the core frequency, and says so
+    slow = StaFigures("osu018", "u", 9.5, 100_000.0, 4000, 500, 11.875)
+    _, t2 = area_timing(clock, slow, core, unit_y, core_y)
+    assert not t2["meets_clock"] and t2["frequency_factor"] == 0.8
+
+
+def test_estimate_is_labelled_when_the_tools_are_missing() -> None:
+    from aquas.area import ESTIMATE_METHOD, Clock, area_timing
+
+    unit_y = {"cells": 5000, "flops": 1000, "gates": 4000, "depth": 30, "depth_ns": 3.0,
+              "meets_clock": True}  # fmt: skip
+    core_y = {"cells": 20000, "flops": 3000, "gates": 17000, "depth": 40}
+    area, timing = area_timing(Clock(10.0, "fallback", "x"), None, None, unit_y, core_y)
+    assert area["method"] == timing["method"] == ESTIMATE_METHOD
+    assert "ESTIMATE" in ESTIMATE_METHOD
+    assert area["overhead_percent"] == 25.0
+    assert (timing["unit_critical_path_ns"], timing["core_critical_path_ns"]) == (3.0, 4.0)

@@ -1,0 +1,101 @@
+"""Area and timing of every example unit beside the core, on a real cell library.
+
+For every example extension (examples/*/*.isax), synthesized for the target (default
+VexRiscv) at the default clock (the core's critical path, aquas.area.default_clock) or
+--clock-ns: the unit's logic and memory (SRAM) area in um^2 on OSU018, its total as a
+percentage of the core's (logic + caches priced the same way), and the unit's and the
+core's critical paths by OpenSTA. Mapping the core takes minutes the first time; its
+figures are cached per core and library. The last column is the Yosys + OpenSTA time of
+the unit (0 when cached).
+
+Usage: .venv/bin/python benchmarks/bench_area.py [--soc vexriscv] [--clock-ns N] [--only NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from aquas.area import core_figures, resolve_clock
+from aquas.reencode import spec_for_target
+from aquas.synth import sta
+from aquas.synth.pipeline import synthesize_unit
+from aquas.target import load_target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--soc", default="vexriscv")
+    ap.add_argument("--clock-ns", type=float, default=None, help="default: the core's path")
+    ap.add_argument("--only", action="append", help="only this extension (repeatable)")
+    args = ap.parse_args()
+    console = Console(width=160)
+    say = console.print
+    target = load_target(soc=args.soc)
+    if not sta.tools_available():
+        raise SystemExit("yosys, OpenSTA or the OSU018 library is missing: run scripts/setup.sh")
+    t0 = time.perf_counter()
+    core = core_figures(target, say)
+    if core is None:
+        raise SystemExit(f"the {target.core.module} core is not measured")
+    core_secs = time.perf_counter() - t0
+    clock = resolve_clock(args.clock_ns, target, say)
+    console.print(
+        f"core {target.core.module}: logic {core.logic_area_um2:,.0f} um^2, memory "
+        f"{core.memory_area_um2:,.0f} um^2 ({core.memory_bits} bits in "
+        f"{len(core.memories)} memories: "
+        + ", ".join(f"{m.name} {m.words}x{m.bits}" for m in core.memories)
+        + f"), critical path {core.critical_path_ns:.2f} ns ({core_secs:.1f} s, "
+        f"measured in {core.seconds:.0f} s)"
+    )
+    console.print(f"clock target: {clock.ns:g} ns ({clock.note})")
+    table = Table(title=f"unit area and timing on {sta.LIBRARY_NAME} vs {target.core.module}")
+    cols = ["extension", "logic um^2", "memory um^2", "total um^2", f"% of {target.core.module}"]
+    cols += ["logic %", "memory %", "unit path ns", "core path ns", "verdict", "STA s"]
+    for c in cols:
+        table.add_column(c, justify="left" if c in ("extension", "verdict") else "right")
+    core_total = core.total_area_um2
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in sorted((ROOT / "examples").glob("*/*.isax")):
+            if args.only and spec.stem not in args.only:
+                continue
+            module, _ = spec_for_target(spec, target, strict=False)
+            u = synthesize_unit(
+                module,
+                Path(tmp) / spec.stem,
+                clock.ns,
+                target.isax_mem_latency,
+                lint=False,
+                yosys=False,
+                target=target,
+            )
+            t1 = time.perf_counter()
+            fig = sta.measure(u.synth.verilog_path, u.synth.unit.name, clock.ns)
+            secs = time.perf_counter() - t1
+            ucp = fig.critical_path_ns
+            verdict = "0 % fmax loss" if ucp <= core.critical_path_ns else "SLOWER than core"
+            table.add_row(
+                spec.stem,
+                f"{fig.logic_area_um2:,.0f}",
+                f"{fig.memory_area_um2:,.0f}",
+                f"{fig.total_area_um2:,.0f}",
+                f"{100 * fig.total_area_um2 / core_total:.1f}",
+                f"{100 * fig.logic_area_um2 / core_total:.1f}",
+                f"{100 * fig.memory_area_um2 / core_total:.1f}",
+                f"{ucp:.2f}",
+                f"{core.critical_path_ns:.2f}",
+                verdict,
+                f"{secs:.1f}",
+            )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
