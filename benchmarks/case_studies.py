@@ -6,21 +6,24 @@ region's speedup, the end-to-end speedup, what was offloaded, the unit's area re
 the core and the unit's and core's timing, from each run's ``report.json``.
 
 Usage: .venv/bin/python benchmarks/case_studies.py [--soc vexriscv picorv32] [--domain ...]
-       [-j JOBS]
+       [-p PARALLEL]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from aquas.flow import run_project
 from aquas.project import load_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,22 +75,44 @@ def row(domain: str, soc: str, doc: dict[str, Any]) -> list[str]:
     ]
 
 
+def run_all(jobs: list[tuple[str, str, Path]], parallel: int) -> dict[tuple[str, str], int]:
+    """``aquas run`` on every project, ``parallel`` at a time (Yosys and the simulations are
+    single-threaded, so two runs keep two cores busy). Every line a run prints is shown as
+    it comes, prefixed with its domain and core. Returns each run's exit status."""
+    status: dict[tuple[str, str], int] = {}
+    lock = threading.Lock()
+
+    def one(domain: str, soc: str, project: Path) -> None:
+        tag = f"[{domain} / {soc}]"
+        t0 = time.perf_counter()
+        cmd = [sys.executable, "-m", "aquas.cli", "run", str(project)]
+        with lock:
+            print(f"{tag} aquas run {project.relative_to(ROOT)}", file=sys.stderr, flush=True)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            with lock:
+                print(f"{tag} {line.rstrip()}", file=sys.stderr, flush=True)
+        status[(domain, soc)] = proc.wait()
+        with lock:
+            print(f"{tag} done in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        for f in [pool.submit(one, *j) for j in jobs]:
+            f.result()
+    return status
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--soc", nargs="+", default=["vexriscv", "picorv32"])
     ap.add_argument("--domain", nargs="+", default=list(PROJECTS))
-    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("-p", "--parallel", type=int, default=2, help="aquas runs at a time")
     args = ap.parse_args()
-    console = Console(stderr=True)
-    rows = []
-    for domain in args.domain:
-        for soc in args.soc:
-            proj = load_project(ROOT / PROJECTS[domain][soc])
-            t0 = time.perf_counter()
-            console.print(f"[bold]{domain} on {soc}[/bold]: aquas run {PROJECTS[domain][soc]}")
-            res = run_project(proj, ROOT / "build" / proj.name, jobs=args.jobs, console=console)
-            console.print(f"  done in {time.perf_counter() - t0:.1f} s")
-            rows.append(row(domain, soc, res.doc))
+    jobs = [(d, s, ROOT / PROJECTS[d][s]) for d in args.domain for s in args.soc]
+    status = run_all(jobs, args.parallel)
     table = Table(title="Case studies: speedup, area and timing per domain and core")
     for col in (
         "domain",
@@ -100,9 +125,17 @@ def main() -> None:
         "outputs identical",
     ):
         table.add_column(col)
-    for r in rows:
-        table.add_row(*r)
+    failed = []
+    for domain, soc, project in jobs:
+        if status[(domain, soc)] != 0:
+            failed.append(f"{domain} on {soc}")
+            table.add_row(domain, soc, "[red]aquas run failed[/red]", *[""] * 5)
+            continue
+        report = ROOT / "build" / load_project(project).name / "report.json"
+        table.add_row(*row(domain, soc, json.loads(report.read_text())))
     Console(file=sys.stdout).print(table)
+    if failed:
+        sys.exit(f"failed: {', '.join(failed)} (their output is above)")
 
 
 if __name__ == "__main__":
