@@ -133,7 +133,7 @@ def main() -> None:
             continue
         report = ROOT / "build" / load_project(project).name / "report.json"
         table.add_row(*row(domain, soc, json.loads(report.read_text())))
-    Console(file=sys.stdout).print(table)
+    Console(file=sys.stdout, width=200).print(table)
     if failed:
         sys.exit(f"failed: {', '.join(failed)} (their output is above)")
 
