@@ -15,7 +15,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from aquas.diagnostics import AquasError
+from aquas.diagnostics import AquasError, loc_of
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
 from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
@@ -57,6 +57,7 @@ def isax_report(
         },
         "states": len(mine),
         "wait_states": sum(1 for s in mine if s.wait is not None),
+        "multicycle": multicycle_report(mine),
         "latency": {
             "formula": "cycles = fixed + per_mem_latency * L (L = memory response latency)",
             "fixed_min": fsm.latency.min_fixed + 1,
@@ -76,6 +77,56 @@ def isax_report(
         "bus_width": bus_width,
         "clock_ns": clock_ns,
     }
+
+
+def multicycle_report(states: list[Any]) -> list[dict[str, Any]]:
+    """The ISAX's operations on multi-cycle units (synth/multicycle.py), in state order:
+    the op, its unit, the states it starts and is read in (ISAX-relative), and whether
+    it shares another op's division (quotient and remainder of one)."""
+    from aquas.synth.multicycle import divider_latency
+
+    index = {s.id: k for k, s in enumerate(states)}
+    issued: dict[Any, int] = {}
+    out = []
+    for s in states:
+        for op in s.issues:
+            issued[op] = index[s.id]
+    for s in states:
+        for op in s.completes:
+            loc = loc_of(op)
+            out.append(
+                {
+                    "op": op.name,
+                    "unit": f"div{op.results[0].type.width.data}",
+                    "issue_state": index[s.id] - divider_latency(op.results[0].type.width.data),
+                    "result_state": index[s.id],
+                    "shares_division": op not in issued,
+                    "source": f"{Path(loc.filename).name}:{loc.line}:{loc.column}" if loc else None,
+                }
+            )
+    return out
+
+
+def multicycle_units(unit: Unit, lib: OperatorLibrary) -> list[dict[str, Any]]:
+    """The unit's multi-cycle units (one divider per width) with the library's figures."""
+    keys = sorted({op.results[0].type.width.data for s in unit.states for op in s.completes})
+    out = []
+    for w in keys:
+        spec = lib.multicycle("div", w)
+        out.append(
+            {
+                "unit": spec.key,
+                "width": w,
+                "latency": spec.latency,
+                "initiation_interval": spec.ii,
+                "cells": spec.cells,
+                "depth": spec.depth,
+                "issues": sum(
+                    1 for s in unit.states for op in s.issues if op.results[0].type.width.data == w
+                ),
+            }
+        )
+    return out
 
 
 def schedule_isaxs(
@@ -142,6 +193,12 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
             f"//   {i.sym_name.data:<20} opcode={i.opcode_value:#09b} funct3={i.funct3_value} "
             f"funct7={i.funct7_value:#09b} uses={','.join(i.used) or '-'} cycles={form}"
         )
+        divs = [o for s in unit.states if s.isax == i.sym_name.data for o in s.issues]
+        if divs:
+            lines.append(
+                f"//   {'':<20} {len(divs)} division(s) on the sequential divider(s) "
+                f"{', '.join(sorted({f'div{o.results[0].type.width.data}' for o in divs}))}"
+            )
         mine = [unit.state_names[s.id] for s in unit.states if s.isax == i.sym_name.data]
         if mine:
             span = mine[0] if len(mine) == 1 else f"{mine[0]} .. {mine[-1]}"

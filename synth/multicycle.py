@@ -54,7 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue, TypeAttribute
 
 from aquas.synth.hwemit import HwBuilder, basename_loc
-from aquas.synth.oplib import MultiCycleOp
+from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 
 #: arith op → (signed, which output of the divider).
 DIV_OPS: dict[str, tuple[bool, str]] = {
@@ -70,20 +70,24 @@ def is_division(op: Operation) -> bool:
 
 
 def multicycle_policy(
-    lib: object, delay: Callable[[Operation], float], budget_ns: float
+    lib: OperatorLibrary, delay: Callable[[Operation], float], budget_ns: float
 ) -> Callable[[Operation], MultiCycleOp | None]:
     """The rule the flow applies: a division or remainder whose combinational delay
-    exceeds ``budget_ns`` becomes a multi-cycle op on the library's sequential divider."""
-    from aquas.synth.oplib import OperatorLibrary
-
-    assert isinstance(lib, OperatorLibrary)
+    exceeds ``budget_ns`` becomes a multi-cycle op on the library's sequential divider,
+    provided the divider's own longest path (one quotient step) fits the budget; if it
+    does not, the op stays combinational and the scheduler reports it as too slow."""
 
     def choose(op: Operation) -> MultiCycleOp | None:
         if not is_division(op) or delay(op) <= budget_ns:
             return None
         t = op.results[0].type
         assert isinstance(t, IntegerType)
-        return lib.multicycle("div", t.width.data)
+        if t.width.data < 2:  # a 1-bit division is a wire or two; never slower
+            return None
+        spec = lib.multicycle("div", t.width.data)
+        if spec.depth * lib.ns_per_level > budget_ns or spec.issue_ns > budget_ns:
+            return None
+        return spec
 
     return choose
 

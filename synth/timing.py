@@ -109,6 +109,9 @@ def schedule_extension(
 
 STATE_ATTR = "aquas.state"
 """Discardable attribute ``aquas-schedule`` puts on each scheduled op: its FSM state (i64)."""
+RESULT_STATE_ATTR = "aquas.result_state"
+"""Discardable attribute on a multi-cycle op (a sequential division): the state reading its
+result (``aquas.state`` is the one starting it)."""
 CYCLE_ATTR = "aquas.cycle"
 """Discardable attribute: the op's cycle within its straight-line segment (i64)."""
 
@@ -145,10 +148,14 @@ class AquasSchedulePass(ModulePass):
         for inner in op.walk():
             inner.attributes.pop(STATE_ATTR, None)
             inner.attributes.pop(CYCLE_ATTR, None)
+            inner.attributes.pop(RESULT_STATE_ATTR, None)
         lib = OperatorLibrary.load()
         # one unit per extension, each numbering its states from its own idle state
         for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:
             builder, _ = schedule_extension(ext, self.clock_ns, lib, SCHEDULERS[self.algorithm])
             for scheduled, state in builder.def_state.items():
+                if scheduled in builder.multicycle:  # started here, read in def_state
+                    scheduled.attributes[RESULT_STATE_ATTR] = IntegerAttr(state, i64)
+                    state = state - builder.multicycle[scheduled].latency
                 scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
                 scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)

@@ -360,3 +360,55 @@ def test_kyber_with_remainder_matches_the_barrett_spec() -> None:
                 hex(rs1),
                 hex(rs2),
             )
+
+
+def test_reports_name_the_divisions_and_the_units() -> None:
+    from aquas.synth.flow import isax_report, multicycle_units
+
+    unit = build(PAIR)
+    (fsm,) = unit.fsms
+    rep = isax_report(fsm, unit.states, 10.0, 4)
+    got = [
+        (m["op"], m["unit"], m["issue_state"], m["result_state"], m["shares_division"])
+        for m in rep["multicycle"]
+    ]
+    assert got == [
+        ("arith.divui", "div32", 0, 34, False),
+        ("arith.remui", "div32", 0, 34, True),
+        ("arith.remsi", "div32", 35, 69, False),
+    ]
+    assert rep["multicycle"][0]["source"] == "mc.isax:4:18"
+    assert rep["latency"]["cycles_max"] == 2 * 35 + 1
+    (div,) = multicycle_units(unit, LIB)
+    assert div == {
+        "unit": "div32",
+        "width": 32,
+        "latency": 34,
+        "initiation_interval": 33,
+        "cells": LIB.multicycle("div", 32).cells,
+        "depth": LIB.multicycle("div", 32).depth,
+        "issues": 2,
+    }
+
+
+def test_schedule_pass_annotates_issue_and_result_states() -> None:
+    from aquas.synth.timing import AquasSchedulePass
+
+    mod = lower_spec(ONE, "mc.isax")
+    AquasSchedulePass(clock_ns=10.0).apply(None, mod)  # type: ignore[arg-type]
+    (div,) = [op for op in mod.walk() if op.name == "arith.divui"]
+    (add,) = [op for op in mod.walk() if op.name == "arith.addi"]
+    first = 2  # 0 idle, 1 respond
+    assert div.attributes["aquas.state"].value.data == first  # type: ignore[attr-defined]
+    assert div.attributes["aquas.result_state"].value.data == first + 34  # type: ignore[attr-defined]
+    assert add.attributes["aquas.state"].value.data == first + 34  # type: ignore[attr-defined]
+    assert add.attributes["aquas.cycle"].value.data == 34  # type: ignore[attr-defined]
+
+
+def test_a_clock_too_short_for_the_divider_step_is_still_a_diagnostic() -> None:
+    from aquas.diagnostics import AquasError
+
+    d = LIB.multicycle("div", 32)
+    clock = d.depth * LIB.ns_per_level  # the budget (minus overhead) cannot hold one step
+    with pytest.raises(AquasError, match=r"arith\.divui needs"):
+        build(ONE, clock)
