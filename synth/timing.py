@@ -64,6 +64,11 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
     d = lib.delay_ns(kind, width)
     if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
+        if _const_rhs(op):  # a small constant divisor is far deeper than the *_const entry
+            c = op.operands[1].owner.value.value.data  # type: ignore[union-attr]
+            var_kind = arith_kind(name)
+            depth = lib.division_by_constant_depth(var_kind, width, int(c))
+            d = max(d, depth * lib.ns_per_level)
         d += 2 * lib.delay_ns("mux", width)  # RISC-V corner-case selects
     if name in ("arith.shli", "arith.shrui", "arith.shrsi") and not _const_rhs(op):
         d += lib.delay_ns("mux", width)  # shift-out guard

@@ -4,6 +4,7 @@ and `%` (latency and occupancy)."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -18,7 +19,7 @@ from aquas.spec.frontend import lower_spec
 from aquas.synth.flow import build_unit, export_verilog
 from aquas.synth.fsm import State
 from aquas.synth.multicycle import divider_latency, divider_module
-from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.oplib import DEFAULT_PATH, OperatorLibrary
 from aquas.synth.rtlgen import Unit, hw_text
 from aquas.synth.schedule import Schedule
 
@@ -325,8 +326,28 @@ def test_division_by_constant_runs_on_the_divider_too() -> None:
     unit = build(src)
     assert len(isax_states(unit, "t")) == LIB.multicycle("div", 32).latency + 1
     # a clock slow enough for the constant remainder keeps it combinational
-    slow = LIB.delay_ns("modu_const", 32) + 2 * LIB.delay_ns("mux", 32) + 1.0 + 1.0
+    depth = LIB.division_by_constant_depth("modu", 32, 3329)
+    slow = depth * LIB.ns_per_level + 2 * LIB.delay_ns("mux", 32) + 1.0 + 1.0
     assert len(isax_states(build(src, math.ceil(slow)), "t")) == 1
+
+
+def test_division_by_a_small_constant_is_costed_deeper_than_the_const_entry() -> None:
+    # the *_const entries are measured for 3329 and 1000003 only; `a / 3` at 16 bits is
+    # 194 levels in Yosys (measured with the library's script), not 65
+    assert LIB.cost("divu_const", 16).depth == 65
+    assert LIB.division_by_constant_depth("divu", 16, 3) >= 194
+    # never below a measured variant
+    raw = json.loads(DEFAULT_PATH.read_text())["ops"]
+    checked = 0
+    for kind, base in (("divu_const", "divu"), ("modu_const", "modu")):
+        for w, entry in raw[kind].items():
+            for v in entry.get("variants", {}).values():
+                assert LIB.division_by_constant_depth(base, int(w), v["const"]) >= v["depth"]
+                checked += 1
+    assert checked == 44
+    # so a 16-bit division by 3 no longer chains into a 10 ns cycle: it uses the divider
+    src = "#[opcode(custom0), funct7(1)]\nisax t(rs1) -> rd {\n  return zext<u32>(trunc<u16>(rs1) / 3);\n}\n"
+    assert len(isax_states(build(src), "t")) == LIB.multicycle("div", 16).latency + 1
 
 
 def test_the_unit_instantiates_one_divider_per_width() -> None:
