@@ -83,24 +83,19 @@ def multicycle_report(states: list[Any]) -> list[dict[str, Any]]:
     """The ISAX's operations on multi-cycle units (synth/multicycle.py), in state order:
     the op, its unit, the states it starts and is read in (ISAX-relative), and whether
     it shares another op's division (quotient and remainder of one)."""
-    from aquas.synth.multicycle import divider_latency
-
     index = {s.id: k for k, s in enumerate(states)}
-    issued: dict[Any, int] = {}
     out = []
     for s in states:
-        for op in s.issues:
-            issued[op] = index[s.id]
-    for s in states:
         for op in s.completes:
+            spec = s.units[op]
             loc = loc_of(op)
             out.append(
                 {
                     "op": op.name,
-                    "unit": f"div{op.results[0].type.width.data}",
-                    "issue_state": index[s.id] - divider_latency(op.results[0].type.width.data),
+                    "unit": spec.key,
+                    "issue_state": index[s.id] - spec.latency,
                     "result_state": index[s.id],
-                    "shares_division": op not in issued,
+                    "shares_division": not any(op in t.issues for t in states),
                     "source": f"{Path(loc.filename).name}:{loc.line}:{loc.column}" if loc else None,
                 }
             )
@@ -108,23 +103,24 @@ def multicycle_report(states: list[Any]) -> list[dict[str, Any]]:
 
 
 def multicycle_units(unit: Unit, lib: OperatorLibrary) -> list[dict[str, Any]]:
-    """The unit's multi-cycle units (one divider per width) with the library's figures."""
-    keys = sorted({op.results[0].type.width.data for s in unit.states for op in s.completes})
+    """The unit's multi-cycle units (one divider or multiplier per width) with the
+    library's figures and the number of operations started on each."""
+    specs = {spec.key: spec for s in unit.states for spec in s.units.values()}
+    issues = [s.units[op].key for s in unit.states for op in s.issues]
     out = []
-    for w in keys:
-        spec = lib.multicycle("div", w)
+    for key in sorted(specs, key=lambda k: (specs[k].unit, specs[k].width)):
+        spec = specs[key]
         out.append(
             {
-                "unit": spec.key,
-                "width": w,
+                "unit": key,
+                "width": spec.width,
                 "latency": spec.latency,
                 "initiation_interval": spec.ii,
                 "cells": spec.cells,
                 "depth": spec.depth,
-                "issues": sum(
-                    1 for s in unit.states for op in s.issues if op.results[0].type.width.data == w
-                ),
+                "issues": issues.count(key),
             }
+            | ({"digit_bits": spec.digit} if spec.unit == "mul" else {})
         )
     return out
 
@@ -193,11 +189,11 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
             f"//   {i.sym_name.data:<20} opcode={i.opcode_value:#09b} funct3={i.funct3_value} "
             f"funct7={i.funct7_value:#09b} uses={','.join(i.used) or '-'} cycles={form}"
         )
-        divs = [o for s in unit.states if s.isax == i.sym_name.data for o in s.issues]
-        if divs:
+        units = [s.units[o].key for s in unit.states if s.isax == i.sym_name.data for o in s.issues]
+        if units:
             lines.append(
-                f"//   {'':<20} {len(divs)} division(s) on the sequential divider(s) "
-                f"{', '.join(sorted({f'div{o.results[0].type.width.data}' for o in divs}))}"
+                f"//   {'':<20} {len(units)} operation(s) on the multi-cycle unit(s) "
+                f"{', '.join(sorted(set(units)))}"
             )
         mine = [unit.state_names[s.id] for s in unit.states if s.isax == i.sym_name.data]
         if mine:

@@ -117,6 +117,8 @@ class MultiCycleOp:
     issue_ns: float
     cells: int
     depth: int
+    digit: int = 0
+    """Bits retired per cycle (the multiplier's digit; 0 for the divider)."""
 
     @property
     def key(self) -> str:
@@ -248,12 +250,15 @@ class OperatorLibrary:
         """The sequential units the library describes (``"div"``)."""
         return list(self.meta.get("multicycle", {}))
 
-    def multicycle(self, unit: str, width: int) -> MultiCycleOp:
-        """The multi-cycle ``unit`` (``"div"``) at ``width`` bits: latency and initiation
-        interval from the library's per-bit formula, the logic chained in the issue cycle
-        (the ``"issue"`` kinds at ``width``), area and internal depth measured per width
-        (interpolated between widths as :meth:`cost` does). Raises :class:`KeyError` for
-        an unknown unit and :class:`ValueError` for a width outside the measured ones."""
+    def multicycle(self, unit: str, width: int, budget_ns: float | None = None) -> MultiCycleOp:
+        """The multi-cycle ``unit`` (``"div"``, ``"mul"``) at ``width`` bits: latency and
+        initiation interval from the library's formula, the logic chained in the issue
+        cycle (the ``"issue"`` kinds at ``width``), area and internal depth measured per
+        width (the divider: interpolated between widths as :meth:`cost` does; the
+        multiplier: the figures of the narrowest measured width at or above ``width``, for
+        the widest digit whose depth fits ``budget_ns``, or the narrowest digit when no
+        budget is given). Raises :class:`KeyError` for an unknown unit and
+        :class:`ValueError` for a width outside the measured ones or no digit that fits."""
         try:
             entry = self.meta["multicycle"][unit]
         except KeyError:
@@ -261,6 +266,8 @@ class OperatorLibrary:
                 f"no multi-cycle unit {unit!r} in the operator library; "
                 f"known: {self.multicycle_units()}"
             ) from None
+        if unit == "mul":
+            return self._multiplier(entry, width, budget_ns)
         table = {
             int(w): OpCost(int(e["depth"]), int(e["cells"])) for w, e in entry["widths"].items()
         }
@@ -280,6 +287,35 @@ class OperatorLibrary:
             issue_ns,
             cost.cells,
             cost.depth,
+        )
+
+    def _multiplier(
+        self, entry: dict[str, Any], width: int, budget_ns: float | None
+    ) -> MultiCycleOp:
+        widths = sorted(int(w) for w in entry["widths"])
+        if not 2 <= width <= widths[-1]:
+            raise ValueError(f"multi-cycle mul: width {width} is outside 2..{widths[-1]} bits")
+        measured = next(w for w in widths if w >= width)
+        digits = {int(d): e for d, e in entry["widths"][str(measured)].items() if int(d) <= width}
+        fits = [
+            d
+            for d, e in digits.items()
+            if budget_ns is None or int(e["depth"]) * self.ns_per_level <= budget_ns
+        ]
+        if not fits:
+            raise ValueError(f"multi-cycle mul: no digit of a {width}-bit multiplier fits")
+        d = min(fits) if budget_ns is None else max(fits)
+        steps = -(-width // d)
+        lat, ii = entry["latency"], entry["ii"]
+        return MultiCycleOp(
+            "mul",
+            width,
+            int(lat["per_step"]) * steps + int(lat["extra"]),
+            int(ii["per_step"]) * steps + int(ii["extra"]),
+            sum(self.delay_ns(k, width) for k in entry["issue"]),
+            int(digits[d]["cells"]),
+            int(digits[d]["depth"]),
+            d,
         )
 
     def levels_per_cycle(self, clock_ns: float) -> int:

@@ -4,6 +4,7 @@ and `%` (latency and occupancy)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -193,8 +194,8 @@ def test_library_describes_the_divider() -> None:
     assert d32.cells < d40.cells < LIB.multicycle("div", 48).cells and d40.latency == 42
     with pytest.raises(ValueError, match="outside"):
         LIB.multicycle("div", 65)
-    with pytest.raises(KeyError, match="no multi-cycle unit 'mul'"):
-        LIB.multicycle("mul", 32)
+    with pytest.raises(KeyError, match="no multi-cycle unit 'sqrt'"):
+        LIB.multicycle("sqrt", 32)
 
 
 # -- scheduling --------------------------------------------------------------------------
@@ -433,3 +434,154 @@ def test_a_clock_too_short_for_the_divider_step_is_still_a_diagnostic() -> None:
     clock = d.depth * LIB.ns_per_level  # the budget (minus overhead) cannot hold one step
     with pytest.raises(AquasError, match=r"arith\.divui needs"):
         build(ONE, clock)
+
+
+# -- the sequential multiplier -------------------------------------------------------------
+
+
+def simulate_multiplier(
+    w: int, d: int, vectors: list[tuple[int, int, int]], tmp: Path
+) -> list[tuple[int, int]]:
+    """Icarus run of the multiplier: vector i = (a, b, gap) starts ``gap`` cycles after the
+    previous start. Returns (cycle, prod) per cycle."""
+    from aquas.synth.multicycle import multiplier_module
+
+    name = f"t_mul{w}"
+    sv = export_verilog(hw_text(ModuleOp([multiplier_module(name, w, d)])))
+    (tmp / "mul.sv").write_text(sv)
+    hexw = (w + 3) // 4
+    (tmp / "vec.txt").write_text(
+        "".join(f"{a:0{hexw}x} {b:0{hexw}x} {g:x}\n" for a, b, g in vectors)
+    )
+    n = len(vectors)
+    total = sum(g for *_, g in vectors) + w + 8
+    tb = f"""
+module tb;
+  reg clk = 0, rst = 1, start = 0;
+  reg [{w - 1}:0] a = 0, b = 0;
+  wire [{w - 1}:0] prod;
+  reg [{w - 1}:0] va [0:{n - 1}];
+  reg [{w - 1}:0] vb [0:{n - 1}];
+  integer vg [0:{n - 1}];
+  integer fd, i, cyc, next_start, r;
+  {name} dut(.clk(clk), .rst(rst), .start(start), .a(a), .b(b), .prod(prod));
+  always #5 clk = ~clk;
+  initial begin
+    fd = $fopen("vec.txt", "r");
+    for (i = 0; i < {n}; i = i + 1) r = $fscanf(fd, "%h %h %h\\n", va[i], vb[i], vg[i]);
+    @(negedge clk); @(negedge clk); rst = 0;
+    i = 0; next_start = vg[0];
+    for (cyc = 0; cyc < {total}; cyc = cyc + 1) begin
+      start = 0;
+      if (i < {n} && cyc == next_start) begin
+        start = 1; a = va[i]; b = vb[i];
+        i = i + 1;
+        if (i < {n}) next_start = cyc + vg[i];
+      end else begin
+        a = $random; b = $random;
+      end
+      #1 $display("%0d %h", cyc, prod);
+      @(negedge clk);
+    end
+    $finish;
+  end
+endmodule
+"""
+    (tmp / "tb.v").write_text(tb)
+    subprocess.run(
+        ["iverilog", "-g2012", "-o", "sim", "tb.v", "mul.sv"],
+        cwd=tmp,
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(["vvp", "-n", "sim"], cwd=tmp, check=True, capture_output=True, text=True)
+    return [
+        (int(c), int(p, 16))
+        for c, p in (ln.split() for ln in out.stdout.splitlines() if ln[:1].isdigit())
+    ]
+
+
+@pytest.mark.sim
+@pytest.mark.skipif(shutil.which("iverilog") is None, reason="needs iverilog (scripts/setup.sh)")
+@pytest.mark.parametrize(("w", "d"), [(16, 1), (32, 8), (64, 16), (48, 24), (24, 24)])
+def test_multiplier_matches_python_multiplication(w: int, d: int, tmp_path: Path) -> None:
+    from aquas.synth.multicycle import multiplier_steps
+
+    rng = random.Random(w * 100 + d)
+    m = (1 << w) - 1
+    corners = [0, 1, 2, m, m - 1, 1 << (w - 1), 3329]
+    pairs = [(a & m, b & m) for a in corners for b in corners]
+    pairs += [(rng.getrandbits(w), rng.getrandbits(w)) for _ in range(100)]
+    lat = multiplier_steps(w, d) + 1
+    # back to back at the initiation interval (the latency), or with idle cycles
+    vectors = [
+        (a, b, lat if i % 3 else lat + rng.randrange(1, 7)) for i, (a, b) in enumerate(pairs)
+    ]
+    starts = list(itertools.accumulate(g for *_, g in vectors))
+    # the product is valid from `lat` cycles after its start until the next start (the
+    # accumulator clears at the end of that cycle)
+    seen = set()
+    for cyc, prod in simulate_multiplier(w, d, vectors, tmp_path):
+        for i, s in enumerate(starts):
+            nxt = starts[i + 1] if i + 1 < len(starts) else None
+            if s + lat <= cyc and (nxt is None or cyc <= nxt):
+                a, b, _ = vectors[i]
+                assert prod == (a * b) & m, (cyc, i, hex(a), hex(b), hex(prod))
+                seen.add(i)
+    assert len(seen) == len(vectors)
+
+
+MUL = """
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd {
+    let p: u64 = zext<u64>(rs1) * zext<u64>(rs2);
+    let s: i64 = sext<i64>(rs1 as i32) * sext<i64>(rs2 as i32);
+    return trunc<u32>(p >> 32) ^ trunc<u32>((s as u64) >> 16);
+}
+"""
+
+
+def test_a_multiply_slower_than_the_clock_runs_on_the_sequential_multiplier() -> None:
+    from aquas.synth.flow import multicycle_units
+
+    clock = 5.0  # budget 4 ns: the 64-bit multiply (4.6 ns) does not fit
+    budget = clock - 1.0
+    assert LIB.delay_ns("mul", 64) > budget
+    spec = LIB.multicycle("mul", 64, budget)
+    assert spec.digit == 16 and spec.depth * LIB.ns_per_level <= budget
+    assert (spec.latency, spec.ii) == (5, 5)  # 4 steps of 16 bits, then the result
+    unit = build(MUL, clock)
+    sts = isax_states(unit, "t")
+    issues = [i for i, s in enumerate(sts) if s.issues]
+    assert issues == [0, spec.occupancy]  # two multiplies share one multiplier
+    assert len(sts) == 2 * spec.occupancy
+    (mul,) = multicycle_units(unit, LIB)
+    assert mul["unit"] == "mul64" and mul["digit_bits"] == 16 and mul["issues"] == 2
+    # at 10 ns the multiply is combinational
+    assert len(isax_states(build(MUL, 10.0), "t")) == 1
+
+
+@pytest.mark.sim
+def test_multiplier_unit_cosimulates_at_a_short_clock(tmp_path: Path) -> None:
+    from aquas.synth.cosim import run_cosim
+    from aquas.synth.flow import synthesize
+    from aquas.synth.lint import lint
+    from aquas.synth.yosys import measure
+
+    spec = tmp_path / "mulclk.isax"
+    spec.write_text("extension mulclk;\n" + MUL)
+    res = synthesize(lower_spec(spec.read_text(), str(spec)), tmp_path / "out", 5.0, mem_latency=4)
+    assert res.reports["t"]["latency"]["cycles_max"] == 2 * 6 + 1
+    assert lint(res.verilog_path) == []
+    cs = run_cosim(
+        spec,
+        res.verilog_path,
+        res.unit.name,
+        cases=200,
+        seed=5,
+        mode="random",
+        cache_dir=ROOT / "build" / "cosim",
+    )
+    assert cs.mismatches == [] and cs.stats["t"]["cases"] == 200
+    fig = measure(res.verilog_path, res.unit.name, cache_dir=ROOT / "build" / "yosys")
+    assert fig.depth * LIB.ns_per_level <= 5.0
