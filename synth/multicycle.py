@@ -1,5 +1,7 @@
-"""Multi-cycle operators: a sequential divider the scheduler starts in one state and reads
-N states later, instead of a combinational divider that no clock period fits.
+"""Multi-cycle operators: a sequential divider (and multiplier) the scheduler starts in one
+state and reads N states later, instead of a combinational one that the clock does not fit.
+The multiplier (:func:`multiplier_module`) retires a digit of ``d`` bits per cycle; the
+rest of this docstring describes the divider, and both follow the same scheduling rules.
 
 Which ops become multi-cycle: ``/`` and ``%`` (``arith.divui/divsi/remui/remsi``, constant
 divisors included) whose combinational delay exceeds the datapath budget of a cycle. The
