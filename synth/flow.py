@@ -15,7 +15,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from aquas.diagnostics import AquasError
+from aquas.diagnostics import AquasError, loc_of
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
 from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
@@ -57,6 +57,7 @@ def isax_report(
         },
         "states": len(mine),
         "wait_states": sum(1 for s in mine if s.wait is not None),
+        "multicycle": multicycle_report(mine),
         "latency": {
             "formula": "cycles = fixed + per_mem_latency * L (L = memory response latency)",
             "fixed_min": fsm.latency.min_fixed + 1,
@@ -76,6 +77,52 @@ def isax_report(
         "bus_width": bus_width,
         "clock_ns": clock_ns,
     }
+
+
+def multicycle_report(states: list[Any]) -> list[dict[str, Any]]:
+    """The ISAX's operations on multi-cycle units (synth/multicycle.py), in state order:
+    the op, its unit, the states it starts and is read in (ISAX-relative), and whether
+    it shares another op's division (quotient and remainder of one)."""
+    index = {s.id: k for k, s in enumerate(states)}
+    out = []
+    for s in states:
+        for op in s.completes:
+            spec = s.units[op]
+            loc = loc_of(op)
+            out.append(
+                {
+                    "op": op.name,
+                    "unit": spec.key,
+                    "issue_state": index[s.id] - spec.latency,
+                    "result_state": index[s.id],
+                    "shares_division": not any(op in t.issues for t in states),
+                    "source": f"{Path(loc.filename).name}:{loc.line}:{loc.column}" if loc else None,
+                }
+            )
+    return out
+
+
+def multicycle_units(unit: Unit, lib: OperatorLibrary) -> list[dict[str, Any]]:
+    """The unit's multi-cycle units (one divider or multiplier per width) with the
+    library's figures and the number of operations started on each."""
+    specs = {spec.key: spec for s in unit.states for spec in s.units.values()}
+    issues = [s.units[op].key for s in unit.states for op in s.issues]
+    out = []
+    for key in sorted(specs, key=lambda k: (specs[k].unit, specs[k].width)):
+        spec = specs[key]
+        out.append(
+            {
+                "unit": key,
+                "width": spec.width,
+                "latency": spec.latency,
+                "initiation_interval": spec.ii,
+                "cells": spec.cells,
+                "depth": spec.depth,
+                "issues": issues.count(key),
+            }
+            | ({"digit_bits": spec.digit} if spec.unit == "mul" else {})
+        )
+    return out
 
 
 def schedule_isaxs(
@@ -142,6 +189,12 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
             f"//   {i.sym_name.data:<20} opcode={i.opcode_value:#09b} funct3={i.funct3_value} "
             f"funct7={i.funct7_value:#09b} uses={','.join(i.used) or '-'} cycles={form}"
         )
+        units = [s.units[o].key for s in unit.states if s.isax == i.sym_name.data for o in s.issues]
+        if units:
+            lines.append(
+                f"//   {'':<20} {len(units)} operation(s) on the multi-cycle unit(s) "
+                f"{', '.join(sorted(set(units)))}"
+            )
         mine = [unit.state_names[s.id] for s in unit.states if s.isax == i.sym_name.data]
         if mine:
             span = mine[0] if len(mine) == 1 else f"{mine[0]} .. {mine[-1]}"

@@ -157,6 +157,8 @@ class State:
     # from their unit in this state
     issues: list[Operation] = field(default_factory=list)
     completes: list[Operation] = field(default_factory=list)
+    # the unit of each of them
+    units: dict[Operation, MultiCycleOp] = field(default_factory=dict)
 
 
 @dataclass
@@ -410,7 +412,9 @@ class FsmBuilder:
                 done = states[cycles[op] + self.multicycle[op].latency]
                 if op not in self.riders:
                     st.issues.append(op)
+                    st.units[op] = self.multicycle[op]
                 done.completes.append(op)
+                done.units[op] = self.multicycle[op]
                 self.issue_state[op] = st.id
                 self.def_state[op] = done.id
                 continue

@@ -1,5 +1,7 @@
-"""Multi-cycle operators: a sequential divider the scheduler starts in one state and reads
-N states later, instead of a combinational divider that no clock period fits.
+"""Multi-cycle operators: a sequential divider (and multiplier) the scheduler starts in one
+state and reads N states later, instead of a combinational one that the clock does not fit.
+The multiplier (:func:`multiplier_module`) retires a digit of ``d`` bits per cycle; the
+rest of this docstring describes the divider, and both follow the same scheduling rules.
 
 Which ops become multi-cycle: ``/`` and ``%`` (``arith.divui/divsi/remui/remsi``, constant
 divisors included) whose combinational delay exceeds the datapath budget of a cycle. The
@@ -54,7 +56,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue, TypeAttribute
 
 from aquas.synth.hwemit import HwBuilder, basename_loc
-from aquas.synth.oplib import MultiCycleOp
+from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 
 #: arith op → (signed, which output of the divider).
 DIV_OPS: dict[str, tuple[bool, str]] = {
@@ -65,25 +67,43 @@ DIV_OPS: dict[str, tuple[bool, str]] = {
 }
 
 
+#: arith op → (unit kind, signed, which output of the unit).
+UNIT_OPS: dict[str, tuple[str, bool, str]] = {
+    **{n: ("div", sg, out) for n, (sg, out) in DIV_OPS.items()},
+    "arith.muli": ("mul", False, "prod"),
+}
+
+
 def is_division(op: Operation) -> bool:
     return op.name in DIV_OPS
 
 
 def multicycle_policy(
-    lib: object, delay: Callable[[Operation], float], budget_ns: float
+    lib: OperatorLibrary, delay: Callable[[Operation], float], budget_ns: float
 ) -> Callable[[Operation], MultiCycleOp | None]:
-    """The rule the flow applies: a division or remainder whose combinational delay
-    exceeds ``budget_ns`` becomes a multi-cycle op on the library's sequential divider."""
-    from aquas.synth.oplib import OperatorLibrary
-
-    assert isinstance(lib, OperatorLibrary)
+    """The rule the flow applies: a division or remainder (a multiply) whose
+    combinational delay exceeds ``budget_ns`` becomes a multi-cycle op on the library's
+    sequential divider (multiplier, with the widest digit that fits), provided the unit's
+    own longest path (one step) fits the budget; if it does not, the op stays
+    combinational and the scheduler reports it as too slow."""
 
     def choose(op: Operation) -> MultiCycleOp | None:
-        if not is_division(op) or delay(op) <= budget_ns:
+        if op.name not in UNIT_OPS or delay(op) <= budget_ns:
             return None
         t = op.results[0].type
         assert isinstance(t, IntegerType)
-        return lib.multicycle("div", t.width.data)
+        if t.width.data < 2:  # a 1-bit operation is a gate or two; never slower
+            return None
+        kind = UNIT_OPS[op.name][0]
+        if kind not in lib.multicycle_units():
+            return None
+        try:
+            spec = lib.multicycle(kind, t.width.data, budget_ns if kind == "mul" else None)
+        except ValueError:  # wider than measured, or no multiplier digit fits
+            return None
+        if spec.depth * lib.ns_per_level > budget_ns or spec.issue_ns > budget_ns:
+            return None
+        return spec
 
     return choose
 
@@ -182,6 +202,72 @@ def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) 
     return hw.HWModuleOp(StringAttr(name), hw.ModuleType(ArrayAttr(ports)), Region(block))
 
 
+MUL_IN_PORTS = ("clk", "rst", "start", "a", "b")
+MUL_OUT_PORTS = ("prod",)
+
+
+def multiplier_module_name(prefix: str, width: int) -> str:
+    return f"{prefix}_mul{width}"
+
+
+def multiplier_steps(width: int, digit: int) -> int:
+    """Cycles of partial products: ``ceil(width / digit)``."""
+    return -(-width // digit)
+
+
+def multiplier_module(name: str, w: int, d: int) -> hw.HWModuleOp:
+    """A ``w``-bit sequential multiplier retiring ``d`` multiplier bits per cycle
+    (``prod = a * b mod 2^w``, the same for signed and unsigned operands).
+
+    Issue cycle ``c`` (``start``): ``a_q = a``, ``b_q = b``, ``acc_q = 0``; cycles ``c+1
+    .. c+n`` (``n = ceil(w/d)``): ``acc += a_q * b_q[d-1:0]`` (a ``w``-by-``d`` multiply
+    and an add), ``a_q <<= d``, ``b_q >>= d``. ``prod`` (the accumulator) holds the result
+    from cycle ``c+n+1`` (latency ``n + 1``) until the next start."""
+    if not 1 <= d <= w:
+        raise ValueError(f"digit must be 1..{w} bits, got {d}")
+    n = multiplier_steps(w, d)
+    iw = IntegerType(w)
+    types: list[TypeAttribute] = [seq.clock, i1, i1, iw, iw]
+    block = Block(arg_types=types)
+    port = dict(zip(MUL_IN_PORTS, block.args, strict=True))
+    for pn, arg in port.items():
+        arg.name_hint = pn
+    h = HwBuilder(block, port["clk"], port["rst"])
+    h.reserved.update({"a_q", "b_q", "acc_q", "cnt_q"})
+    start, a, b = port["start"], port["a"], port["b"]
+    cbits = max(1, n.bit_length())
+    a_q = h.reg("a_q", w, 0)
+    b_q = h.reg("b_q", w, 0)
+    acc = h.reg("acc_q", w, 0)
+    cnt = h.reg("cnt_q", cbits, 0)
+    running = h.icmp("ne", cnt, h.const(0, cbits), "running")
+    digit = h.zext(h.extract(b_q, 0, d, "digit"), w, "digit_x")
+    partial = h.binop("comb.mul", a_q, digit, "partial")
+    acc_step = h.binop("comb.add", acc, partial, "acc_step")
+    if n > 1:
+        a_step = h.concat(h.extract(a_q, 0, w - d, "a_low"), h.const(0, d), "a_step")
+        b_step = h.concat(h.const(0, d), h.extract(b_q, d, w - d, "b_high"), "b_step")
+    else:
+        a_step, b_step = a_q, b_q
+    h.drive("a_q", h.mux(start, a, h.mux(running, a_step, a_q, "a_run"), "a_n"))
+    h.drive("b_q", h.mux(start, b, h.mux(running, b_step, b_q, "b_run"), "b_n"))
+    h.drive(
+        "acc_q",
+        h.mux(start, h.const(0, w), h.mux(running, acc_step, acc, "acc_run"), "acc_n"),
+    )
+    cnt_dec = h.binop("comb.sub", cnt, h.const(1, cbits), "cnt_dec")
+    h.drive(
+        "cnt_q",
+        h.mux(start, h.const(n, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
+    )
+    block.add_op(hw.OutputOp([acc]))
+    ports = [
+        hw.ModulePort(StringAttr(pn), t, hw.DirectionAttr(hw.Direction.INPUT))
+        for pn, t in zip(MUL_IN_PORTS, types, strict=True)
+    ] + [hw.ModulePort(StringAttr("prod"), iw, hw.DirectionAttr(hw.Direction.OUTPUT))]
+    return hw.HWModuleOp(StringAttr(name), hw.ModuleType(ArrayAttr(ports)), Region(block))
+
+
 # -- the units of a generated ISAX unit -----------------------------------------------------
 
 
@@ -192,10 +278,15 @@ class _Instance:
     outputs: tuple[str, ...]
     issues: list[tuple[SSAValue, SSAValue, SSAValue, bool]] = field(default_factory=list)
 
+    @property
+    def module_name(self) -> str:
+        return self.op.module_name.root_reference.data
+
 
 class MultiCycleUnits:
-    """The multi-cycle units of one generated ISAX unit: one divider instance per width,
-    whose ``start`` and operands are selected from the states that issue on it."""
+    """The multi-cycle units of one generated ISAX unit: one divider (multiplier) instance
+    per width, whose ``start`` and operands are selected from the states that issue on
+    it."""
 
     def __init__(self, h: HwBuilder, prefix: str, results: dict[Operation, MultiCycleOp]):
         """``results``: every multi-cycle op whose result the unit reads (so that each
@@ -205,20 +296,28 @@ class MultiCycleUnits:
         self.units: dict[str, _Instance] = {}
         self.outputs: dict[str, set[str]] = {}
         for op, spec in results.items():
-            self.outputs.setdefault(spec.key, set()).add(DIV_OPS[op.name][1])
+            self.outputs.setdefault(spec.key, set()).add(UNIT_OPS[op.name][2])
 
     def _unit(self, spec: MultiCycleOp) -> _Instance:
         inst = self.units.get(spec.key)
         if inst is None:
             w = spec.width
             h = self.h
-            outputs = tuple(o for o in DIV_OUT_PORTS if o in self.outputs.get(spec.key, ()))
             # the inputs are connected in ``finish``, once every issuing state is known
             placeholder = [h.clk, h.rst, h.const(0, 1), h.const(0, 1), h.const(0, w), h.const(0, w)]
+            if spec.unit == "mul":
+                outputs: tuple[str, ...] = MUL_OUT_PORTS
+                ins: tuple[str, ...] = MUL_IN_PORTS
+                name = multiplier_module_name(self.prefix, w)
+                placeholder.pop(3)
+            else:
+                outputs = tuple(o for o in DIV_OUT_PORTS if o in self.outputs.get(spec.key, ()))
+                ins = DIV_IN_PORTS
+                name = divider_module_name(self.prefix, w)
             op = hw.InstanceOp(
                 spec.key,
-                FlatSymbolRefAttr(divider_module_name(self.prefix, w)),
-                list(zip(DIV_IN_PORTS, placeholder, strict=True)),
+                FlatSymbolRefAttr(name),
+                list(zip(ins, placeholder, strict=True)),
                 [(n, IntegerType(w)) for n in outputs],
             )
             for res, n in zip(op.results, outputs, strict=True):
@@ -230,12 +329,12 @@ class MultiCycleUnits:
         self, spec: MultiCycleOp, op: Operation, en: SSAValue, a: SSAValue, b: SSAValue
     ) -> None:
         """``op`` starts on its unit in the state whose enable is ``en``."""
-        signed, _ = DIV_OPS[op.name]
+        _, signed, _ = UNIT_OPS[op.name]
         self._unit(spec).issues.append((en, a, b, signed))
 
     def result(self, spec: MultiCycleOp, op: Operation) -> SSAValue:
         """The unit output holding ``op``'s result (valid in its result state)."""
-        _, which = DIV_OPS[op.name]
+        _, _, which = UNIT_OPS[op.name]
         inst = self._unit(spec)
         return inst.op.results[inst.outputs.index(which)]
 
@@ -247,7 +346,7 @@ class MultiCycleUnits:
         return self.h.onehot_select(items, items[0][1], hint)
 
     def finish(self) -> list[hw.HWModuleOp]:
-        """Connects every instance and returns the divider modules it instantiates."""
+        """Connects every instance and returns the modules they instantiate."""
         h = self.h
         modules = []
         for key, inst in sorted(self.units.items()):
@@ -257,6 +356,11 @@ class MultiCycleUnits:
             start = h.or_tree([en for en, *_ in items], 1, f"{key}_start")
             a = self._operand([(en, x) for en, x, _, _ in items], f"{key}_a")
             b = self._operand([(en, y) for en, _, y, _ in items], f"{key}_b")
+            if inst.spec.unit == "mul":
+                inst.op.operands = [h.clk, h.rst, start, a, b]
+                h.block.add_op(inst.op)
+                modules.append(multiplier_module(inst.module_name, w, inst.spec.digit))
+                continue
             signs = {s for *_, s in items}
             if len(signs) == 1:
                 sgn = h.const(int(signs.pop()), 1)
@@ -264,8 +368,7 @@ class MultiCycleUnits:
                 sgn = h.or_tree([en for en, *_, s in items if s], 1, f"{key}_sgn")
             inst.op.operands = [h.clk, h.rst, start, sgn, a, b]
             h.block.add_op(inst.op)
-            name = divider_module_name(self.prefix, w)
-            modules.append(divider_module(name, w, inst.outputs))
+            modules.append(divider_module(inst.module_name, w, inst.outputs))
         return modules
 
 
@@ -311,6 +414,57 @@ def characterize(widths: tuple[int, ...] = CHARACTERISED_WIDTHS) -> dict[str, An
     return DIV_ENTRY | {"widths": out}
 
 
+#: (width, digits) the multiplier is measured at.
+MUL_CHARACTERISED: dict[int, tuple[int, ...]] = {
+    16: (1, 2, 4, 8),
+    24: (1, 2, 4, 8, 12),
+    32: (1, 2, 4, 8, 16),
+    48: (1, 2, 4, 8, 16, 24),
+    64: (1, 2, 4, 8, 16, 32),
+}
+
+MUL_ENTRY: dict[str, Any] = {
+    "kinds": ["mul", "mul_const"],
+    "architecture": (
+        "sequential multiplier generated by synth/multicycle.py: a digit of d multiplier "
+        "bits per cycle (a w-by-d multiply and an add into the accumulator); the low w "
+        "bits of the product, for signed and unsigned operands; one instance per width"
+    ),
+    "latency": {"per_step": 1, "extra": 1},
+    "ii": {"per_step": 1, "extra": 1},
+    # the unit's operand select and the start mux in front of the operand registers
+    "issue": ["mux", "mux", "mux"],
+}
+
+
+def characterize_multiplier(
+    sizes: dict[int, tuple[int, ...]] = MUL_CHARACTERISED,
+) -> dict[str, Any]:
+    """Measures the sequential multiplier with Yosys per width and digit: the library's
+    ``"multicycle"."mul"`` entry."""
+    import tempfile
+
+    from aquas.synth.flow import export_verilog
+    from aquas.synth.rtlgen import hw_text
+    from aquas.synth.yosys import measure
+
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for w, digits in sizes.items():
+            for d in digits:
+                name = f"char_mul{w}x{d}"
+                path = Path(tmp) / f"{name}.sv"
+                mod = multiplier_module(name, w, d)
+                path.write_text(export_verilog(hw_text(ModuleOp([mod]))))
+                fig = measure(path, name, cache_dir=Path(tmp) / "cache")
+                out.setdefault(str(w), {})[str(d)] = {
+                    "cells": fig.cells,
+                    "flops": fig.flops,
+                    "depth": fig.depth,
+                }
+    return MUL_ENTRY | {"widths": out}
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m aquas.synth.multicycle``: re-measure the divider and write its entry
     into the operator library (``--out``, the packaged ``synth/oplib.json`` by default)."""
@@ -325,7 +479,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     doc = json.loads(args.out.read_text())
     doc.setdefault("multicycle", {})["div"] = entry = characterize()
+    doc["multicycle"]["mul"] = mul = characterize_multiplier()
     args.out.write_text(dumps(doc))
+    for w, per_digit in mul["widths"].items():
+        figs = ", ".join(
+            f"d={d}: {e['cells']} cells, depth {e['depth']}" for d, e in per_digit.items()
+        )
+        print(f"mul{w}: {figs}")
     for w, e in entry["widths"].items():
         lat = int(w) + 2
         print(
@@ -337,6 +497,7 @@ def main(argv: list[str] | None = None) -> int:
 
 __all__ = [
     "DIV_OPS",
+    "UNIT_OPS",
     "MultiCycleOp",
     "MultiCycleUnits",
     "divider_latency",
@@ -344,6 +505,7 @@ __all__ = [
     "divider_module_name",
     "is_division",
     "multicycle_policy",
+    "multiplier_module",
 ]
 
 

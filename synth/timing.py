@@ -64,6 +64,11 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
     d = lib.delay_ns(kind, width)
     if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
+        if _const_rhs(op):  # a small constant divisor is far deeper than the *_const entry
+            c = op.operands[1].owner.value.value.data  # type: ignore[union-attr]
+            var_kind = arith_kind(name)
+            depth = lib.division_by_constant_depth(var_kind, width, int(c))
+            d = max(d, depth * lib.ns_per_level)
         d += 2 * lib.delay_ns("mux", width)  # RISC-V corner-case selects
     if name in ("arith.shli", "arith.shrui", "arith.shrsi") and not _const_rhs(op):
         d += lib.delay_ns("mux", width)  # shift-out guard
@@ -109,6 +114,9 @@ def schedule_extension(
 
 STATE_ATTR = "aquas.state"
 """Discardable attribute ``aquas-schedule`` puts on each scheduled op: its FSM state (i64)."""
+RESULT_STATE_ATTR = "aquas.result_state"
+"""Discardable attribute on a multi-cycle op (a sequential division): the state reading its
+result (``aquas.state`` is the one starting it)."""
 CYCLE_ATTR = "aquas.cycle"
 """Discardable attribute: the op's cycle within its straight-line segment (i64)."""
 
@@ -145,10 +153,14 @@ class AquasSchedulePass(ModulePass):
         for inner in op.walk():
             inner.attributes.pop(STATE_ATTR, None)
             inner.attributes.pop(CYCLE_ATTR, None)
+            inner.attributes.pop(RESULT_STATE_ATTR, None)
         lib = OperatorLibrary.load()
         # one unit per extension, each numbering its states from its own idle state
         for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:
             builder, _ = schedule_extension(ext, self.clock_ns, lib, SCHEDULERS[self.algorithm])
             for scheduled, state in builder.def_state.items():
+                if scheduled in builder.multicycle:  # started here, read in def_state
+                    scheduled.attributes[RESULT_STATE_ATTR] = IntegerAttr(state, i64)
+                    state = state - builder.multicycle[scheduled].latency
                 scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
                 scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)

@@ -161,6 +161,10 @@ def synth(
         }
         if encoding_doc is not None:
             unit_doc["encoding"] = encoding_doc
+        from aquas.synth.flow import multicycle_units
+        from aquas.synth.oplib import OperatorLibrary
+
+        unit_doc["multicycle_units"] = multicycle_units(res.unit, OperatorLibrary.load())
         if u.lint_warnings is not None:
             unit_doc["lint_warnings"] = u.lint_warnings
             if u.lint_warnings:
