@@ -9,9 +9,12 @@ One method for units and cores alike, so that their figures compare:
    is recorded, its read data become inputs of the netlist and its address, data and enable
    nets outputs (``expose``), and the cell is deleted. Its area is priced from the SRAM table
    below (:data:`SRAM_TABLE`), not from flip-flops.
-3. ``synth -run fine:``, ``dfflibmap -liberty``, ``abc -D <clock ps> -constr`` (a driving cell
-   and an output load, so ABC buffers high-fanout nets: without it OpenSTA times unbuffered
-   nets of hundreds of loads), ``stat -liberty`` for the logic area.
+3. ``synth -run fine:``, ``dfflibmap -liberty``, ``abc -fast -D <clock ps> -constr`` (a driving
+   cell and an output load, so ABC buffers high-fanout nets: without it OpenSTA times
+   unbuffered nets of hundreds of loads; ``-fast``: ABC's full script needs tens of minutes
+   of CPU on a unit or a core, the fast one seconds), wires that only alias others removed and
+   port-to-port connections buffered (``insbuf``: OpenSTA's Verilog reader takes no
+   ``assign``), ``stat -liberty`` for the logic area.
 4. OpenSTA: ``read_liberty``, ``read_verilog``, ``link_design``, ``create_clock`` on the clock
    port, inputs and outputs constrained to that clock with zero delay (the cut SRAM read data
    arrive at the clock edge: the macro's own clock-to-output time is not included), and
@@ -193,11 +196,13 @@ expose @memin
 delete t:$mem_v2
 synth -top {top} -run fine: -noabc
 dfflibmap -liberty {lib}
-abc -D {clock_ps} -constr {constr} -liberty {lib}
-opt_clean
+abc -fast -D {clock_ps} -constr {constr} -liberty {lib}
+opt_clean -purge
 setundef -zero
+insbuf -buf {buf} A Y
+opt_clean -purge
 tee -q -o {stat} stat -liberty {lib}
-write_verilog -noattr -noexpr {netlist}
+write_verilog -noattr -noexpr -nohex -nodec {netlist}
 """
 _CONSTR = f"set_driving_cell {DRIVING_CELL}\nset_load {OUTPUT_LOAD_PF}\n"
 _STA_SCRIPT = """\
@@ -297,7 +302,7 @@ def _run(cmd: list[str], what: str, timeout: int, progress: Callable[[float], No
         ticker.join()
     if proc.returncode != 0:
         raise AquasError(f"{what} failed:\n{(proc.stderr or proc.stdout)[-2000:]}")
-    return proc.stdout
+    return proc.stdout + proc.stderr
 
 
 def measure(
@@ -339,6 +344,7 @@ def measure(
             lib=lib,
             clock_ps=max(1, round(clock_ns * 1000)),
             constr=d / "constr.txt",
+            buf=DRIVING_CELL,
             stat=d / "stat.txt",
             netlist=d / "netlist.v",
         )
@@ -378,7 +384,7 @@ def measure(
             timeout,
             (lambda s: progress("opensta", s)) if progress else None,
         )
-        if "Error" in out:
+        if re.search(r"^Error", out, re.M):
             raise AquasError(f"OpenSTA reported an error on {top}:\n{out[-2000:]}")
         slack = parse_slack(out)
     fig = StaFigures(
