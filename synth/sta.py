@@ -9,10 +9,11 @@ One method for units and cores alike, so that their figures compare:
    is recorded, its read data become inputs of the netlist and its address, data and enable
    nets outputs (``expose``), and the cell is deleted. Its area is priced from the SRAM table
    below (:data:`SRAM_TABLE`), not from flip-flops.
-3. ``synth -run fine:``, ``dfflibmap -liberty``, ``abc -fast -D <clock ps> -constr`` (a driving
-   cell and an output load, so ABC buffers high-fanout nets: without it OpenSTA times
-   unbuffered nets of hundreds of loads; ``-fast``: ABC's full script needs tens of minutes
-   of CPU on a unit or a core, the fast one seconds), wires that only alias others removed and
+3. ``synth -run fine:``, ``dfflibmap -liberty``, ABC with ``-constr`` (a driving cell and an
+   output load, so ABC buffers high-fanout nets: without it OpenSTA times unbuffered nets of
+   hundreds of loads) and the script of ``abc -fast -D <clock ps>`` (``map -D``, ``buffer``,
+   ``upsize``/``dnsize``; ABC's full script needs tens of CPU minutes on a unit or a core,
+   this one seconds), wires that only alias others removed and
    port-to-port connections buffered (``insbuf``: OpenSTA's Verilog reader takes no
    ``assign``), ``stat -liberty`` for the logic area.
 4. OpenSTA: ``read_liberty``, ``read_verilog``, ``link_design``, ``create_clock`` on the clock
@@ -196,7 +197,7 @@ expose @memin
 delete t:$mem_v2
 synth -top {top} -run fine: -noabc
 dfflibmap -liberty {lib}
-abc -fast -D {clock_ps} -constr {constr} -liberty {lib}
+abc -script {abc} -constr {constr} -liberty {lib}
 opt_clean -purge
 setundef -zero
 insbuf -buf {buf} A Y
@@ -204,6 +205,10 @@ opt_clean -purge
 tee -q -o {stat} stat -liberty {lib}
 write_verilog -noattr -noexpr -nohex -nodec {netlist}
 """
+# ABC's delay-oriented fast script (what `abc -fast -D` runs) with `cleanup` before
+# `buffer`: on VexRiscv, `map` leaves a dangling node and `buffer` aborts on it ("node has no
+# fanout"). The full script (`&dch; &nf`) needs tens of CPU minutes on a core or a unit.
+_ABC = "strash\ndretime\nmap -D {ps}\ncleanup\nbuffer\nupsize -D {ps}\ndnsize -D {ps}\nstime -p\n"
 _CONSTR = f"set_driving_cell {DRIVING_CELL}\nset_load {OUTPUT_LOAD_PF}\n"
 _STA_SCRIPT = """\
 read_liberty {lib}
@@ -273,7 +278,7 @@ def find_clock(ports: list[str]) -> str | None:
 
 def _key(files: list[Path], top: str, chparams: str, clock_ns: float, lib: Path) -> str:
     h = hashlib.sha256()
-    for part in (_YOSYS_SCRIPT, _CONSTR, _STA_SCRIPT, top, chparams, repr(clock_ns)):
+    for part in (_YOSYS_SCRIPT, _ABC, _CONSTR, _STA_SCRIPT, top, chparams, repr(clock_ns)):
         h.update(part.encode() + b"\0")
     h.update(lib.read_bytes())
     for f in files:
@@ -335,6 +340,8 @@ def measure(
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / "constr.txt").write_text(_CONSTR)
+        clock_ps = max(1, round(clock_ns * 1000))
+        (d / "map.abc").write_text(_ABC.format(ps=clock_ps))
         script = _YOSYS_SCRIPT.format(
             reads="\n".join(f"read_verilog -sv {f.resolve()}" for f in files),
             chparams=chparams,
@@ -342,7 +349,7 @@ def measure(
             async_mems=_ASYNC_MEMS,
             mems=d / "mems.txt",
             lib=lib,
-            clock_ps=max(1, round(clock_ns * 1000)),
+            abc=d / "map.abc",
             constr=d / "constr.txt",
             buf=DRIVING_CELL,
             stat=d / "stat.txt",
