@@ -9,9 +9,13 @@ One method for units and cores alike, so that their figures compare:
    is recorded, its read data become inputs of the netlist and its address, data and enable
    nets outputs (``expose``), and the cell is deleted. Its area is priced from the SRAM table
    below (:data:`SRAM_TABLE`), not from flip-flops.
-3. ``synth -run fine:``, ``dfflibmap -liberty``, ``abc -D <clock ps> -constr`` (a driving cell
-   and an output load, so ABC buffers high-fanout nets: without it OpenSTA times unbuffered
-   nets of hundreds of loads), ``stat -liberty`` for the logic area.
+3. ``synth -run fine:``, ``dfflibmap -liberty``, ABC with ``-constr`` (a driving cell and an
+   output load, so ABC buffers high-fanout nets: without it OpenSTA times unbuffered nets of
+   hundreds of loads) and the script of ``abc -fast -D <clock ps>`` (``map -D``, ``buffer``,
+   ``upsize``/``dnsize``; ABC's full script needs tens of CPU minutes on a unit or a core,
+   this one seconds), wires that only alias others removed and
+   port-to-port connections buffered (``insbuf``: OpenSTA's Verilog reader takes no
+   ``assign``), ``stat -liberty`` for the logic area.
 4. OpenSTA: ``read_liberty``, ``read_verilog``, ``link_design``, ``create_clock`` on the clock
    port, inputs and outputs constrained to that clock with zero delay (the cut SRAM read data
    arrive at the clock edge: the macro's own clock-to-output time is not included), and
@@ -193,12 +197,18 @@ expose @memin
 delete t:$mem_v2
 synth -top {top} -run fine: -noabc
 dfflibmap -liberty {lib}
-abc -D {clock_ps} -constr {constr} -liberty {lib}
-opt_clean
+abc -script {abc} -constr {constr} -liberty {lib}
+opt_clean -purge
 setundef -zero
+insbuf -buf {buf} A Y
+opt_clean -purge
 tee -q -o {stat} stat -liberty {lib}
-write_verilog -noattr -noexpr {netlist}
+write_verilog -noattr -noexpr -nohex -nodec {netlist}
 """
+# ABC's delay-oriented fast script (what `abc -fast -D` runs) with `cleanup` before
+# `buffer`: on VexRiscv, `map` leaves a dangling node and `buffer` aborts on it ("node has no
+# fanout"). The full script (`&dch; &nf`) needs tens of CPU minutes on a core or a unit.
+_ABC = "strash\ndretime\nmap -D {ps}\ncleanup\nbuffer\nupsize -D {ps}\ndnsize -D {ps}\nstime -p\n"
 _CONSTR = f"set_driving_cell {DRIVING_CELL}\nset_load {OUTPUT_LOAD_PF}\n"
 _STA_SCRIPT = """\
 read_liberty {lib}
@@ -268,7 +278,7 @@ def find_clock(ports: list[str]) -> str | None:
 
 def _key(files: list[Path], top: str, chparams: str, clock_ns: float, lib: Path) -> str:
     h = hashlib.sha256()
-    for part in (_YOSYS_SCRIPT, _CONSTR, _STA_SCRIPT, top, chparams, repr(clock_ns)):
+    for part in (_YOSYS_SCRIPT, _ABC, _CONSTR, _STA_SCRIPT, top, chparams, repr(clock_ns)):
         h.update(part.encode() + b"\0")
     h.update(lib.read_bytes())
     for f in files:
@@ -297,7 +307,7 @@ def _run(cmd: list[str], what: str, timeout: int, progress: Callable[[float], No
         ticker.join()
     if proc.returncode != 0:
         raise AquasError(f"{what} failed:\n{(proc.stderr or proc.stdout)[-2000:]}")
-    return proc.stdout
+    return proc.stdout + proc.stderr
 
 
 def measure(
@@ -330,6 +340,8 @@ def measure(
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / "constr.txt").write_text(_CONSTR)
+        clock_ps = max(1, round(clock_ns * 1000))
+        (d / "map.abc").write_text(_ABC.format(ps=clock_ps))
         script = _YOSYS_SCRIPT.format(
             reads="\n".join(f"read_verilog -sv {f.resolve()}" for f in files),
             chparams=chparams,
@@ -337,8 +349,9 @@ def measure(
             async_mems=_ASYNC_MEMS,
             mems=d / "mems.txt",
             lib=lib,
-            clock_ps=max(1, round(clock_ns * 1000)),
+            abc=d / "map.abc",
             constr=d / "constr.txt",
+            buf=DRIVING_CELL,
             stat=d / "stat.txt",
             netlist=d / "netlist.v",
         )
@@ -378,7 +391,7 @@ def measure(
             timeout,
             (lambda s: progress("opensta", s)) if progress else None,
         )
-        if "Error" in out:
+        if re.search(r"^Error", out, re.M):
             raise AquasError(f"OpenSTA reported an error on {top}:\n{out[-2000:]}")
         slack = parse_slack(out)
     fig = StaFigures(

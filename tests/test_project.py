@@ -169,6 +169,11 @@ def test_cli_reports_project_errors_without_traceback(proj: Path) -> None:
     assert "Traceback" not in res.output
     res = CliRunner().invoke(main, ["run", str(proj), "--jobs", "0"])
     assert res.exit_code == 2 and "--jobs must be at least 1" in res.output
+    edit(proj, 'soc = "rocket"', 'soc = "picorv32"')
+    for bad in ("0", "nan", "-1"):
+        res = CliRunner().invoke(main, ["run", str(proj), "--clock-ns", bad])
+        assert res.exit_code == 2 and "--clock-ns must be a finite positive number" in res.output
+        assert "Traceback" not in res.output
 
 
 def test_a_packaged_platform_variant_by_name(proj: Path) -> None:

@@ -23,7 +23,20 @@ import click
 )
 @click.option("--force", is_flag=True, help="Re-run every stage, ignoring the cache.")
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
-def run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_json: bool) -> None:
+@click.option(
+    "--clock-ns",
+    type=float,
+    default=None,
+    help="Clock target (ns), over the project's clock_ns (default: the core's critical path).",
+)
+def run(
+    project_file: Path,
+    out_dir: Path | None,
+    jobs: int,
+    force: bool,
+    as_json: bool,
+    clock_ns: float | None,
+) -> None:
     """Run a project: synthesize and co-simulate the unit, match and rewrite the
     application, compile baseline and ISAX builds, simulate both on the SoC (their outputs
     must be identical), measure area and logic depth, and write report.{md,html,json}.
@@ -31,10 +44,19 @@ def run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_jso
     Unchanged stages are skipped (content hashes). Exit status: 0 on success, 2 for
     errors in the project or a failed check (co-simulation mismatch, outputs differ).
     """
-    _run(project_file, out_dir, jobs, force, as_json)
+    _run(project_file, out_dir, jobs, force, as_json, clock_ns)
 
 
-def _run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_json: bool) -> None:
+def _run(
+    project_file: Path,
+    out_dir: Path | None,
+    jobs: int,
+    force: bool,
+    as_json: bool,
+    clock_ns: float | None = None,
+) -> None:
+    import dataclasses
+
     from rich.table import Table
 
     from aquas.cli.common import err, out
@@ -46,6 +68,11 @@ def _run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_js
     if jobs < 1:
         raise AquasError(f"--jobs must be at least 1, got {jobs}")
     project = load_project(project_file)
+    if clock_ns is not None:
+        from aquas.synth.pipeline import check_clock
+
+        check_clock(clock_ns, "--clock-ns")
+        project = dataclasses.replace(project, clock_ns=clock_ns)
     out_dir = out_dir or Path("build") / project.name
     res = run_project(project, out_dir, jobs=jobs, force=force, console=err)
     doc = res.doc
@@ -70,7 +97,22 @@ def _run(project_file: Path, out_dir: Path | None, jobs: int, force: bool, as_js
         out.print(it)
     a, t = doc["area"], doc["timing"]
     matched = sum(1 for m in doc["matches"] if m["status"] == "matched")
-    if a["core"] is None:  # the descriptor's core.area_unmeasured
+    if a.get("unit_um2"):  # on the cell library (aquas.area)
+        u = a["unit_um2"]
+        area = f"unit area {u['total']:,.0f} um^2 on {a['library']}"
+        if a.get("core_um2"):
+            area += (
+                f" = {a['overhead_percent']:.1f} % of {a['core_module']} "
+                f"({a['core_um2']['total']:,.0f} um^2); critical path "
+                f"{t['unit_critical_path_ns']:.2f} ns vs core {t['core_critical_path_ns']:.2f} ns"
+            )
+        else:
+            area += (
+                f"; critical path {t['unit_critical_path_ns']:.2f} ns; "
+                f"{a['core_module']} not measured ({a['core_unmeasured']})"
+            )
+        area += f"; clock target {t['clock_ns']:g} ns"
+    elif a["core"] is None:  # the descriptor's core.area_unmeasured
         area = (
             f"unit area {a['unit']['cells']} cells, logic depth {t['unit_depth']}; "
             f"{a['core_module']} not measured ({a['core_unmeasured']})"

@@ -82,9 +82,18 @@ def test_first_run_measures_both_builds(first) -> None:  # type: ignore[no-untyp
     area = doc["area"]
     assert area["core_module"] == "picorv32"
     assert area["unit"]["cells"] > 0 and area["core"]["cells"] > area["core"]["flops"] > 0
+    # total area on the cell library, unit over core, by the same method (aquas.area)
+    unit_um2, core_um2 = area["unit_um2"], area["core_um2"]
+    assert unit_um2["total"] == pytest.approx(unit_um2["logic"] + unit_um2["memory"], abs=0.2)
+    assert core_um2["logic"] > 0 and unit_um2["logic"] > 0
     assert area["overhead_percent"] == pytest.approx(
-        100 * area["unit"]["cells"] / area["core"]["cells"]
+        100 * unit_um2["total"] / core_um2["total"], rel=1e-5
     )
+    timing = doc["timing"]
+    # the project gives clock_ns = 10: that is the target, and both paths are timed
+    assert (timing["clock_ns"], timing["clock_source"]) == (10.0, "project")
+    assert 0 < timing["core_critical_path_ns"] < 50 and 0 < timing["unit_critical_path_ns"] < 50
+    assert timing["meets_clock"] == (timing["unit_critical_path_ns"] <= 10.0)
     assert doc["cosim"]["cases"] == 2 * 20 and not doc["cosim"]["mismatches"]
     assert {x["isax"] for x in doc["latency"]} == {"modmul_q", "ntt_bfly"}
     assert json.loads((out / "report.json").read_text()) == doc
