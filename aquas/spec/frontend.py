@@ -161,11 +161,19 @@ class SpecFrontend(ExprLowering):
             assert isinstance(first, Token)
             if d.data == "partition":
                 if part is not None:
-                    raise self.error(first, f"scratchpad '{name}' has two partition directives")
+                    raise self.error(
+                        first,
+                        f"scratchpad '{name}' has two partition directives",
+                        hint="keep one partition(...)",
+                    )
                 part = d
             else:
                 if impl_dir is not None:
-                    raise self.error(first, f"scratchpad '{name}' has two impl directives")
+                    raise self.error(
+                        first,
+                        f"scratchpad '{name}' has two impl directives",
+                        hint="keep one impl(...)",
+                    )
                 impl_dir = d
         kind, factor = "none", 1
         if part is not None:
