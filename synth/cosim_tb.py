@@ -148,6 +148,23 @@ def expected_byte_writes(writes: list[Any]) -> list[tuple[int, int]]:
     return out
 
 
+_LAYOUTS: dict[str, tuple[str, int]] = {}
+
+
+def sram_layout(dut: Any, spm: aq.ScratchpadOp) -> tuple[str, int]:
+    """The partition an SRAM scratchpad was built with, from its bank instances: the
+    spec's, or cyclic by the number of banks when synthesis split it further for packed
+    bursts (``sram.fitted_partition``; which bursts remain depends on the interface plan)."""
+    name = spm.sym_name.data
+    if name not in _LAYOUTS:
+        n = 0
+        while hasattr(dut, f"{name}_bank{n}"):
+            n += 1
+        same = n == spm.factor_value
+        _LAYOUTS[name] = (spm.partition.data, n) if same else ("cyclic", n)
+    return _LAYOUTS[name]
+
+
 def spm_element(dut: Any, spm: aq.ScratchpadOp, k: int) -> int:
     """Element ``k`` of a scratchpad in the unit: its register ``<spm>_<k>_q``, or the word
     of its SRAM bank instance ``<spm>_bank<b>`` (the unit was synthesized with either,
@@ -156,7 +173,7 @@ def spm_element(dut: Any, spm: aq.ScratchpadOp, k: int) -> int:
     try:
         return int(getattr(dut, f"{name}_{k}_q").value)
     except AttributeError:
-        bank, row = element_bank_row(spm, k)
+        bank, row = element_bank_row(spm, k, sram_layout(dut, spm))
         return int(getattr(dut, f"{name}_bank{bank}").mem[row].value)
 
 

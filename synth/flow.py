@@ -82,7 +82,10 @@ def schedule_isaxs(
     module: ModuleOp, clock_ns: float, lib: OperatorLibrary, bus_width: int = 32
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Prepare ``module`` in place and schedule every ISAX of its extension."""
+    from aquas.synth.sram import fit_partitions
+
     prepare(module)
+    fit_partitions(find_extension(module), bus_width)
     return schedule_extension(find_extension(module), clock_ns, lib, bus_width=bus_width)
 
 
@@ -111,8 +114,8 @@ def build_unit(
     from aquas.synth.sram import check_supported
 
     ext = find_extension(module)
-    check_supported(ext, bus_width)
     builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width)
+    check_supported(ext, bus_width)
     builder.allocate_registers()
     return UnitGenerator(ext, builder, fsms).generate()
 

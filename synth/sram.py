@@ -29,10 +29,12 @@ from xdsl.dialects import hw
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FlatSymbolRefAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
     i1,
+    i64,
 )
 from xdsl.dialects.seq import clock
 from xdsl.ir import Operation, SSAValue
@@ -70,14 +72,56 @@ def apply_scratchpad_impl(module: ModuleOp, mode: str | None) -> None:
             op.set_impl(mode, op.ports_value if mode == "sram" else 1)
 
 
-def element_bank_row(spm: aq.ScratchpadOp, k: int) -> tuple[int, int]:
-    """(bank, row) of element ``k`` under the scratchpad's partition."""
-    f = spm.factor_value
-    if spm.partition.data == "cyclic":
+def element_bank_row(
+    spm: aq.ScratchpadOp, k: int, layout: tuple[str, int] | None = None
+) -> tuple[int, int]:
+    """(bank, row) of element ``k`` under the scratchpad's partition, or under ``layout``
+    (kind, factor) when given (``fitted_partition``)."""
+    kind, f = layout or (spm.partition.data, spm.factor_value)
+    if kind == "cyclic":
         return k % f, k // f
-    if spm.partition.data == "block":
-        return divmod(k, spm.bank_words)
+    if kind == "block":
+        return divmod(k, -(-spm.size // f))
     return 0, k
+
+
+def _elements_per_beat(ext: aq.ExtensionOp, name: str, width: int, bus_width: int) -> int:
+    """The most elements of scratchpad ``name`` one burst beat carries."""
+    per = 1
+    for op in ext.walk():
+        if (
+            isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
+            and op.scratchpad.root_reference.data == name
+        ):
+            per = max(per, bus_width // max(8, width))
+    return per
+
+
+def fitted_partition(ext: aq.ExtensionOp, spm: aq.ScratchpadOp, bus_width: int) -> tuple[str, int]:
+    """The partition an SRAM scratchpad is built with: its own, except that a scratchpad
+    whose bursts pack ``P`` elements per beat into fewer banks (unpartitioned, or cyclic by
+    a divisor of ``P``) is split cyclic by ``P``, so each beat's elements land in distinct
+    banks. The refinement never loses parallelism: a cyclic-``P`` bank determines the
+    cyclic-``F`` bank for every ``F`` dividing ``P``. Banks are invisible to the spec's
+    semantics."""
+    kind, f = spm.partition.data, spm.factor_value
+    per = _elements_per_beat(ext, spm.sym_name.data, spm.width, bus_width)
+    if per > f and per % f == 0 and kind in ("none", "cyclic") and spm.size >= per:
+        return "cyclic", per
+    return kind, f
+
+
+def fit_partitions(ext: aq.ExtensionOp, bus_width: int) -> None:
+    """Applies ``fitted_partition`` to every SRAM scratchpad (in place); the ``impl``
+    becomes explicit first, so smaller banks do not turn an ``auto`` SRAM into registers."""
+    for spm in ext.scratchpads():
+        if not is_sram(spm):
+            continue
+        kind, f = fitted_partition(ext, spm, bus_width)
+        if (kind, f) != (spm.partition.data, spm.factor_value):
+            spm.set_impl("sram", spm.ports_value)
+            spm.properties["partition"] = StringAttr(kind)
+            spm.properties["factor"] = IntegerAttr(f, i64)
 
 
 def _log2(n: int) -> int:
@@ -364,6 +408,8 @@ __all__ = [
     "apply_scratchpad_impl",
     "check_supported",
     "element_bank_row",
+    "fit_partitions",
+    "fitted_partition",
     "inventory",
     "is_sram",
     "render_model",

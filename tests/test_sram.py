@@ -251,7 +251,7 @@ def test_model_template_ports() -> None:
 
 def test_bursts_the_banks_cannot_serve_are_located_errors() -> None:
     packed = """
-scratchpad a: [u8; 256] impl(sram);
+scratchpad a: [u8; 256] partition(block, 2) impl(sram);
 #[opcode(custom0), funct7(1)]
 isax t(rs1) { burst a[0 +: 16] <- mem[rs1]; }
 """
@@ -261,11 +261,11 @@ isax t(rs1) { burst a[0 +: 16] <- mem[rs1]; }
     assert info.value.hint is not None and "cyclic by 4" in info.value.hint
     # spread over four banks: accepted
     build_unit(
-        lower_spec(packed.replace("impl(sram)", "partition(cyclic, 4) impl(sram)"), "s.isax"),
+        lower_spec(packed.replace("block, 2", "cyclic, 4"), "s.isax"),
         10.0,
         LIB,
     )
-    wide = packed.replace("u8", "u64")
+    wide = packed.replace("u8", "u64").replace("partition(block, 2) ", "")
     with pytest.raises(AquasError, match="64-bit elements, wider than the 32-bit memory bus"):
         build_unit(lower_spec(wide, "s.isax"), 10.0, LIB)
 
@@ -322,3 +322,31 @@ isax store(rs1, rs2) { burst mem[rs1 & ~3] <- x[rs2 & 0x7fff +: 64]; }
     assert re.search(r"big_isax_unit_sram_8x65536_1rw w_bank0 \(", v)
     assert "logic [31:0] mem[16384];" in v
     assert len(v) < 200_000  # no per-element logic
+
+
+@pytest.mark.parametrize(
+    ("decl", "bus", "banks"),
+    [
+        ("[u8; 256]", 32, 4),  # auto: SRAM; 4 elements per beat -> cyclic 4 (64-word banks)
+        ("[u8; 256] partition(cyclic, 2) impl(sram)", 32, 4),
+        ("[u16; 256] impl(sram(2))", 64, 4),
+        ("[u8; 256] partition(cyclic, 8) impl(sram)", 32, 8),  # wide enough already
+        ("[u32; 256]", 32, 1),  # one element per beat
+    ],
+)
+def test_packed_bursts_split_an_sram_scratchpad_cyclically(
+    decl: str, bus: int, banks: int, tmp_path: Path
+) -> None:
+    src = f"""
+scratchpad a: {decl};
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd {{ burst a[rs2 & 63 +: 16] <- mem[rs1]; return zext<u32>(a[rs2 & 255]); }}
+"""
+    m = lower_spec(src, "s.isax")
+    res = synthesize(m, tmp_path, 10.0, 4, bus_width=bus)
+    v = res.verilog_path.read_text()
+    assert len(re.findall(r"^  s_isax_unit_sram_\S+ a_bank\d+ \(", v, re.M)) == banks
+    (p,) = find_extension(m).scratchpads()
+    assert is_sram(p) and p.factor_value == banks
+    if banks > 1:
+        assert p.partition.data == "cyclic"
