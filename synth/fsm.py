@@ -308,6 +308,8 @@ class FsmBuilder:
         # every segment's problem and the schedule the scheduler gave it, in build order
         self.schedules: list[tuple[SchedulingProblem, Schedule]] = []
         self.cycle_of: dict[Operation, int] = {}
+        # the state an op is issued in (its ``def_state`` differs for an SRAM read)
+        self.state_of: dict[Operation, int] = {}
 
     # -- naming ------------------------------------------------------------------------
 
@@ -396,6 +398,7 @@ class FsmBuilder:
             st = states[cycles[op]]
             # the state whose wires hold the op's results (an SRAM read's: the next one)
             self.def_state[op] = states[cycles[op] + 1].id if sram_read(op) else st.id
+            self.state_of[op] = st.id
             self.cycle_of[op] = cycles[op]
             if isinstance(op, MEM_OPS):
                 st.wait = op

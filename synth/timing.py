@@ -149,6 +149,6 @@ class AquasSchedulePass(ModulePass):
         # one unit per extension, each numbering its states from its own idle state
         for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:
             builder, _ = schedule_extension(ext, self.clock_ns, lib, SCHEDULERS[self.algorithm])
-            for scheduled, state in builder.def_state.items():
+            for scheduled, state in builder.state_of.items():
                 scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
                 scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)

@@ -350,3 +350,29 @@ isax t(rs1, rs2) -> rd {{ burst a[rs2 & 63 +: 16] <- mem[rs1]; return zext<u32>(
     assert is_sram(p) and p.factor_value == banks
     if banks > 1:
         assert p.partition.data == "cyclic"
+
+
+def test_schedule_pass_annotates_an_sram_read_with_its_issue_state() -> None:
+    """``aquas-schedule`` puts each op in the state ``aquas synth`` issues it in; an SRAM
+    read's data arrives in the next state, where its consumer is."""
+    from xdsl.context import Context
+
+    from aquas.passes import parse_pipeline
+    from aquas.synth.prepare import PIPELINE
+    from aquas.synth.timing import CYCLE_ATTR, STATE_ATTR
+
+    src = GET.replace("IMPL", "impl(sram)")
+    m = lower_spec(src, "s.isax")
+    ctx = Context()
+    ctx.load_dialect(aq.Aquas)
+    parse_pipeline(PIPELINE + ",aquas-schedule").apply(ctx, m)
+    got = {
+        o.name: (o.attributes[STATE_ATTR].value.data, o.attributes[CYCLE_ATTR].value.data)  # type: ignore[attr-defined]
+        for o in m.walk()
+        if STATE_ATTR in o.attributes and o.name in ("aquas.spm_read", "arith.addi")
+    }
+    unit = build_unit(lower_spec(src, "s.isax"), 10.0, LIB)
+    want = {o.name: st.id for st in unit.states for o in st.ops}
+    assert got["aquas.spm_read"] == (want["aquas.spm_read"], 0)
+    assert got["arith.addi"] == (want["arith.addi"], 1)
+    assert want["arith.addi"] == want["aquas.spm_read"] + 1
