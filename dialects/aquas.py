@@ -42,6 +42,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     prop_def,
     region_def,
     result_def,
@@ -209,6 +210,12 @@ class StateOp(IRDLOperation):
 
 
 PARTITION_KINDS = ("none", "cyclic", "block")
+#: How a scratchpad is built: ``auto`` picks SRAM when a bank holds more than
+#: ``SRAM_AUTO_WORDS`` elements, registers otherwise (docs/synthesis.md).
+SPM_IMPLS = ("auto", "sram", "regs")
+SRAM_AUTO_WORDS = 64
+#: Ports of an SRAM bank: 1RW or 2RW.
+SRAM_PORTS = (1, 2)
 
 
 @irdl_op_definition
@@ -218,6 +225,11 @@ class ScratchpadOp(IRDLOperation):
     ``cyclic``: element ``k`` lives in bank ``k % factor`` at row ``k / factor``.
     ``block``: element ``k`` lives in bank ``k / ceil(size / factor)``.
     Contents persist across ISAX invocations and are zero at reset.
+
+    ``impl`` (an attribute, absent = ``auto``) says how synthesis builds the banks: ``regs``
+    (flip-flops, combinational reads), ``sram`` (memories with a registered read port,
+    ``ports`` of them per bank: 1RW or 2RW), or ``auto`` (SRAM when a bank holds more than
+    ``SRAM_AUTO_WORDS`` elements). The golden semantics do not depend on it.
     """
 
     name = "aquas.scratchpad"
@@ -226,6 +238,8 @@ class ScratchpadOp(IRDLOperation):
     memref = prop_def(MemRefType)
     partition = prop_def(StringAttr)
     factor = prop_def(IntegerAttr[I64])
+    impl = opt_attr_def(StringAttr)
+    ports = opt_attr_def(IntegerAttr[I64])
 
     traits = traits_def(SymbolOpInterface(), HasParent(ExtensionOp))
 
@@ -253,7 +267,38 @@ class ScratchpadOp(IRDLOperation):
     def factor_value(self) -> int:
         return int(self.factor.value.data)
 
+    @property
+    def impl_value(self) -> str:
+        """The spec's directive: ``auto`` (the default), ``sram`` or ``regs``."""
+        return self.impl.data if self.impl is not None else "auto"
+
+    @property
+    def ports_value(self) -> int:
+        """SRAM ports per bank (1 unless the spec asks for 2RW)."""
+        return int(self.ports.value.data) if self.ports is not None else 1
+
+    @property
+    def bank_words(self) -> int:
+        """Elements of the largest bank."""
+        return -(-self.size // self.factor_value)
+
+    def set_impl(self, impl: str, ports: int = 1) -> None:
+        """Sets the directive; the defaults (``auto``, 1 port) leave no attribute, so specs
+        without the directive print as before."""
+        self.attributes.pop("impl", None)
+        self.attributes.pop("ports", None)
+        if impl != "auto":
+            self.attributes["impl"] = StringAttr(impl)
+        if ports != 1:
+            self.attributes["ports"] = IntegerAttr(ports, i64)
+
     def verify_(self) -> None:
+        if self.impl_value not in SPM_IMPLS:
+            raise VerifyException(
+                f"impl must be one of {', '.join(SPM_IMPLS)}, got {self.impl_value!r}"
+            )
+        if self.ports_value not in SRAM_PORTS:
+            raise VerifyException(f"SRAM ports must be 1 or 2, got {self.ports_value}")
         shape = self.memref.get_shape()
         if len(shape) != 1 or shape[0] <= 0:
             raise VerifyException("scratchpad must be a 1-D memref with a positive size")

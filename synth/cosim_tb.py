@@ -33,6 +33,7 @@ from aquas.dialects import aquas as aq
 from aquas.interpreter import ExecError, IsaxState, Memory, NoiseMemory, execute, find_extension
 from aquas.reencode import Encoding, apply_moves
 from aquas.spec.frontend import lower_spec_file
+from aquas.synth.sram import element_bank_row
 
 
 def operand(rng: random.Random) -> int:
@@ -147,6 +148,35 @@ def expected_byte_writes(writes: list[Any]) -> list[tuple[int, int]]:
     return out
 
 
+_LAYOUTS: dict[str, tuple[str, int]] = {}
+
+
+def sram_layout(dut: Any, spm: aq.ScratchpadOp) -> tuple[str, int]:
+    """The partition an SRAM scratchpad was built with, from its bank instances: the
+    spec's, or cyclic by the number of banks when synthesis split it further for packed
+    bursts (``sram.fitted_partition``; which bursts remain depends on the interface plan)."""
+    name = spm.sym_name.data
+    if name not in _LAYOUTS:
+        n = 0
+        while hasattr(dut, f"{name}_bank{n}"):
+            n += 1
+        same = n == spm.factor_value
+        _LAYOUTS[name] = (spm.partition.data, n) if same else ("cyclic", n)
+    return _LAYOUTS[name]
+
+
+def spm_element(dut: Any, spm: aq.ScratchpadOp, k: int) -> int:
+    """Element ``k`` of a scratchpad in the unit: its register ``<spm>_<k>_q``, or the word
+    of its SRAM bank instance ``<spm>_bank<b>`` (the unit was synthesized with either,
+    whatever the spec's directive: ``aquas synth --scratchpads`` overrides it)."""
+    name = spm.sym_name.data
+    try:
+        return int(getattr(dut, f"{name}_{k}_q").value)
+    except AttributeError:
+        bank, row = element_bank_row(spm, k, sram_layout(dut, spm))
+        return int(getattr(dut, f"{name}_bank{bank}").mem[row].value)
+
+
 @cocotb.test()
 async def cosim(dut: Any) -> None:
     spec = os.environ["AQUAS_COSIM_SPEC"]
@@ -163,6 +193,7 @@ async def cosim(dut: Any) -> None:
     moves = json.loads(os.environ.get("AQUAS_COSIM_ENCODINGS") or "[]")
     apply_moves(module, [(n, Encoding(op, f3, f7)) for n, op, f3, f7 in moves])
     ext = find_extension(module)
+    spms = {p.sym_name.data: p for p in ext.scratchpads()}
     isaxs = [i for i in ext.isaxs() if only is None or i.sym_name.data == only]
     rng = random.Random(seed)
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())  # type: ignore[arg-type]
@@ -256,7 +287,7 @@ async def cosim(dut: Any) -> None:
                 problems.append(f"state {reg} {hw:#x} != {val:#x}")
         for spm, vals in exp.state.spms.items():
             for k, v in enumerate(vals):
-                hw = int(getattr(dut, f"{spm}_{k}_q").value)
+                hw = spm_element(dut, spms[spm], k)
                 if hw != v:
                     problems.append(f"{spm}[{k}] {hw:#x} != {v:#x}")
                     break

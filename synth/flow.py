@@ -129,7 +129,10 @@ def schedule_isaxs(
     module: ModuleOp, clock_ns: float, lib: OperatorLibrary, bus_width: int = 32
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Prepare ``module`` in place and schedule every ISAX of its extension."""
+    from aquas.synth.sram import fit_partitions
+
     prepare(module)
+    fit_partitions(find_extension(module), bus_width)
     return schedule_extension(find_extension(module), clock_ns, lib, bus_width=bus_width)
 
 
@@ -155,8 +158,11 @@ def isax_latencies(
 def build_unit(
     module: ModuleOp, clock_ns: float, lib: OperatorLibrary, bus_width: int = 32
 ) -> Unit:
+    from aquas.synth.sram import check_supported
+
     ext = find_extension(module)
     builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width)
+    check_supported(ext, bus_width)
     builder.allocate_registers()
     return UnitGenerator(ext, builder, fsms).generate()
 
@@ -256,14 +262,22 @@ def synthesize(
     t0 = time.perf_counter()
     lib = lib or OperatorLibrary.load()
     ext_name = find_extension(module).sym_name.data
+    from aquas.synth.sram import SramShape, inventory, is_sram, render_model
+
     unit = build_unit(module, clock_ns, lib, bus_width)
     verilog = header_comment(unit, clock_ns) + export_verilog(unit.circt_text)
+    ext = find_extension(module)
+    shapes = dict.fromkeys(SramShape.of(s) for s in ext.scratchpads() if is_sram(s))
+    for shape in shapes:
+        verilog += "\n" + render_model(unit.name, shape)
+    srams = inventory(ext)
     seconds = time.perf_counter() - t0
     out_dir.mkdir(parents=True, exist_ok=True)
     vpath = out_dir / f"{unit.name}.sv"
     reports = {
         f.isax.sym_name.data: isax_report(f, unit.states, clock_ns, mem_latency, bus_width)
         | (extra or {}).get(f.isax.sym_name.data, {})
+        | ({"sram_scratchpads": srams} if srams else {})
         for f in unit.fsms
     }
     write_atomic(out_dir / f"{unit.name}.mlir", unit.circt_text)

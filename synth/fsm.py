@@ -48,9 +48,15 @@ from aquas.synth.schedule import (
     SchedulingProblem,
     list_schedule,
 )
+from aquas.synth.sram import is_sram
 
 MEM_OPS = (aq.LoadOp, aq.StoreOp, aq.BurstReadOp, aq.BurstWriteOp)
 FREE_OPS = (arith.ConstantOp, aq.ReadRs1Op, aq.ReadRs2Op)
+
+
+def sram_read(op: Operation) -> bool:
+    """A read of an SRAM scratchpad: its data arrives one cycle after the read."""
+    return isinstance(op, aq.SpmReadOp) and is_sram(spm_of(op))
 
 
 @dataclass(frozen=True)
@@ -320,6 +326,9 @@ class FsmBuilder:
         # a remainder (quotient) of the same operands as a quotient (remainder) before it
         # reads the other output of that division (its leader) instead of dividing again
         self.riders: dict[Operation, Operation] = {}
+        # the state an op is issued in (its ``def_state`` differs for an SRAM read and a
+        # multi-cycle op)
+        self.state_of: dict[Operation, int] = {}
 
     # -- naming ------------------------------------------------------------------------
 
@@ -400,12 +409,14 @@ class FsmBuilder:
             return Latency()
         cycles = self.schedule(work)
         problem = self.schedules[-1][0]
-        n = problem.span(self.schedules[-1][1])
+        # an SRAM read's data is taken in the cycle after it: that cycle is in the segment
+        n = max([problem.span(self.schedules[-1][1]), *(cycles[o] + 2 for o in work if sram_read(o))])
         states = [self.new_state() for _ in range(n)]
         for a, b in itertools.pairwise(states):
             a.next = Goto(b.id)
         for op in work:
             st = states[cycles[op]]
+            self.state_of[op] = st.id
             self.cycle_of[op] = cycles[op]
             if op in self.multicycle:
                 # the result is home in the state that reads it from the unit
@@ -418,7 +429,8 @@ class FsmBuilder:
                 self.issue_state[op] = st.id
                 self.def_state[op] = done.id
                 continue
-            self.def_state[op] = st.id
+            # the state whose wires hold the op's results (an SRAM read's: the next one)
+            self.def_state[op] = states[cycles[op] + 1].id if sram_read(op) else st.id
             if isinstance(op, MEM_OPS):
                 st.wait = op
             else:
@@ -647,8 +659,11 @@ def segment_problem(
     * accesses to scratchpads and state registers (``storage_access``), ordered only where
       they may touch the same element and one writes;
     * ordering of memory-interface ops against every other effect (``_order``);
-    * resources: one port per scratchpad bank, one write port per state register, one
-      memory-interface op per cycle (each gets a wait state of its own);
+    * resources: one port per scratchpad bank (an SRAM bank: its 1 or 2 ports), one write
+      port per state register, one memory-interface op per cycle (each gets a wait state
+      of its own);
+    * an SRAM read's consumers in a later cycle (registered read port), and memory-interface
+      ops two cycles after it (its data cycle is not a wait state);
     * multi-cycle ops (``multicycle``): the issue logic as their delay, their shared unit
       (one per kind and width) held from the issue state through the state reading the
       result, and their consumers ``latency`` cycles later; the consumers of a ``rider``
@@ -663,14 +678,16 @@ def segment_problem(
             problem.add_operation(op, spec.issue_ns, [spec.resource], spec.occupancy, spec.latency)
             problem.limits[spec.resource] = 1
             continue
-        uses = [f"@{sp} bank {bank}" for sp, bank in _port_keys(op)]
+        keys = _port_keys(op)
+        uses = [f"@{sp} bank {bank}" for sp, bank in keys]
+        ports = spm_of(op).ports_value if keys and is_sram(spm_of(op)) else 1
         if isinstance(op, aq.StateWriteOp):
             uses.append(f"@{op.state.root_reference.data} write port")
         if isinstance(op, MEM_OPS):
             uses.append(MEMORY_PORT)
         problem.add_operation(op, delay(op), uses)
-        for r in uses:
-            problem.limits[r] = 1
+        for i, r in enumerate(uses):
+            problem.limits[r] = ports if i < len(keys) else 1
         access = storage_access(op)
         if access is not None:
             problem.add_access(op, access)
@@ -685,10 +702,12 @@ def segment_problem(
                 problem.add_dependence(src, op, mc[src].latency, f"data from {mc[src].key}")
                 continue
             if v.owner in index:
-                mem = isinstance(v.owner, MEM_OPS)
-                problem.add_dependence(
-                    v.owner, op, 1 if mem else 0, "data from memory" if mem else "data"
-                )
+                if isinstance(v.owner, MEM_OPS):
+                    problem.add_dependence(v.owner, op, 1, "data from memory")
+                elif sram_read(v.owner):
+                    problem.add_dependence(v.owner, op, 1, "data from an SRAM read port")
+                else:
+                    problem.add_dependence(v.owner, op, 0, "data")
     effects = [o for o in ops if _effectful(o)]
     for i, a in enumerate(effects):
         for b in effects[i + 1 :]:
@@ -730,6 +749,10 @@ def _order(a: Operation, b: Operation) -> tuple[int, str] | None:
     if isinstance(a, MEM_OPS):
         # nothing with effects may overlap or precede-in-time a memory op
         return 1, "effects after a memory access"
+    if isinstance(b, MEM_OPS) and sram_read(a):
+        # the read's data cycle must not be a wait state (it lasts several cycles, and a
+        # burst there may use the bank's port)
+        return 2, "an SRAM read's data cycle before a memory access"
     if isinstance(b, MEM_OPS):
         return 0, "effects before a memory access"  # b's bus traffic starts after a's updates
     return None

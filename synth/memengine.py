@@ -16,9 +16,14 @@ lane ``a % B``):
   lies in ``[0, n)``;
 * elements wider than a beat (i64 bursts on a 32-bit port) take two beats each.
 
-Scratchpads are flip-flop arrays, so the several elements of one beat are written in the
-same cycle whatever their banks: a burst owns every bank of its scratchpad during its wait
-state (``fsm.spm_banks``), and the register array has a write port per element.
+A register scratchpad writes the several elements of one beat in the same cycle whatever
+their banks: a burst owns every bank of its scratchpad during its wait state
+(``fsm.spm_banks``), and the register array has a write port per element. An SRAM
+scratchpad (``synth/sram.py``) takes the elements of a beat through port 0 of distinct banks
+(``sram.check_supported``); a burst write reads each beat's elements one cycle ahead, so
+the registered read ports cost no cycle: the request cycle reads beat 0, and each data
+cycle reads the beat that goes out next (the following one when the current beat is
+accepted).
 """
 
 from __future__ import annotations
@@ -185,23 +190,75 @@ class MemEngine:
             valid = h.icmp("ult", j, h.const(n, 32), f"{pre}_v{s}") if per > 1 else None
             idx = h.binop("comb.add", off, j, f"{pre}_{spm}_idx{s}")
             slots.append((valid if valid is not None else h.const(1, 1), idx))
+        sram = spm in g.sram
+        banks = set(range(g.spm[spm].factor_value))
         if not write:
             fire, done = self.read_beat(pre, here, last_beat)
             rdata = g.port["mem_rsp_rdata"]
             for s, (valid, idx) in enumerate(slots):
                 en = h.and_(fire, valid, hint=f"{pre}_{spm}_we{s}") if per > 1 else fire
                 val = h.extract(rdata, s * w, w, f"{pre}_{spm}_in{s}")
-                g.spm_writes.setdefault(spm, []).append((en, idx, val, None))
+                if sram:
+                    g.sram.access(spm, banks, 0, en, idx, val, f"{pre}_{spm}_w{s}")
+                else:
+                    g.spm_writes.setdefault(spm, []).append((en, idx, val, None))
             return done
+        ahead = self.sram_prefetch(st, pre, here, addr, eb, spm) if sram else []
         data: SSAValue | None = None
         strb: SSAValue | None = None
         for s, (valid, idx) in enumerate(slots):
-            elem = g.spm_read(spm, idx, f"{pre}_{spm}_out{s}")
+            elem = ahead[s] if sram else g.spm_read(spm, idx, f"{pre}_{spm}_out{s}")
             mask = h.replicate(valid, eb, f"{pre}_strb{s}")
             data = elem if data is None else h.concat(elem, data, f"{pre}_wdata")
             strb = mask if strb is None else h.concat(mask, strb, f"{pre}_strb")
         assert data is not None and strb is not None
         return self.write_beats(pre, here, data, strb, last_beat)
+
+    def sram_prefetch(
+        self, st: State, pre: str, here: SSAValue, addr: SSAValue, eb: int, spm: str
+    ) -> list[SSAValue]:
+        """A burst write from SRAM: reads, in every cycle of the wait state, the elements
+        of the beat that goes out in the next cycle (beat 0 while requesting; the next
+        beat when the current one is accepted, else the current one again); returns each
+        slot's element as the banks deliver it."""
+        g, h, op = self.g, self.h, st.wait
+        assert isinstance(op, aq.BurstWriteOp)
+        lb, per = log2(self.bb), self.bb // eb
+        spm_op = g.spm[spm]
+        banks = set(range(spm_op.factor_value))
+        wfire = h.and_(here, self.ph1, g.port["mem_wdata_ready"], hint=f"{pre}_wr_fire")
+        nxt = h.mux(wfire, self.beat_inc, self.beat_q, f"{pre}_ahead_next")
+        rbeat = h.mux(self.ph0, h.const(0, 9), nxt, f"{pre}_ahead_beat")
+        k32 = h.zext(rbeat, 32, f"{pre}_ahead32")
+        if per == 1:
+            first = k32
+        else:
+            o32 = h.zext(h.extract(addr, log2(eb), lb - log2(eb), f"{pre}_skip"), 32)
+            kp = h.binop("comb.shl", k32, h.const(log2(per), 32), f"{pre}_ahead_elems")
+            first = h.binop("comb.sub", kp, o32, f"{pre}_ahead_first")
+        off = g.ref(op.offset, st)
+        bits = max(1, (spm_op.factor_value - 1).bit_length())
+        out = []
+        for s in range(per):
+            j = h.binop("comb.add", first, h.const(s, 32), f"{pre}_aj{s}")
+            idx = h.binop("comb.add", off, j, f"{pre}_{spm}_aidx{s}")
+            hint = f"{pre}_{spm}_r{s}"
+            bank = g.sram.access(spm, banks, 0, here, idx, None, hint)
+            if bank is None:
+                out.append(g.sram.read_data(spm, 0, 0))
+                continue
+            rn = f"{hint}_bank_q"
+            sel = g.reg(rn, bits)
+            g.write(rn, here, h.extract(bank, 0, bits, f"{hint}_bank"))
+            items = [
+                (
+                    h.icmp("eq", sel, h.const(b, bits), f"{hint}_from{b}"),
+                    g.sram.read_data(spm, b, 0),
+                )
+                for b in sorted(banks)
+            ]
+            out.append(h.onehot_select(items, h.const(0, 8 * eb), f"{pre}_{spm}_out{s}"))
+        return out
 
     # -- i64 elements on a 32-bit port: two beats each ----------------------------------
 

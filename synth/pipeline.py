@@ -55,6 +55,7 @@ def synthesize_unit(
     progress: Callable[[str], None] | None = None,
     bus_width: int = 32,
     target: Target | None = None,
+    scratchpads: str | None = None,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
@@ -64,7 +65,9 @@ def synthesize_unit(
     target's ``isax_master.max_burst_beats``; ``bus_width`` the ISAX memory master's data
     width (the target's ``isax_master.bus_width``). With a ``target`` both come from it
     (the arguments are ignored), ``auto`` keeps per ISAX the plan the memory-interface
-    model predicts fastest on it, and each ISAX's report carries that prediction."""
+    model predicts fastest on it, and each ISAX's report carries that prediction.
+    ``scratchpads`` (``auto``, ``sram``, ``regs``) overrides every scratchpad's ``impl``
+    directive (``None`` keeps the spec's)."""
     check_clock(clock_ns)
     if target is not None:
         bus_width = target.isax_master.bus_width
@@ -82,6 +85,10 @@ def synthesize_unit(
     lib = lib or OperatorLibrary.load()
     from xdsl.printer import Printer
 
+    from aquas.synth.sram import apply_scratchpad_impl
+
+    apply_scratchpad_impl(module, scratchpads)
+
     from aquas.plans.choose import apply_interface
 
     choice = apply_interface(
@@ -95,6 +102,7 @@ def synthesize_unit(
         target=target,
         bus_width=bus_width,
     )
+    apply_scratchpad_impl(module, scratchpads)  # scratchpads the plans added, too
     buf = io.StringIO()
     Printer(stream=buf).print_op(module)
     plan_mlir = buf.getvalue() + "\n"

@@ -44,9 +44,11 @@ from aquas.synth.fsm import (
     LoopLatch,
     State,
     op_error,
+    spm_banks,
 )
 from aquas.synth.hwemit import HwBuilder, basename_loc, width
 from aquas.synth.multicycle import MultiCycleUnits
+from aquas.synth.sram import SramBanks
 
 
 def in_ports(bus_width: int = 32) -> list[tuple[str, TypeAttribute]]:
@@ -162,6 +164,9 @@ class UnitGenerator:
         self.spm = {p.sym_name.data: p for p in ext.scratchpads()}
         self.state_regs = {s.sym_name.data: s for s in ext.states()}
         self.spm_writes: dict[str, list[tuple[SSAValue, SSAValue, SSAValue, int | None]]] = {}
+        self.sram = SramBanks(self.h, self.name, self.spm)
+        # ports of an SRAM bank taken so far in a state: (state, scratchpad, bank) -> count
+        self.sram_ports_used: dict[tuple[int, str, int], int] = {}
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
         # the shared multi-cycle units (sequential dividers), one instance per width
@@ -177,6 +182,8 @@ class UnitGenerator:
         for s in self.state_regs.values():
             locs[f"{s.sym_name.data}_q"] = basename_loc(s.location)
         for p in self.spm.values():
+            if p.sym_name.data in self.sram:
+                continue
             for k in range(p.size):
                 locs[f"{p.sym_name.data}_{k}_q"] = basename_loc(p.location)
         return locs
@@ -320,6 +327,9 @@ class UnitGenerator:
             h.loc = self.reg_locs.get(rname, basename_loc(None))
             cur = h.regs[rname].data
             h.drive(rname, h.onehot_select(self.reg_sources[rname], cur, f"{rname}_n"))
+        # last: the banks' read data stand-ins are replaced by the instances' outputs
+        externs = self.sram.finish()
+        outputs = [(n, self.sram.resolved(v)) for n, v in outputs]
         self.block.add_op(hw.OutputOp([v for _, v in outputs]))
         ports = [
             hw.ModulePort(StringAttr(n), t, hw.DirectionAttr(hw.Direction.INPUT))
@@ -334,7 +344,7 @@ class UnitGenerator:
             StringAttr(self.name), hw.ModuleType(ArrayAttr(ports)), Region(self.block)
         )
         mod.location = basename_loc(self.ext.location)
-        top = ModuleOp([*sub_modules, mod])
+        top = ModuleOp([*sub_modules, *externs, mod])
         return Unit(
             self.name,
             top,
@@ -361,11 +371,14 @@ class UnitGenerator:
             a, b = self.ref(op.operands[0], st), self.ref(op.operands[1], st)
             self.mc.issue(self.b.multicycle[op], op, en, a, b)
         for op in [*st.ops, *st.completes]:
+            # an SRAM read's value is there in the cycle after the read (a multi-cycle
+            # op's in the state that reads it from its unit: this one)
+            home = self.b.def_state.get(op, st.id)
             for res in op.results:
                 if res in self.b.value_regs and not isinstance(op, aq.LoadOp):
                     rn = self.b.value_regs[res]
                     self.reg(rn, width(res))
-                    self.write(rn, en, self.wires[(res, st.id)])
+                    self.write(rn, self.is_state[home], self.wires[(res, home)])
         for rn, v in st.writes:
             self.reg(rn, width(v))
             self.write(rn, en, self.ref(v, st))
@@ -428,7 +441,18 @@ class UnitGenerator:
             spm = op.scratchpad.root_reference.data
             if op.result.name_hint is None:
                 hint = f"{st.isax}_{spm}_elem"
-            out(self.spm_read(spm, r(0), hint))
+            if spm in self.sram:
+                self.sram_read(op, st, r(0), hint)
+            else:
+                out(self.spm_read(spm, r(0), hint))
+            return
+        if isinstance(op, aq.SpmWriteOp) and op.scratchpad.root_reference.data in self.sram:
+            spm = op.scratchpad.root_reference.data
+            banks = spm_banks(op)
+            port = self.sram_port(st, spm, banks)
+            self.sram.access(
+                spm, banks, port, self.is_state[st.id], r(1), r(0), f"{st.isax}_{spm}_w"
+            )
             return
         if isinstance(op, aq.SpmWriteOp):
             self.spm_writes.setdefault(op.scratchpad.root_reference.data, []).append(
@@ -505,9 +529,52 @@ class UnitGenerator:
     def spm_read(self, name: str, index: SSAValue, hint: str) -> SSAValue:
         return self.h.select_tree(index, self.spm_elements(name), hint)
 
+    def sram_port(self, st: State, name: str, banks: set[int]) -> int:
+        """The port of ``name``'s ``banks`` an access of state ``st`` uses: the scheduler
+        lets no more accesses into a state than the banks have ports."""
+        port = max(self.sram_ports_used.get((st.id, name, b), 0) for b in banks)
+        assert port < self.spm[name].ports_value, f"SRAM ports of {name} oversubscribed"
+        for b in banks:
+            self.sram_ports_used[(st.id, name, b)] = port + 1
+        return port
+
+    def sram_read(self, op: aq.SpmReadOp, st: State, index: SSAValue, hint: str) -> None:
+        """Issues the read in ``st``; its data is the wire of the next state (the op's home
+        in the builder), from the bank's read port."""
+        h = self.h
+        name = op.scratchpad.root_reference.data
+        banks = spm_banks(op)
+        port = self.sram_port(st, name, banks)
+        bank = self.sram.access(name, banks, port, self.is_state[st.id], index, None, hint)
+        home = self.b.def_state[op]
+        if bank is None:
+            (b,) = banks
+            data = self.sram.read_data(name, b, port)
+        else:
+            # which bank answered: remembered from the read cycle for the data cycle
+            bits = max(1, (self.spm[name].factor_value - 1).bit_length())
+            rn = f"{hint}_bank_q"
+            n = 1
+            while rn in self.regs:
+                n += 1
+                rn = f"{hint}_bank{n}_q"
+            sel = self.reg(rn, bits)
+            self.write(rn, self.is_state[st.id], h.extract(bank, 0, bits, f"{hint}_bank"))
+            items = [
+                (
+                    h.icmp("eq", sel, h.const(b, bits), f"{hint}_from{b}"),
+                    self.sram.read_data(name, b, port),
+                )
+                for b in sorted(banks)
+            ]
+            data = h.onehot_select(items, h.const(0, self.spm[name].width), hint)
+        self.wires[(op.result, home)] = data
+
     def scratchpad_registers(self) -> None:
         h = self.h
         for name, p in self.spm.items():
+            if name in self.sram:
+                continue
             h.loc = basename_loc(p.location)
             elems = self.spm_elements(name)
             for en, idx, val, half in self.spm_writes.get(name, []):

@@ -23,6 +23,7 @@ from aquas.dialects import aquas as aq
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, spm_of
 from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
 from aquas.synth.schedule import SCHEDULERS, Scheduler, list_schedule
+from aquas.synth.sram import is_sram
 
 IDLE_STATE, RESP_STATE = 0, 1
 # Gate levels of every cycle reserved for what surrounds the chained datapath: the
@@ -51,6 +52,10 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     if isinstance(op, aq.SpmReadOp | aq.SpmWriteOp):
         # element select: a mux tree over the elements, plus the index compare for writes
         spm = spm_of(op)
+        if is_sram(spm):
+            # an SRAM bank's address and enable (the bank decode of a dynamic index); the
+            # data comes from the bank's output register in the next cycle
+            return lib.delay_ns("icmp_eq", 32)
         levels = max(1, (spm.size - 1).bit_length())
         d = levels * lib.delay_ns("mux", spm.width)
         if isinstance(op, aq.SpmWriteOp):
@@ -158,9 +163,9 @@ class AquasSchedulePass(ModulePass):
         # one unit per extension, each numbering its states from its own idle state
         for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:
             builder, _ = schedule_extension(ext, self.clock_ns, lib, SCHEDULERS[self.algorithm])
-            for scheduled, state in builder.def_state.items():
+            for scheduled, state in builder.state_of.items():
                 if scheduled in builder.multicycle:  # started here, read in def_state
-                    scheduled.attributes[RESULT_STATE_ATTR] = IntegerAttr(state, i64)
-                    state = state - builder.multicycle[scheduled].latency
+                    result = builder.def_state[scheduled]
+                    scheduled.attributes[RESULT_STATE_ATTR] = IntegerAttr(result, i64)
                 scheduled.attributes[STATE_ATTR] = IntegerAttr(state, i64)
                 scheduled.attributes[CYCLE_ATTR] = IntegerAttr(builder.cycle_of[scheduled], i64)

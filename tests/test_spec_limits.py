@@ -147,7 +147,7 @@ def test_bursts_at_the_port_limit_are_accepted(ty: str, n: int) -> None:
 # -- synthesis budgets ------------------------------------------------------------------
 
 SPM_64K = HEAD.join(
-    ["scratchpad b: [u32; 65536];\n", "isax t(rs1) {\n  b[rs1 & 0xffff] = rs1;\n}\n"]
+    ["scratchpad b: [u32; 65536] impl(regs);\n", "isax t(rs1) {\n  b[rs1 & 0xffff] = rs1;\n}\n"]
 )
 
 

@@ -72,6 +72,14 @@ from aquas.target import Target
     "platform or a platform file) does not route into the opcodes it routes; the map is "
     "printed. Use the SoC given to `aquas match --soc`.",
 )
+@click.option(
+    "--scratchpads",
+    type=click.Choice(["auto", "sram", "regs"]),
+    default=None,
+    help="Build every scratchpad from SRAM banks (sram), from registers (regs), or by bank "
+    "size (auto: SRAM above 64 elements per bank), overriding the spec's impl(...) "
+    "directives [default: each scratchpad's directive].",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -95,6 +103,7 @@ def synth(
     emit_plan_mlir: Path | None,
     bus_width: str | None,
     reencode_for: str | None,
+    scratchpads: str | None,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -148,6 +157,7 @@ def synth(
             interface=interface,
             progress=lambda msg: err.print(f"interface: {msg}", markup=False),
             target=target,
+            scratchpads=scratchpads,
         )
         res = u.synth
         unit_doc: dict[str, object] = {

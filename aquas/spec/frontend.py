@@ -145,7 +145,7 @@ class SpecFrontend(ExprLowering):
         return op
 
     def spm_decl(self, t: Tree) -> Operation:
-        name_tok, ty_tok, size_tok, part = t.children
+        name_tok, ty_tok, size_tok, *directives = t.children
         assert isinstance(name_tok, Token) and isinstance(ty_tok, Token)
         assert isinstance(size_tok, Token)
         name = self.declare_global(name_tok)
@@ -153,16 +153,32 @@ class SpecFrontend(ExprLowering):
         size = self.int_token(size_tok)
         if size <= 0:
             raise self.error(size_tok, f"scratchpad size must be positive, got {size}")
-        if size > self.budgets.scratchpad_elements:
-            raise self.error(
-                size_tok,
-                f"scratchpad '{name}' of {size} elements exceeds the synthesis budget of "
-                f"{self.budgets.scratchpad_elements} elements",
-                hint=self.budgets.hint("scratchpad_elements"),
-            )
+        part: Tree | None = None
+        impl_dir: Tree | None = None
+        for d in directives:
+            assert isinstance(d, Tree)
+            first = d.children[0]
+            assert isinstance(first, Token)
+            if d.data == "partition":
+                if part is not None:
+                    raise self.error(
+                        first,
+                        f"scratchpad '{name}' has two partition directives",
+                        hint="keep one partition(...)",
+                    )
+                part = d
+            else:
+                if impl_dir is not None:
+                    raise self.error(
+                        first,
+                        f"scratchpad '{name}' has two impl directives",
+                        hint="keep one impl(...)",
+                    )
+                impl_dir = d
         kind, factor = "none", 1
         if part is not None:
             kind_tok, factor_tok = part.children
+            assert isinstance(kind_tok, Token) and isinstance(factor_tok, Token)
             kind = str(kind_tok)
             if kind not in ("cyclic", "block"):
                 raise self.error(
@@ -173,8 +189,52 @@ class SpecFrontend(ExprLowering):
                 raise self.error(factor_tok, f"partition factor must be in 1..{size}, got {factor}")
             if factor == 1:
                 kind = "none"
+        impl, ports = "auto", 1
+        if impl_dir is not None:
+            impl_tok, ports_tok = impl_dir.children
+            assert isinstance(impl_tok, Token)
+            impl = str(impl_tok)
+            if impl not in aq.SPM_IMPLS:
+                raise self.error(
+                    impl_tok,
+                    f"unknown scratchpad implementation '{impl}'",
+                    hint="use impl(auto), impl(sram), impl(sram(2)) or impl(regs)",
+                )
+            if ports_tok is not None:
+                assert isinstance(ports_tok, Token)
+                if impl != "sram":
+                    raise self.error(
+                        ports_tok,
+                        f"a port count applies to SRAM only, not to impl({impl})",
+                        hint="write impl(sram(2)) for two read/write ports per bank",
+                    )
+                ports = self.int_token(ports_tok)
+                if ports not in aq.SRAM_PORTS:
+                    raise self.error(
+                        ports_tok,
+                        f"an SRAM bank has 1 or 2 read/write ports, got {ports}",
+                        hint="impl(sram) is 1RW, impl(sram(2)) is 2RW",
+                    )
+        bank_words = -(-size // factor)
+        as_regs = impl == "regs" or (impl == "auto" and bank_words <= aq.SRAM_AUTO_WORDS)
+        if as_regs and size > self.budgets.scratchpad_elements:
+            raise self.error(
+                size_tok,
+                f"scratchpad '{name}' of {size} elements exceeds the synthesis budget of "
+                f"{self.budgets.scratchpad_elements} elements for register scratchpads",
+                hint="use impl(sram) (or impl(auto)), or "
+                + self.budgets.hint("scratchpad_elements"),
+            )
+        if not as_regs and size > self.budgets.sram_elements:
+            raise self.error(
+                size_tok,
+                f"SRAM scratchpad '{name}' of {size} elements exceeds the synthesis budget of "
+                f"{self.budgets.sram_elements} elements",
+                hint=self.budgets.hint("sram_elements"),
+            )
         self.scratchpads[name] = (ty, size, self.loc(name_tok))
         op = aq.ScratchpadOp(name, ty.width, size, kind, factor)
+        op.set_impl(impl, ports)
         op.location = loc_attr(self.loc(t))
         return op
 

@@ -40,6 +40,10 @@ class SpecBudgets:
     #: Elements of one scratchpad. Scratchpads are flip-flops today (docs/synthesis.md), and
     #: synthesis time and memory grow with the element count.
     scratchpad_elements: int = 4096
+    #: Elements of one SRAM scratchpad (``impl(sram)``, or ``auto`` with large banks): an SRAM
+    #: bank is one memory, not unrolled into registers and multiplexers, so generation time
+    #: does not grow with it; the limit keeps simulation models reasonable (1 Mi elements).
+    sram_elements: int = 1 << 20
     #: Operations of one ISAX after unrolling: each op counts the product of the unroll factors
     #: of the loops around it. RTL generation time grows about cubically with it today.
     unrolled_ops: int = 1500
