@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
+from aquas.egraph import clayout
 from aquas.egraph.cdecl import (
     INT,
     UINT,
@@ -45,9 +46,14 @@ class _Val:
 
 @dataclass
 class _Ptr:
+    """A pointer (or the place it designates): memref, element offset and element type.
+    ``obj`` is the aggregate pointed at (a struct, or an array row), None for an integer;
+    offsets then count the aggregate's leaf elements (``elem.width`` bits each)."""
+
     base: SSAValue
     off: SSAValue | None  # i32 element offset, None = 0
     elem: CType
+    obj: object = None
 
 
 @dataclass
@@ -68,10 +74,8 @@ _UNSUPPORTED_STMTS: dict[type[c_ast.Node], str] = {
     c_ast.Case: "'case' label",
     c_ast.Default: "'default' label",
     c_ast.FuncCall: "function call",
-    c_ast.Struct: "struct type",
     c_ast.Union: "union type",
     c_ast.Enum: "enum type",
-    c_ast.StructRef: "struct member access",
     c_ast.ExprList: "comma operator",
     c_ast.CompoundLiteral: "compound literal",
     c_ast.StaticAssert: "static assertion",
@@ -213,10 +217,11 @@ class _Exprs:
             b = self.lookup(e.name)
             if b is not None and b.kind in ("ptr", "array"):
                 assert b.base is not None
-                return _Ptr(b.base, b.off, CType(b.ty.width, b.ty.signed, const=b.ty.const))
+                elem = CType(b.ty.width, b.ty.signed, const=b.ty.const)
+                return _Ptr(b.base, b.off, elem, b.ty.obj)
             if b is None and e.name in self.prog.globals and self.prog.globals[e.name].array:
                 g = self.prog.globals[e.name]
-                return _Ptr(self.global_ref(e.name), None, g.var.ctype)
+                return _Ptr(self.global_ref(e.name), None, g.var.ctype, g.var.ctype.obj)
             self.undeclared(e)
             raise _Unsupported(f"'{e.name}' used as a pointer", e)
         if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
@@ -228,30 +233,91 @@ class _Exprs:
                 p, k = self.pointer(e.right), e.left
             else:
                 raise _Unsupported("integer used as a pointer", e)
-            delta = self.convert(self.rvalue(k), INT, k)
+            delta = self.scaled(self.convert(self.rvalue(k), INT, k), p, k)
             if p.off is None and e.op == "+":
-                return _Ptr(p.base, delta, p.elem)
+                return _Ptr(p.base, delta, p.elem, p.obj)
             cur = p.off if p.off is not None else self.const(0, INT, e)
             cls = arith.AddiOp if e.op == "+" else arith.SubiOp
-            return _Ptr(p.base, self.emit(cls(cur, delta), e).results[0], p.elem)
+            return _Ptr(p.base, self.emit(cls(cur, delta), e).results[0], p.elem, p.obj)
         if isinstance(e, c_ast.UnaryOp) and e.op == "&":
-            if isinstance(e.expr, c_ast.ArrayRef):
-                return self.element(e.expr)
+            if isinstance(e.expr, c_ast.ArrayRef | c_ast.StructRef):
+                return self.place(e.expr)
+            if isinstance(e.expr, c_ast.UnaryOp) and e.expr.op == "*":
+                return self.pointer(e.expr.expr)
             raise _Unsupported("address of a scalar", e)
+        if isinstance(e, c_ast.ArrayRef | c_ast.StructRef) or (
+            isinstance(e, c_ast.UnaryOp) and e.op == "*"
+        ):
+            p = self.place(e)
+            if isinstance(p.obj, clayout.Array):  # an array decays to its first element
+                return self.decay(p)
+            raise _Unsupported("pointer loaded from memory", e)
         if isinstance(e, c_ast.Cast):
             ty, _ = self.prog.var_type(e.to_type.type)
             p = self.pointer(e.expr)
             if not ty.pointer:
                 raise _Unsupported("pointer converted to an integer", e)
+            if ty.obj != p.obj:
+                what = clayout.describe(p.obj) if p.obj is not None else p.elem.c_name()
+                raise _Unsupported(f"pointer cast from '{what} *' to '{ty.c_name()}'", e)
             # Between element types of one width (uint8_t * <-> int8_t *, a buffer of bytes
             # read as signed values) only the signedness of the loaded values changes: the
             # offsets count the same elements. Other widths would re-tile the memory.
             if ty.width != p.elem.width:
                 raise _Unsupported(f"pointer cast from '{p.elem.c_name()} *' to '{ty.c_name()}'", e)
-            return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const))
+            return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const), p.obj)
         raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
 
+    def scaled(self, delta: SSAValue, p: _Ptr, at: c_ast.Node) -> SSAValue:
+        """An offset in pointees converted to leaf elements (pointer arithmetic)."""
+        if p.obj is None:
+            return delta
+        k = clayout.units(p.obj, p.elem.width)
+        if k == 1:
+            return delta
+        return self.emit(arith.MuliOp(delta, self.const(k, INT, at)), at).results[0]
+
+    def decay(self, p: _Ptr) -> _Ptr:
+        """The pointer to the first element of the array at ``p``."""
+        assert isinstance(p.obj, clayout.Array)
+        elem = p.obj.elem
+        if isinstance(elem, clayout.Scalar):
+            return _Ptr(p.base, p.off, CType(elem.width, elem.signed, const=p.elem.const))
+        return _Ptr(p.base, p.off, p.elem, elem)
+
+    def place(self, e: c_ast.Node) -> _Ptr:
+        """The object designated by ``a[i]``, ``*p``, ``p->f`` or ``s.f``."""
+        if isinstance(e, c_ast.StructRef):
+            return self.member(e)
+        if isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
+            return self.element(e)
+        raise _Unsupported(f"expression '{type(e).__name__}' used as an object", e)
+
+    def member(self, e: c_ast.StructRef) -> _Ptr:
+        p = self.pointer(e.name) if e.type == "->" else self.place(e.name)
+        st = p.obj
+        if not isinstance(st, clayout.Struct):
+            raise _Unsupported(f"member access '{e.type}{e.field.name}' of a non-struct", e)
+        f = st.field(e.field.name)
+        if f is None:
+            raise _Unsupported(f"no member '{e.field.name}' in '{st.name}'", e.field)
+        if isinstance(f.type, clayout.Pointer):
+            raise _Unsupported(f"pointer member '{f.name}' of '{st.name}'", e)
+        k = f.offset * 8 // p.elem.width  # exact: a one-width struct has no padding
+        off = p.off
+        if k:
+            kc = self.const(k, INT, e)
+            off = kc if off is None else self.emit(arith.AddiOp(off, kc), e).results[0]
+        const = p.elem.const or f.const
+        if isinstance(f.type, clayout.Scalar):
+            return _Ptr(p.base, off, CType(f.type.width, f.type.signed, const=const))
+        return _Ptr(p.base, off, CType(p.elem.width, p.elem.signed, const=const), f.type)
+
     def is_pointer(self, e: c_ast.Node) -> bool:
+        if isinstance(e, c_ast.ArrayRef | c_ast.StructRef) or (
+            isinstance(e, c_ast.UnaryOp) and e.op == "*"
+        ):
+            return isinstance(self.static_type(e), clayout.Array | clayout.Pointer)
         if isinstance(e, c_ast.ID):
             b = self.lookup(e.name)
             if b is not None:
@@ -265,6 +331,47 @@ class _Exprs:
             return isinstance(e.to_type.type, c_ast.PtrDecl)
         return False
 
+    def static_type(self, e: c_ast.Node) -> object:
+        """The clayout type of an object expression without lowering it (None: unknown)."""
+        if isinstance(e, c_ast.ID):
+            b = self.lookup(e.name)
+            ty = None
+            if b is not None and b.kind in ("ptr", "array"):
+                ty = b.ty
+            elif b is None and e.name in self.prog.globals and self.prog.globals[e.name].array:
+                ty = self.prog.globals[e.name].var.ctype
+            if ty is None:
+                return None
+            target = ty.obj if ty.obj is not None else clayout.Scalar(ty.width, ty.signed)
+            return clayout.Pointer(target)
+        if isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
+            inner = self.static_type(e.name if isinstance(e, c_ast.ArrayRef) else e.expr)
+            if isinstance(inner, clayout.Pointer):
+                return inner.target
+            if isinstance(inner, clayout.Array):
+                return inner.elem
+            return None
+        if isinstance(e, c_ast.StructRef):
+            inner = self.static_type(e.name)
+            if e.type == "->":
+                inner = inner.target if isinstance(inner, clayout.Pointer) else None
+            if isinstance(inner, clayout.Struct):
+                f = inner.field(e.field.name)
+                return f.type if f is not None else None
+            return None
+        if isinstance(e, c_ast.UnaryOp) and e.op == "&":
+            inner = self.static_type(e.expr)
+            return clayout.Pointer(inner) if inner is not None else None
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+            for side in (e.left, e.right):
+                t = self.static_type(side)
+                if isinstance(t, clayout.Array):
+                    return clayout.Pointer(t.elem)
+                if isinstance(t, clayout.Pointer):
+                    return t
+            return None
+        return None
+
     def element(self, e: c_ast.ArrayRef | c_ast.UnaryOp) -> _Ptr:
         """The element addressed by ``a[i]`` or ``*p`` (as a pointer with its final offset)."""
         if isinstance(e, c_ast.ArrayRef):
@@ -273,10 +380,17 @@ class _Exprs:
                     self.undeclared(e.name)  # a refused global array says why it was refused
                 raise _Unsupported("subscript of a non-pointer", e)
             p = self.pointer(e.name)
-            i = self.convert(self.rvalue(e.subscript), INT, e.subscript)
+            i = self.scaled(self.convert(self.rvalue(e.subscript), INT, e.subscript), p, e)
             off = i if p.off is None else self.emit(arith.AddiOp(p.off, i), e).results[0]
-            return _Ptr(p.base, off, p.elem)
+            return _Ptr(p.base, off, p.elem, p.obj)
         return self.pointer(e.expr)
+
+    def scalar_place(self, e: c_ast.Node) -> _Ptr:
+        p = self.place(e)
+        if p.obj is not None:
+            what = clayout.describe(p.obj)
+            raise _Unsupported(f"'{what}' object used as an integer", e)
+        return p
 
     def load(self, p: _Ptr, at: c_ast.Node) -> _Val:
         off = p.off if p.off is not None else self.const(0, INT, at)
@@ -318,8 +432,8 @@ class _Exprs:
                 return self.load(_Ptr(self.global_ref(e.name), None, g.var.ctype), e)
             self.undeclared(e)
             raise _Unsupported(f"pointer or array '{e.name}' used as an integer", e)
-        if isinstance(e, c_ast.ArrayRef):
-            return self.load(self.element(e), e)
+        if isinstance(e, c_ast.ArrayRef | c_ast.StructRef):
+            return self.load(self.scalar_place(e), e)
         if isinstance(e, c_ast.UnaryOp):
             return self.unary(e)
         if isinstance(e, c_ast.BinaryOp):
@@ -354,11 +468,19 @@ class _Exprs:
     def unary(self, e: c_ast.UnaryOp) -> _Val:
         op = e.op
         if op == "*":
-            return self.load(self.element(e), e)
+            return self.load(self.scalar_place(e), e)
         if op == "sizeof":
-            if isinstance(e.expr, c_ast.Typename):
+            if isinstance(e.expr, c_ast.Typename) and (
+                self.prog.is_aggregate(e.expr.type) or not isinstance(e.expr.type, c_ast.TypeDecl)
+            ):
+                size = clayout.size_align(self.prog.layout_type(e.expr.type))[0]
+            elif isinstance(e.expr, c_ast.Typename):
                 ty = self.prog.scalar_type(e.expr.type)
                 size = 1 if ty is None else ty.width // 8
+            elif isinstance(e.expr, c_ast.ArrayRef | c_ast.StructRef | c_ast.UnaryOp) and (
+                isinstance(st := self.static_type(e.expr), clayout.Array | clayout.Struct)
+            ):
+                size = clayout.size_align(st)[0]
             elif (
                 isinstance(e.expr, c_ast.ID)
                 and (b := self.lookup(e.expr.name))

@@ -8,6 +8,8 @@ diagnostic and ``func=None``.  ``docs/c-subset.md`` lists the subset and its IR 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -93,6 +95,11 @@ def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
         if init is not None and not isinstance(init, c_ast.InitList):
             raise _Unsupported("array initialiser that is not a brace list", init)
         exprs = list(init.exprs) if isinstance(init, c_ast.InitList) else []
+        if ty.obj is not None:
+            if length is None:
+                raise _Unsupported("array of aggregates without a length", d)
+            if isinstance(init, c_ast.InitList):
+                exprs = prog.flat_init(init, ty, length)
         length = len(exprs) if length is None else length
         if length == 0 or len(exprs) > length:
             raise _Unsupported("array length does not match its initialiser", d)
@@ -176,12 +183,24 @@ def parse_c(
     diagnostics: list[AquasError] = []
     defined: dict[str, c_ast.FuncDef] = {}
     for n in ext[len(_STDINT) + 1 :]:
-        if isinstance(n, c_ast.Typedef):
+        if isinstance(n, c_ast.Typedef) and prog.is_aggregate(n.type):
+            try:
+                st = prog.struct_of(n.type)
+                if st.name == "anonymous struct":  # messages name it by its typedef
+                    st = dataclasses.replace(st, name=n.name)
+                prog.aggregates[n.name] = st
+            except _Unsupported as u:
+                prog.aggregates[n.name] = f"typedef '{n.name}' ({u.construct})"
+        elif isinstance(n, c_ast.Typedef):
             try:
                 ty, _ = prog.var_type(n.type)
                 prog.typedefs[n.name] = ty
             except _Unsupported as u:
                 prog.typedefs[n.name] = f"typedef '{n.name}' ({u.construct})"
+        elif isinstance(n, c_ast.Decl) and n.name is None and isinstance(n.type, c_ast.Struct):
+            # a struct definition registers its tag (a refused one says why at its uses)
+            with contextlib.suppress(_Unsupported):
+                prog.struct(n.type)
         elif isinstance(n, c_ast.Decl):
             try:
                 deep = _too_deep(n)
@@ -218,6 +237,10 @@ def parse_c(
         diagnostics,
         {name: g.var for name, g in prog.globals.items()},
         pre.dependencies,
+        {
+            **{f"struct {k}": v for k, v in prog.structs.items() if not isinstance(v, str)},
+            **{k: v for k, v in prog.aggregates.items() if not isinstance(v, str)},
+        },
     )
 
 

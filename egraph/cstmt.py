@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from aquas.egraph import clayout
 from aquas.egraph.cdecl import (
     I1,
     INT,
@@ -124,7 +125,9 @@ def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
         nonlocal mem
         if isinstance(x, c_ast.ID):
             names.add(x.name)
-        elif isinstance(x, c_ast.ArrayRef) or (isinstance(x, c_ast.UnaryOp) and x.op == "*"):
+        elif isinstance(x, c_ast.ArrayRef | c_ast.StructRef) or (
+            isinstance(x, c_ast.UnaryOp) and x.op == "*"
+        ):
             mem = True
         for _, c in x.children():
             visit(c)
@@ -251,7 +254,7 @@ class _Function(_Exprs):
                 raise _Unsupported("unnamed parameter", p)
             ty, _ = self.prog.var_type(p.type)
             if isinstance(p.type, c_ast.ArrayDecl):
-                ty = CType(ty.width, ty.signed, True, ty.const)
+                ty = CType(ty.width, ty.signed, True, ty.const, obj=ty.obj)
             params.append(CVar(p.name, ty, p.coord.line, p.coord.column or 1))
             if ty.pointer:
                 arg_types.append(MemRefType(IntegerType(ty.width), [DYNAMIC_INDEX]))
@@ -377,7 +380,10 @@ class _Function(_Exprs):
             if init is not None:
                 if not isinstance(init, c_ast.InitList) or len(init.exprs) > length:
                     raise _Unsupported("array initialiser that is not a brace list", init)
-                values = [self.convert(self.rvalue(e), ty, e) for e in init.exprs]
+                exprs = list(init.exprs)
+                if ty.obj is not None:
+                    exprs = self.prog.flat_init(init, ty, length)
+                values = [self.convert(self.rvalue(e), ty, e) for e in exprs]
                 values += [self.const(0, ty, init)] * (length - len(values))
                 for k, v in enumerate(values):
                     idx = self.emit(arith.ConstantOp(IntegerAttr(k, IndexType())), init).results[0]
@@ -387,7 +393,7 @@ class _Function(_Exprs):
             if n.init is None:
                 raise _Unsupported("pointer local without an initialiser", n)
             p = self.pointer(n.init)
-            self.check_elem(ty, p.elem, n.init)
+            self.check_elem(ty, p, n.init)
             self.declare(n.name, _Bind("ptr", ty, base=p.base, off=p.off), n)
             if cs is not None:
                 cs.target = n.name
@@ -405,7 +411,13 @@ class _Function(_Exprs):
             if n.init is not None:
                 cs.value = v
 
-    def check_elem(self, want: CType, got: CType, at: c_ast.Node) -> None:
+    def check_elem(self, want: CType, p: _Ptr, at: c_ast.Node) -> None:
+        got = p.elem
+        if want.obj is not None or p.obj is not None:
+            if want.obj != p.obj:
+                what = clayout.describe(p.obj) if p.obj is not None else got.c_name()
+                raise _Unsupported(f"pointer conversion from '{what} *' to '{want.c_name()}'", at)
+            return
         if (want.width, want.signed) != (got.width, got.signed):
             raise _Unsupported(
                 f"pointer conversion from '{got.c_name()} *' to '{want.c_name()}'", at
@@ -432,10 +444,10 @@ class _Function(_Exprs):
             if g.array:
                 raise _Unsupported("assignment to an array", n)
             ptr = _Ptr(self.global_ref(lv.name), None, g.var.ctype)
-        elif isinstance(lv, c_ast.ArrayRef | c_ast.UnaryOp) and (
-            isinstance(lv, c_ast.ArrayRef) or lv.op == "*"
+        elif isinstance(lv, c_ast.ArrayRef | c_ast.StructRef | c_ast.UnaryOp) and (
+            not isinstance(lv, c_ast.UnaryOp) or lv.op == "*"
         ):
-            ptr = self.element(lv)
+            ptr = self.scalar_place(lv)
         else:
             raise _Unsupported("assignment target", lv)
         if ptr.elem.const:
@@ -455,7 +467,7 @@ class _Function(_Exprs):
     def ptr_assign(self, b: _Bind, n: c_ast.Assignment) -> None:
         if n.op == "=":
             p = self.pointer(n.rvalue)
-            self.check_elem(b.ty, p.elem, n.rvalue)
+            self.check_elem(b.ty, p, n.rvalue)
             if p.base is not b.base:
                 raise _Unsupported("pointer local reassigned to a different array", n)
             b.off = p.off
@@ -463,6 +475,9 @@ class _Function(_Exprs):
         if n.op not in ("+=", "-="):
             raise _Unsupported(f"pointer operator '{n.op}'", n)
         delta = self.convert(self.rvalue(n.rvalue), INT, n.rvalue)
+        if b.ty.obj is not None:
+            assert b.base is not None
+            delta = self.scaled(delta, _Ptr(b.base, None, b.ty, b.ty.obj), n)
         cur = b.off if b.off is not None else self.const(0, INT, n)
         cls = arith.AddiOp if n.op == "+=" else arith.SubiOp
         b.off = self.emit(cls(cur, delta), n).results[0]
