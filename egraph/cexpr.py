@@ -257,15 +257,15 @@ class _Exprs:
             p = self.pointer(e.expr)
             if not ty.pointer:
                 raise _Unsupported("pointer converted to an integer", e)
-            if ty.obj != p.obj:
+            # Between element types of one width (uint8_t * <-> int8_t *, a buffer of bytes
+            # read as signed values; int32_t * <-> a pointer to a struct of int32_t fields or
+            # to rows of an int32_t matrix) only the signedness of the loaded values or the
+            # grouping of the elements changes: the offsets count the same elements. Other
+            # widths would re-tile the memory.
+            if ty.width != p.elem.width:
                 what = clayout.describe(p.obj) if p.obj is not None else p.elem.c_name()
                 raise _Unsupported(f"pointer cast from '{what} *' to '{ty.c_name()}'", e)
-            # Between element types of one width (uint8_t * <-> int8_t *, a buffer of bytes
-            # read as signed values) only the signedness of the loaded values changes: the
-            # offsets count the same elements. Other widths would re-tile the memory.
-            if ty.width != p.elem.width:
-                raise _Unsupported(f"pointer cast from '{p.elem.c_name()} *' to '{ty.c_name()}'", e)
-            return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const), p.obj)
+            return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const), ty.obj)
         raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
 
     def scaled(self, delta: SSAValue, p: _Ptr, at: c_ast.Node) -> SSAValue:

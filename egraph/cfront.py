@@ -191,6 +191,9 @@ def parse_c(
                 prog.aggregates[n.name] = st
             except _Unsupported as u:
                 prog.aggregates[n.name] = f"typedef '{n.name}' ({u.construct})"
+        elif isinstance(n, c_ast.Typedef) and not isinstance(n.type, c_ast.TypeDecl):
+            what = "an array" if isinstance(n.type, c_ast.ArrayDecl) else "a pointer or function"
+            prog.typedefs[n.name] = f"typedef '{n.name}' of {what} type"
         elif isinstance(n, c_ast.Typedef):
             try:
                 ty, _ = prog.var_type(n.type)
