@@ -271,6 +271,11 @@ class _Program:
         self.bad_globals: dict[str, str] = {}
         # struct tags and typedef names of structs (a str value says why unsupported)
         self.structs: dict[str, clayout.Struct | str] = {}
+        # the file's function definitions (the first of each name) and prototypes, and the
+        # declarations of opaque callees (egraph/ccall.py)
+        self.fdefs: dict[str, c_ast.FuncDef] = {}
+        self.protos: dict[str, c_ast.FuncDecl] = {}
+        self.externs: dict[str, FuncOp] = {}
         self.aggregates: dict[str, clayout.Struct | str] = {}
 
     def loc(self, node: c_ast.Node | None) -> SourceLoc:

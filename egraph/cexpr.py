@@ -123,8 +123,10 @@ class _Exprs:
 
     # -- emission helpers ------------------------------------------------------------
 
+    inline_at: c_ast.Node | None = None  # the call being inlined (egraph/ccall.py)
+
     def emit(self, op: Operation, at: c_ast.Node | None) -> Operation:
-        loc = self.prog.loc(at)
+        loc = self.prog.loc(self.inline_at if self.inline_at is not None else at)
         op.location = FileLineColLoc(
             StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column)
         )
@@ -405,6 +407,9 @@ class _Exprs:
 
     # -- expressions -----------------------------------------------------------------
 
+    def call_value(self, e: c_ast.FuncCall) -> _Val:
+        raise NotImplementedError  # egraph/ccall.py
+
     def undeclared(self, e: c_ast.ID) -> None:
         if e.name in self.prog.bad_globals:
             raise _Unsupported(f"global '{e.name}' ({self.prog.bad_globals[e.name]})", e)
@@ -459,6 +464,8 @@ class _Exprs:
                 raise _Unsupported("cast to void", e)
             v = self.rvalue(e.expr)
             return _Val(self.convert(v, to, e), CType(to.width, to.signed))
+        if isinstance(e, c_ast.FuncCall):
+            return self.call_value(e)
         if _is_update(e):
             raise _Unsupported("assignment inside an expression", e)
         if type(e) in _UNSUPPORTED_STMTS:

@@ -182,6 +182,18 @@ def parse_c(
     functions_out: list[CFunction] = []
     diagnostics: list[AquasError] = []
     defined: dict[str, c_ast.FuncDef] = {}
+    for n in ext:
+        if isinstance(n, c_ast.FuncDef):
+            prog.fdefs.setdefault(n.decl.name, n)
+        d = n.decl if isinstance(n, c_ast.FuncDef) else n
+        if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.FuncDecl) and d.name:
+            prog.protos.setdefault(d.name, d.type)
+    ast_protos = [
+        n for n in ast.ext if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.FuncDecl)
+    ]
+    for d in ast_protos:  # prototypes from headers too
+        if d.name:
+            prog.protos.setdefault(d.name, d.type)
     for n in ext[len(_STDINT) + 1 :]:
         if isinstance(n, c_ast.Typedef) and prog.is_aggregate(n.type):
             try:
@@ -227,7 +239,15 @@ def parse_c(
                 diagnostics.append(diag)
             elif fn.func is not None:
                 module_ops.append(fn.func)
-    module = ModuleOp(module_ops)
+    called = {
+        op.callee.root_reference.data
+        for f in module_ops
+        if isinstance(f, func.FuncOp)
+        for op in f.walk()
+        if isinstance(op, func.CallOp)
+    }
+    externs = [d for name, d in prog.externs.items() if name in called]
+    module = ModuleOp(module_ops + externs)
     try:
         module.verify()
     except VerifyException as e:  # a frontend bug, never the user's fault
@@ -319,7 +339,7 @@ def _lower_function(
             raise _Unsupported(*bad)
         fn.func, fn.params, fn.ret = lowerer.lower()
         # a frontend bug in this function must not fail the whole file's verification below
-        fn.func.verify()
+        _verify_alone(fn.func, prog)
     except _Unsupported as u:
         for cs in fn.stmts:
             cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None
@@ -353,6 +373,17 @@ def _lower_function(
         return fn, diag
     fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
     return fn, None
+
+
+def _verify_alone(fop: func.FuncOp, prog: _Program) -> None:
+    """Verify one function in a module of its own with the opaque callees' declarations
+    (calls are verified against a symbol table)."""
+    scratch = ModuleOp([d.clone() for d in prog.externs.values()])
+    scratch.body.block.add_op(fop)
+    try:
+        scratch.verify()
+    finally:
+        fop.detach()
 
 
 def _signature(prog: _Program, fdef: c_ast.FuncDef) -> tuple[list[CVar], CType | None]:

@@ -19,6 +19,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from aquas.egraph import clayout
+from aquas.egraph.ccall import _Calls
 from aquas.egraph.cdecl import (
     I1,
     INT,
@@ -36,7 +37,6 @@ from aquas.egraph.cexpr import (
     _UNSUPPORTED_STMTS,
     _UPDATE_OPS,
     _Bind,
-    _Exprs,
     _is_update,
     _Ptr,
     _Val,
@@ -55,8 +55,8 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
 
     def visit(n: c_ast.Node) -> None:
         what = _UNSUPPORTED_STMTS.get(type(n))
-        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
-            what = f"call of function '{n.name.name}'"
+        if isinstance(n, c_ast.FuncCall):
+            what = None  # inlined or opaque (egraph/ccall.py), or refused where it is
         elif isinstance(n, c_ast.Constant) and n.type == "string":
             what = "string literal"
         elif isinstance(n, c_ast.Constant) and n.type in ("float", "double", "long double"):
@@ -69,7 +69,10 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
             what = "assignment inside an expression"
         if what is not None and n.coord is not None:
             found.append((n.coord.line, n.coord.column or 1, what, n))
-        for _, child in n.children():
+        children = [c for _, c in n.children()]
+        if isinstance(n, c_ast.FuncCall) and n.args is not None:  # arguments, not a comma
+            children = [n.name, *n.args.exprs]
+        for child in children:
             visit(child)
 
     visit(body)
@@ -125,7 +128,7 @@ def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
         nonlocal mem
         if isinstance(x, c_ast.ID):
             names.add(x.name)
-        elif isinstance(x, c_ast.ArrayRef | c_ast.StructRef) or (
+        elif isinstance(x, c_ast.ArrayRef | c_ast.StructRef | c_ast.FuncCall) or (
             isinstance(x, c_ast.UnaryOp) and x.op == "*"
         ):
             mem = True
@@ -136,7 +139,7 @@ def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
     return names, mem
 
 
-class _Function(_Exprs):
+class _Function(_Calls):
     """Lowers one function definition."""
 
     def __init__(self, prog: _Program, text: _Text, fdef: c_ast.FuncDef, selected: bool):
@@ -152,6 +155,9 @@ class _Function(_Exprs):
         self.block = Block()
         self.entry = self.block
         self.global_refs: dict[str, SSAValue] = {}
+        self.inline_stack: list[str] = []
+        self.inline_at: c_ast.Node | None = None
+        self.no_stores = 0  # > 0: inside an inlined helper after a conditional 'return'
 
     # -- statement structure (independent of lowering) --------------------------------
 
@@ -338,6 +344,8 @@ class _Function(_Exprs):
             raise _Unsupported("early 'return'", n)
         elif isinstance(n, c_ast.Assignment):
             self.assign(n, cs)
+        elif isinstance(n, c_ast.FuncCall):
+            self.call_stmt(n)
         elif isinstance(n, c_ast.UnaryOp) and n.op in _UPDATE_OPS:
             op = "+=" if n.op.endswith("++") else "-="
             self.assign(
@@ -400,16 +408,35 @@ class _Function(_Exprs):
             return
         if isinstance(n.init, c_ast.InitList):
             raise _Unsupported("brace initialiser for a scalar", n.init)
-        v = (
-            self.convert(self.rvalue(n.init), ty, n.init)
-            if n.init is not None
-            else self.const(0, ty, n)
-        )
+        if isinstance(n.init, c_ast.FuncCall):
+            v = self.convert(self.call_result(n.init), ty, n.init)
+        elif n.init is not None:
+            v = self.convert(self.rvalue(n.init), ty, n.init)
+        else:
+            v = self.const(0, ty, n)
         self.declare(n.name, _Bind("scalar", ty, value=v), n)
         if cs is not None:
             cs.target = n.name
             if n.init is not None:
                 cs.value = v
+
+    def enter_helper(self, call: c_ast.FuncCall) -> object:
+        """A scope of its own for an inlined helper; its ops get the call's location."""
+        saved = (self.scopes, dict(self.locals), self.inline_at)
+        self.scopes = [{}]
+        if self.inline_at is None:
+            self.inline_at = call
+        return saved
+
+    def leave_helper(self, saved: object) -> None:
+        assert isinstance(saved, tuple)
+        self.scopes, self.locals, self.inline_at = saved
+
+    def call_result(self, e: c_ast.FuncCall) -> _Val:
+        v = self.call_stmt(e)
+        if v is None:
+            raise _Unsupported("value of a void function used", e)
+        return v
 
     def check_elem(self, want: CType, p: _Ptr, at: c_ast.Node) -> None:
         got = p.elem
@@ -452,6 +479,8 @@ class _Function(_Exprs):
             raise _Unsupported("assignment target", lv)
         if ptr.elem.const:
             raise _Unsupported("store through a pointer to const", n)
+        if self.no_stores:
+            raise _Unsupported("store in an inlined helper after a conditional 'return'", n)
         cur = self.load(ptr, lv) if op != "=" else None
         stored = self.convert(self.compute(cur, op, n), ptr.elem, n)
         self.store(ptr, stored, n)
@@ -459,6 +488,8 @@ class _Function(_Exprs):
             cs.value = stored
 
     def compute(self, cur: _Val | None, op: str, n: c_ast.Assignment) -> _Val:
+        if op == "=" and isinstance(n.rvalue, c_ast.FuncCall):
+            return self.call_result(n.rvalue)
         if op == "=":
             return self.rvalue(n.rvalue)
         assert cur is not None
