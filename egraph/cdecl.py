@@ -413,15 +413,12 @@ class _Program:
         return clayout.Scalar(ty.width, ty.signed)
 
     def leaf_width(self, obj: clayout.CType, at: c_ast.Node) -> int:
-        """The one width of every scalar in ``obj`` (the element type of its memref)."""
-        widths = sorted(clayout.leaf_widths(obj))
-        if len(widths) != 1:
-            raise _Unsupported(
-                f"'{clayout.describe(obj)}' mixes fields of different widths "
-                f"({', '.join(map(str, widths))} bits; only aggregates of one width are lowered)",
-                at,
-            )
-        return widths[0]
+        """The unit width of ``obj``: the narrowest scalar in it, the element type of its
+        memref (wider members are read through views of the same memory)."""
+        widths = clayout.leaf_widths(obj)
+        if not widths:
+            raise _Unsupported(f"'{clayout.describe(obj)}' has no members", at)
+        return min(widths)
 
     def _length(self, t: c_ast.ArrayDecl) -> int | None:
         n = None if t.dim is None else self.const_eval(t.dim)
@@ -456,6 +453,10 @@ class _Program:
         order (missing ones are zero-filled by the caller). Braces must follow the
         aggregate's structure; designators are refused."""
         assert ty.obj is not None
+        if len(clayout.leaf_widths(ty.obj)) != 1:
+            raise _Unsupported(
+                f"initialiser of '{clayout.describe(ty.obj)}', which mixes member widths", init
+            )
         out: list[c_ast.Node] = []
 
         def fill(node: c_ast.Node, t: clayout.CType) -> None:

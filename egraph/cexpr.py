@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pycparser import c_ast
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     FileLineColLoc,
     IndexType,
     IntAttr,
@@ -16,6 +17,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    UnrealizedConversionCastOp,
 )
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -120,6 +122,8 @@ class _Exprs:
     block: Block
     entry: Block
     global_refs: dict[str, SSAValue]
+    views: dict[tuple[SSAValue, int], SSAValue]
+    views_of: dict[SSAValue, SSAValue]
 
     # -- emission helpers ------------------------------------------------------------
 
@@ -253,6 +257,8 @@ class _Exprs:
             p = self.place(e)
             if isinstance(p.obj, clayout.Array):  # an array decays to its first element
                 return self.decay(p)
+            if isinstance(p.obj, clayout.Pointer):
+                return self.loaded_pointer(p, e)
             raise _Unsupported("pointer loaded from memory", e)
         if isinstance(e, c_ast.Cast):
             ty, _ = self.prog.var_type(e.to_type.type)
@@ -269,6 +275,21 @@ class _Exprs:
                 raise _Unsupported(f"pointer cast from '{what} *' to '{ty.c_name()}'", e)
             return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const), ty.obj)
         raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
+
+    def loaded_pointer(self, p: _Ptr, at: c_ast.Node) -> _Ptr:
+        """The pointer held in a pointer member: its 32-bit value loaded and cast to a memref
+        (the matcher sees the loaded value as the address)."""
+        assert isinstance(p.obj, clayout.Pointer)
+        target = p.obj.target
+        addr = self.load(_Ptr(p.base, p.off, CType(32, False)), at).v
+        if isinstance(target, clayout.Scalar):
+            elem, obj = CType(target.width, target.signed), None
+        else:
+            unit = min(clayout.leaf_widths(target))
+            elem, obj = CType(unit, True), target
+        t = MemRefType(IntegerType(elem.width), [DYNAMIC_INDEX])
+        op = self.emit(UnrealizedConversionCastOp(operands=(addr,), result_types=(t,)), at)
+        return _Ptr(op.results[0], None, elem, obj)
 
     def scaled(self, delta: SSAValue, p: _Ptr, at: c_ast.Node) -> SSAValue:
         """An offset in pointees converted to leaf elements (pointer arithmetic)."""
@@ -303,17 +324,65 @@ class _Exprs:
         f = st.field(e.field.name)
         if f is None:
             raise _Unsupported(f"no member '{e.field.name}' in '{st.name}'", e.field)
-        if isinstance(f.type, clayout.Pointer):
-            raise _Unsupported(f"pointer member '{f.name}' of '{st.name}'", e)
-        k = f.offset * 8 // p.elem.width  # exact: a one-width struct has no padding
+        # exact: a member is aligned to its own narrowest scalar, at least the unit width
+        k = f.offset * 8 // p.elem.width
         off = p.off
         if k:
             kc = self.const(k, INT, e)
             off = kc if off is None else self.emit(arith.AddiOp(off, kc), e).results[0]
         const = p.elem.const or f.const
+        at = _Ptr(p.base, off, CType(p.elem.width, True, const=const))
+        if isinstance(f.type, clayout.Pointer):  # a place holding a pointer (32 bits)
+            q = self.rewidth(at, 32, e)
+            return _Ptr(q.base, q.off, CType(32, False, const=const), f.type)
+        unit = min(clayout.leaf_widths(f.type))
+        q = self.rewidth(at, unit, e)
         if isinstance(f.type, clayout.Scalar):
-            return _Ptr(p.base, off, CType(f.type.width, f.type.signed, const=const))
-        return _Ptr(p.base, off, CType(p.elem.width, p.elem.signed, const=const), f.type)
+            return _Ptr(q.base, q.off, CType(f.type.width, f.type.signed, const=const))
+        return _Ptr(q.base, q.off, CType(unit, True, const=const), f.type)
+
+    def rewidth(self, p: _Ptr, width: int, at: c_ast.Node) -> _Ptr:
+        """The same place seen through a memref of ``width``-bit elements (a view of the
+        same memory, egraph/clayout.py): the offset is divided by the ratio of the widths,
+        exactly, because the place is aligned to ``width``."""
+        if width == p.elem.width:
+            return p
+        assert width > p.elem.width, (width, p.elem.width)
+        ratio = width // p.elem.width
+        off = p.off
+        if off is not None:
+            off = self.emit(arith.DivSIOp(off, self.const(ratio, INT, at)), at).results[0]
+        return _Ptr(self.view(p.base, width), off, CType(width, p.elem.signed, const=p.elem.const))
+
+    def view(self, base: SSAValue, width: int) -> SSAValue:
+        """``base`` (a memref) as a memref of ``width``-bit elements: one
+        ``builtin.unrealized_conversion_cast`` per memref and width, right after the
+        memref's definition (the matcher and the evaluators read it as the same memory)."""
+        root = self.views_of.get(base, base)
+        rt = root.type
+        assert isinstance(rt, MemRefType)
+        if rt.element_type == IntegerType(width):
+            return root
+        key = (root, width)
+        if key not in self.views:
+            t = MemRefType(IntegerType(width), [DYNAMIC_INDEX])
+            op = UnrealizedConversionCastOp(operands=(root,), result_types=(t,))
+            op.location = (
+                root.owner.location
+                if isinstance(root.owner, Operation)
+                else (self.entry.first_op.location if self.entry.first_op else op.location)
+            )
+            if isinstance(root.owner, Operation):
+                root.owner.parent_block().insert_op_after(op, root.owner)  # type: ignore[union-attr]
+            else:
+                blk = root.owner
+                if blk.first_op is not None:
+                    blk.insert_op_before(op, blk.first_op)
+                else:
+                    blk.add_op(op)
+            self.views[key] = op.results[0]
+            self.views_of[op.results[0]] = root
+        return self.views[key]
 
     def is_pointer(self, e: c_ast.Node) -> bool:
         if isinstance(e, c_ast.ArrayRef | c_ast.StructRef) or (
@@ -389,6 +458,8 @@ class _Exprs:
 
     def scalar_place(self, e: c_ast.Node) -> _Ptr:
         p = self.place(e)
+        if isinstance(p.obj, clayout.Pointer):
+            raise _Unsupported("pointer member used as an integer", e)
         if p.obj is not None:
             what = clayout.describe(p.obj)
             raise _Unsupported(f"'{what}' object used as an integer", e)

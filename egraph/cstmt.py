@@ -156,6 +156,8 @@ class _Function(_Calls):
         self.entry = self.block
         self.global_refs: dict[str, SSAValue] = {}
         self.inline_stack: list[str] = []
+        self.views: dict[tuple[SSAValue, int], SSAValue] = {}
+        self.views_of: dict[SSAValue, SSAValue] = {}
         self.inline_at: c_ast.Node | None = None
         self.no_stores = 0  # > 0: inside an inlined helper after a conditional 'return'
 

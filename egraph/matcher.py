@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import UnrealizedConversionCastOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.egraph.binding import BindingChecks, Options, RegionFx, iv_name
@@ -336,6 +337,11 @@ class Matcher(BindingChecks):
                     return ex.env[v]
                 if isinstance(op, memref.GetGlobalOp):
                     return var(op.name_.root_reference.data, ADDR_W)
+                if isinstance(op, UnrealizedConversionCastOp) and len(op.operands) == 1:
+                    # the frontend's view of a struct's memory at another element width,
+                    # or a pointer loaded from a struct member: the same address
+                    src = resolve(op.operands[0])
+                    return src if src.w == ADDR_W else cast("zext", ADDR_W, src)
             name = fn.names.get(v)
             if name is None:  # no C name: a unique placeholder (never emitted)
                 name = self.anon.setdefault(v, f"%{v.name_hint or 'v'}.{len(self.anon)}")

@@ -40,6 +40,28 @@ _CMP = {
 _PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
+class View(list):  # type: ignore[type-arg]
+    """Elements ``k`` times as wide over a buffer of ``unit``-bit elements (little-endian),
+    for the views the frontend makes of mixed-width structs; loads and stores go through
+    to the buffer."""
+
+    def __init__(self, buf: list[int], k: int, unit: int):
+        super().__init__()
+        self.buf, self.k, self.unit = buf, k, unit
+
+    def __len__(self) -> int:
+        return len(self.buf) // self.k
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        parts = self.buf[i * self.k : (i + 1) * self.k]
+        return sum(v << (self.unit * j) for j, v in enumerate(parts))
+
+    def __setitem__(self, i: int, v: int) -> None:  # type: ignore[override]
+        mask = (1 << self.unit) - 1
+        for j in range(self.k):
+            self.buf[i * self.k + j] = (v >> (self.unit * j)) & mask
+
+
 class Evaluator:
     def __init__(self, module: ModuleOp):
         self.funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
@@ -89,6 +111,12 @@ class Evaluator:
         if isinstance(op, scf.IfOp):
             region = op.true_region if a[0] else op.false_region
             return self.run_block(region.block, [], env) if region.blocks else []
+        if op.name == "builtin.unrealized_conversion_cast":  # a view of a struct's memory
+            (buf,) = a
+            t = op.results[0].type
+            assert isinstance(buf, list) and isinstance(t, MemRefType)
+            unit = width(op.operands[0].type.element_type)  # type: ignore[attr-defined]
+            return [View(buf, width(t.element_type) // unit, unit)]
         if isinstance(op, memref.LoadOp):
             buf, idx = a
             assert isinstance(buf, list) and isinstance(idx, int)

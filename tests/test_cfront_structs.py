@@ -156,6 +156,34 @@ int32_t mat(int32_t m[][4], int r) {
     return t[r][1] + row[2] + (int32_t)sizeof t + (int32_t)sizeof t[0];
 }
 
+/* mixed widths: tag@0, v@2, w@4, arr@8, 16 bytes; a 20-byte ring (delay@0, pos@16) */
+typedef struct { int8_t tag; int16_t v; int32_t w; int16_t arr[3]; } mixed;
+typedef struct { int16_t delay[8]; uint32_t pos; } ring;
+
+int32_t mix(mixed *m, int n) {
+    int32_t s = 0;
+    for (int i = 0; i < 3; i++) {
+        s += m[i].tag * 3 + m[i].v - m[i].w + m[i].arr[i % 3];
+        m[i].w = s;
+        m[i].arr[2] = (int16_t)(s >> 3);
+    }
+    mixed *q = &m[1];
+    q->tag = (int8_t)n;
+    const int16_t *a = q->arr;
+    return s + q[1].v + a[1] + (int32_t)sizeof(mixed);
+}
+
+int32_t ring_push(ring *r, const int16_t *in, int n) {
+    int32_t acc = 0;
+    for (int i = 0; i < n % 8; i++) {
+        r->pos = (r->pos + 1) & 7;
+        r->delay[r->pos] = in[i];
+        const int16_t *x = &r->delay[r->pos];
+        acc += x[0] * in[i + 1];
+    }
+    return acc;
+}
+
 void transpose(int16_t a[4][4], int16_t *out) {
     int16_t (*rows)[4] = a;
     for (int i = 0; i < 4; i++)
@@ -219,11 +247,12 @@ def test_aos_field_offsets() -> None:
 REFUSED = """#include <stdint.h>
 typedef struct { const int16_t *coef; int16_t delay[8]; unsigned pos; } fir;
 typedef struct { int32_t x; int8_t tag; } tagged;
+tagged table[2] = {{1, 2}, {3, 4}};
 struct P { int x; };
 typedef struct { int32_t *p; int32_t n; } vec;
 union U { int a; short b; };
-int32_t f_mixed(fir *f) { return f->pos; }
-int32_t f_padded(const tagged *t, int i) { return t[i].x; }
+int32_t f_ptrint(fir *f) { return f->coef[0] + (int32_t)f->coef; }
+int32_t f_init(int i) { return table[i].x; }
 int32_t f_local(int n) { struct P p; p.x = n; return p.x; }
 int32_t f_ptrmember(vec *v) { return v->p[0]; }
 int32_t f_union(union U *u) { return u->a; }
@@ -235,10 +264,13 @@ int32_t ok(struct P *p) { return p->x; }
 @pytest.mark.parametrize(
     ("fn", "reason", "marker"),
     [
-        ("f_mixed", "'fir' mixes fields of different widths (16, 32 bits", "fir *f"),
-        ("f_padded", "'tagged' mixes fields of different widths (8, 32 bits", "tagged *t"),
+        ("f_ptrint", "pointer member used as an integer", "f->coef;"),
+        (
+            "f_init",
+            "global 'table' (initialiser of 'tagged', which mixes member widths)",
+            "table[i]",
+        ),
         ("f_local", "struct type", "struct P p"),
-        ("f_ptrmember", "pointer member 'p' of 'vec'", "v->p"),
         ("f_union", "union type", "union U *u"),
         ("f_nomember", "no member 'y' in 'struct P'", "y; }"),
     ],
@@ -253,3 +285,13 @@ def test_refused_aggregates_are_located(fn: str, reason: str, marker: str) -> No
     at = REFUSED.index(marker)
     line = REFUSED.count("\n", 0, at) + 1
     assert d.loc is not None and d.loc.line == line
+
+
+def test_pointer_member_is_loaded_then_used() -> None:
+    """``v->p[k]`` loads the 32-bit pointer member and reads through it (a cast of the
+    loaded value to a memref), in a struct that mixes widths."""
+    prog = parse_c(REFUSED, "app.c")
+    f = next(fn for fn in prog.functions if fn.name == "f_ptrmember")
+    assert f.func is not None
+    text = str(f.func)
+    assert re.search(r"unrealized_conversion_cast %\d+ : i32 to memref<\?xi32>", text), text
