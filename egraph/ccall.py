@@ -118,7 +118,9 @@ class _Calls(_Exprs):
             if not (isinstance(p, c_ast.Typename) and self.prog.scalar_type(p.type) is None)
         ]
         args = list(e.args.exprs) if e.args is not None else []
-        if len(args) != len(params) or any(not isinstance(p, c_ast.Decl) for p in params):
+        if any(not isinstance(p, c_ast.Decl) for p in params):
+            raise _Unsupported(f"call of '{name}', whose parameters are not all typed", e)
+        if len(args) != len(params):
             raise _Unsupported(f"call of '{name}' with {len(args)} argument(s)", e)
         binds: list[tuple[str, _Bind, c_ast.Node]] = []
         for p, a in zip(params, args, strict=True):

@@ -256,6 +256,8 @@ class _Function(_Calls):
         for p in ftype.args.params if ftype.args else []:
             if isinstance(p, c_ast.EllipsisParam):
                 raise _Unsupported("variadic function", p)
+            if isinstance(p, c_ast.ID):  # an identifier list: a K&R declarator
+                raise _Unsupported(f"parameter '{p.name}' without a type", p)
             if isinstance(p, c_ast.Typename):
                 if self.prog.scalar_type(p.type) is None:
                     continue

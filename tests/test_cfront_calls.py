@@ -148,6 +148,8 @@ int32_t f_store(int32_t *o, int32_t v) { return store_after(o, v); }
 int32_t f_rec(int32_t n) { return rec(n) + 1; }
 int32_t f_expr(int32_t n) { return ext(n) + 1; }
 int32_t f_undeclared(int32_t n) { mystery(n); return n; }
+static int32_t knr(v) { return 1; }
+int32_t f_knr(int32_t n) { return knr(n); }
 int32_t ok(int32_t n) { int32_t r = ext(n); ext(r); return r + 1; }
 """
 
@@ -159,6 +161,8 @@ int32_t ok(int32_t n) { int32_t r = ext(n); ext(r); return r + 1; }
         ("f_rec", "recursive or deeply nested call of 'rec'"),
         ("f_expr", "call of function 'ext' inside an expression"),
         ("f_undeclared", "call of undeclared function 'mystery'"),
+        ("f_knr", "call of 'knr', whose parameters are not all typed"),
+        ("knr", "parameter 'v' without a type"),
     ],
 )
 def test_refused_calls(fn: str, reason: str) -> None:
