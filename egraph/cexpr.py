@@ -288,7 +288,7 @@ class _Exprs:
             unit = min(clayout.leaf_widths(target))
             elem, obj = CType(unit, True), target
         t = MemRefType(IntegerType(elem.width), [DYNAMIC_INDEX])
-        op = self.emit(UnrealizedConversionCastOp(operands=(addr,), result_types=(t,)), at)
+        op = self.emit(UnrealizedConversionCastOp.get([addr], [t]), at)
         return _Ptr(op.results[0], None, elem, obj)
 
     def scaled(self, delta: SSAValue, p: _Ptr, at: c_ast.Node) -> SSAValue:
@@ -366,7 +366,7 @@ class _Exprs:
         key = (root, width)
         if key not in self.views:
             t = MemRefType(IntegerType(width), [DYNAMIC_INDEX])
-            op = UnrealizedConversionCastOp(operands=(root,), result_types=(t,))
+            op = UnrealizedConversionCastOp.get([root], [t])
             op.location = (
                 root.owner.location
                 if isinstance(root.owner, Operation)

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    UnrealizedConversionCastOp,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -117,6 +118,16 @@ def _assigned(n: c_ast.Node | None) -> list[str]:
     if n is not None:
         visit(n)
     return list(out)
+
+
+def _has_member(n: c_ast.Node) -> bool:
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, c_ast.StructRef):
+            return True
+        stack.extend(c for _, c in x.children())
+    return False
 
 
 def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
@@ -406,6 +417,8 @@ class _Function(_Calls):
                 raise _Unsupported("pointer local without an initialiser", n)
             p = self.pointer(n.init)
             self.check_elem(ty, p, n.init)
+            if _has_member(n.init):
+                p = self.rebase(p, n.name, n.init)
             self.declare(n.name, _Bind("ptr", ty, base=p.base, off=p.off), n)
             if cs is not None:
                 cs.target = n.name
@@ -435,6 +448,19 @@ class _Function(_Calls):
     def leave_helper(self, saved: object) -> None:
         assert isinstance(saved, tuple)
         self.scopes, self.locals, self.inline_at = saved
+
+    def rebase(self, p: _Ptr, name: str, at: c_ast.Node) -> _Ptr:
+        """A pointer local initialised from a struct member's address (``&f->delay[f->pos]``,
+        ``f->coef``) gets a memref of its own: ``unrealized_conversion_cast(base, offset)``
+        tagged with the local's name. The matcher names that address after the local
+        when nothing assigns it again (its value then holds wherever it is in scope), so a
+        call site can pass ``x`` instead of an address built from values loaded earlier."""
+        off = p.off if p.off is not None else self.const(0, INT, at)
+        t = p.base.type
+        op = UnrealizedConversionCastOp.get([p.base, off], [t])
+        op.attributes["aquas.local"] = StringAttr(name)
+        self.emit(op, at)
+        return _Ptr(op.results[0], None, p.elem, p.obj)
 
     def call_result(self, e: c_ast.FuncCall) -> _Val:
         v = self.call_stmt(e)

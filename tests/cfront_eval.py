@@ -62,6 +62,27 @@ class View(list):  # type: ignore[type-arg]
             self.buf[i * self.k + j] = (v >> (self.unit * j)) & mask
 
 
+class Shifted(list):  # type: ignore[type-arg]
+    """A buffer seen from element ``off`` on (loads and stores go through)."""
+
+    def __init__(self, buf: list[int], off: int):
+        super().__init__()
+        self.buf, self.off = buf, off
+
+    def __len__(self) -> int:
+        return len(self.buf) - self.off
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        if not 0 <= i + self.off < len(self.buf):
+            raise IndexError(f"load out of bounds: {i + self.off} of {len(self.buf)}")
+        return self.buf[i + self.off]  # type: ignore[no-any-return]
+
+    def __setitem__(self, i: int, v: int) -> None:  # type: ignore[override]
+        if not 0 <= i + self.off < len(self.buf):
+            raise IndexError(f"store out of bounds: {i + self.off} of {len(self.buf)}")
+        self.buf[i + self.off] = v
+
+
 class Evaluator:
     def __init__(self, module: ModuleOp):
         self.funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
@@ -111,6 +132,10 @@ class Evaluator:
         if isinstance(op, scf.IfOp):
             region = op.true_region if a[0] else op.false_region
             return self.run_block(region.block, [], env) if region.blocks else []
+        if op.name == "builtin.unrealized_conversion_cast" and len(a) == 2:
+            buf, off = a  # a pointer local based on a member's address: buf from off
+            assert isinstance(buf, list) and isinstance(off, int)
+            return [Shifted(buf, signed(off, 32))]
         if op.name == "builtin.unrealized_conversion_cast":  # a view of a struct's memory
             (buf,) = a
             t = op.results[0].type
