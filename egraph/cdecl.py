@@ -20,6 +20,7 @@ from xdsl.ir import Operation, SSAValue
 
 from aquas import intops
 from aquas.diagnostics import AquasError, SourceLoc
+from aquas.egraph import clayout
 
 # ---------------------------------------------------------------------------------------
 # Public data model
@@ -34,9 +35,15 @@ class CType:
     pointer: bool = False
     const: bool = False
     restrict: bool = False
+    # For a pointer: the pointee when it is an aggregate (a struct, or an array row of a
+    # 2-D array); for an array: its element when it is an aggregate.  A ``clayout`` type;
+    # ``width`` is then the aggregate's leaf width (egraph/clayout.py).
+    obj: object = None
 
     def c_name(self) -> str:
         base = f"{'' if self.signed else 'u'}int{self.width}_t"
+        if self.obj is not None:
+            base = clayout.describe(self.obj)
         if not self.pointer:
             return base
         return f"{'const ' if self.const else ''}{base} *{'restrict' if self.restrict else ''}"
@@ -108,6 +115,8 @@ class CProgram:
     globals: dict[str, CVar]
     # the files the preprocessor read (the source first, then every header it included)
     dependencies: list[Path] = field(default_factory=list)
+    # the layouts of the file's structs, by tag ("struct point") and by typedef name
+    structs: dict[str, clayout.Struct] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------
@@ -260,6 +269,14 @@ class _Program:
         self.typedefs: dict[str, CType | str] = {**_STDINT, "bool": "'bool' type"}
         self.globals: dict[str, _Global] = {}
         self.bad_globals: dict[str, str] = {}
+        # struct tags and typedef names of structs (a str value says why unsupported)
+        self.structs: dict[str, clayout.Struct | str] = {}
+        # the file's function definitions (the first of each name) and prototypes, and the
+        # declarations of opaque callees (egraph/ccall.py)
+        self.fdefs: dict[str, c_ast.FuncDef] = {}
+        self.protos: dict[str, c_ast.FuncDecl] = {}
+        self.externs: dict[str, FuncOp] = {}
+        self.aggregates: dict[str, clayout.Struct | str] = {}
 
     def loc(self, node: c_ast.Node | None) -> SourceLoc:
         coord = getattr(node, "coord", None)
@@ -287,6 +304,14 @@ class _Program:
         names = t.names
         if names == ["void"]:
             return None
+        if len(names) == 1 and names[0] in self.aggregates:
+            agg = self.aggregates[names[0]]
+            raise _Unsupported(
+                agg
+                if isinstance(agg, str)
+                else f"struct '{agg.name}' object (pointers to and arrays of structs are lowered)",
+                t,
+            )
         if len(names) == 1 and names[0] in self.typedefs:
             ty = self.typedefs[names[0]]
             if isinstance(ty, str):
@@ -301,8 +326,190 @@ class _Program:
             raise _Unsupported(f"type '{' '.join(names)}'", t)
         return _BASIC[key]
 
+    # -- aggregates (structs, arrays of arrays) -----------------------------------------
+
+    def is_aggregate(self, t: c_ast.Node) -> bool:
+        """Whether a TypeDecl names a struct (directly or through a typedef)."""
+        if not isinstance(t, c_ast.TypeDecl):
+            return False
+        inner = t.type
+        if isinstance(inner, c_ast.Struct):
+            return True
+        return (
+            isinstance(inner, c_ast.IdentifierType)
+            and len(inner.names) == 1
+            and inner.names[0] in self.aggregates
+        )
+
+    def struct(self, s: c_ast.Struct) -> clayout.Struct:
+        """The layout of a struct type node; a definition registers its tag."""
+        if s.decls is None:
+            got = self.structs.get(s.name or "")
+            if got is None:
+                raise _Unsupported(f"incomplete type 'struct {s.name}'", s)
+            if isinstance(got, str):
+                raise _Unsupported(got, s)
+            return got
+        name = f"struct {s.name}" if s.name else "anonymous struct"
+        try:
+            members: list[tuple[str, clayout.CType, bool]] = []
+            for d in s.decls:
+                if not isinstance(d, c_ast.Decl) or d.name is None:
+                    raise _Unsupported("unnamed struct member", d)
+                if d.bitsize is not None:
+                    raise _Unsupported("bit-field", d)
+                const = isinstance(d.type, c_ast.TypeDecl) and "const" in d.type.quals
+                members.append((d.name, self.layout_type(d.type), const))
+            if not members:
+                raise _Unsupported("empty struct", s)
+            layout = clayout.struct_layout(name, members)
+        except _Unsupported as u:
+            if s.name:
+                self.structs[s.name] = f"{name} ({u.construct})"
+            raise
+        if s.name:
+            self.structs[s.name] = layout
+        return layout
+
+    def struct_of(self, t: c_ast.Node) -> clayout.Struct:
+        obj = self.layout_type(t)
+        assert isinstance(obj, clayout.Struct)
+        return obj
+
+    def layout_type(self, t: c_ast.Node) -> clayout.CType:
+        """Any object type the frontend can lay out: integers, pointers, arrays, structs."""
+        if isinstance(t, c_ast.PtrDecl):
+            if "volatile" in t.quals:
+                raise _Unsupported("'volatile' qualifier", t)
+            if isinstance(t.type, c_ast.ArrayDecl) or self.is_aggregate(t.type):
+                return clayout.Pointer(self.layout_type(t.type))
+            if not isinstance(t.type, c_ast.TypeDecl):
+                raise _Unsupported("pointer to pointer or function", t)
+            elem = self.scalar_type(t.type)
+            if elem is None:
+                raise _Unsupported("'void' pointer", t)
+            return clayout.Pointer(clayout.Scalar(elem.width, elem.signed))
+        if isinstance(t, c_ast.ArrayDecl):
+            elem_t = self.layout_type(t.type)
+            if t.dim is None:
+                raise _Unsupported("array without a length inside an aggregate", t)
+            n = self._length(t)
+            assert n is not None
+            return clayout.Array(elem_t, n)
+        if isinstance(t, c_ast.TypeDecl):
+            if "volatile" in t.quals:
+                raise _Unsupported("'volatile' qualifier", t)
+            inner = t.type
+            if isinstance(inner, c_ast.Struct):
+                return self.struct(inner)
+            if self.is_aggregate(t):
+                agg = self.aggregates[inner.names[0]]
+                if isinstance(agg, str):
+                    raise _Unsupported(agg, t)
+                return agg
+        ty = self.scalar_type(t)
+        if ty is None:
+            raise _Unsupported("'void' object", t)
+        return clayout.Scalar(ty.width, ty.signed)
+
+    def leaf_width(self, obj: clayout.CType, at: c_ast.Node) -> int:
+        """The unit width of ``obj``: the narrowest scalar in it, the element type of its
+        memref (wider members are read through views of the same memory)."""
+        widths = clayout.leaf_widths(obj)
+        if not widths:
+            raise _Unsupported(f"'{clayout.describe(obj)}' has no members", at)
+        return min(widths)
+
+    def _length(self, t: c_ast.ArrayDecl) -> int | None:
+        n = None if t.dim is None else self.const_eval(t.dim)
+        if n is not None and n <= 0:
+            raise _Unsupported("array of non-positive length", t)
+        if n is not None and n > MAX_ARRAY_ELEMENTS:
+            # refused before anything the size of the array is built (a global's
+            # initial value is one attribute element per array element)
+            raise _Unsupported(
+                f"array of {n} elements (more than the frontend's limit of "
+                f"{MAX_ARRAY_ELEMENTS}, aquas.egraph.cdecl.MAX_ARRAY_ELEMENTS)",
+                t,
+            )
+        return n
+
+    def _aggregate_var(self, elem_node: c_ast.Node, at: c_ast.Node) -> tuple[clayout.CType, CType]:
+        """The aggregate an array holds or a pointer points to, and its element CType."""
+        obj = self.layout_type(elem_node)
+        w = self.leaf_width(obj, at)
+        leaf: clayout.CType = obj
+        while isinstance(leaf, clayout.Array):
+            leaf = leaf.elem
+        signed = leaf.signed if isinstance(leaf, clayout.Scalar) else True
+        node = elem_node
+        while isinstance(node, c_ast.ArrayDecl):
+            node = node.type
+        const = isinstance(node, c_ast.TypeDecl) and "const" in node.quals
+        return obj, CType(w, signed, const=const, obj=obj)
+
+    def flat_init(self, init: c_ast.InitList, ty: CType, length: int) -> list[c_ast.Node]:
+        """The leaf expressions of a brace initialiser of an array of aggregates, in memory
+        order (missing ones are zero-filled by the caller). Braces must follow the
+        aggregate's structure; designators are refused."""
+        assert ty.obj is not None
+        if len(clayout.leaf_widths(ty.obj)) != 1:
+            raise _Unsupported(
+                f"initialiser of '{clayout.describe(ty.obj)}', which mixes member widths", init
+            )
+        out: list[c_ast.Node] = []
+
+        def fill(node: c_ast.Node, t: clayout.CType) -> None:
+            if isinstance(t, clayout.Scalar | clayout.Pointer):
+                if isinstance(node, c_ast.InitList):
+                    raise _Unsupported("braces around a scalar initialiser", node)
+                if isinstance(t, clayout.Pointer):
+                    raise _Unsupported("initialised pointer member", node)
+                out.append(node)
+                return
+            if not isinstance(node, c_ast.InitList):
+                raise _Unsupported("aggregate initialiser without braces", node)
+            parts = [f.type for f in t.fields] if isinstance(t, clayout.Struct) else [t.elem] * t.n
+            if len(node.exprs) > len(parts):
+                raise _Unsupported("too many initialisers", node)
+            start = len(out)
+            for x, pt in zip(node.exprs, parts, strict=False):
+                if isinstance(x, c_ast.NamedInitializer):
+                    raise _Unsupported("designated initialiser", x)
+                fill(x, pt)
+            total = clayout.units(t, ty.width)
+            out.extend([c_ast.Constant("int", "0", node.coord)] * (start + total - len(out)))
+
+        n = length // clayout.units(ty.obj, ty.width)
+        fill(init, clayout.Array(ty.obj, n))
+        return out
+
     def var_type(self, t: c_ast.Node) -> tuple[CType, int | None]:
-        """(type, array length or None) of a declared object; pointers and arrays of ints."""
+        """(type, array length or None) of a declared object: integers, pointers to
+        integers or aggregates, arrays of them.  The length of an array of aggregates
+        counts leaf elements (its memref's length)."""
+        if isinstance(t, c_ast.PtrDecl) and (
+            self.is_aggregate(t.type) or isinstance(t.type, c_ast.ArrayDecl)
+        ):
+            if "volatile" in t.quals:
+                raise _Unsupported("'volatile' qualifier", t)
+            _, ct = self._aggregate_var(t.type, t)
+            return CType(ct.width, True, True, ct.const, "restrict" in t.quals, ct.obj), None
+        if isinstance(t, c_ast.ArrayDecl) and (
+            isinstance(t.type, c_ast.ArrayDecl) or self.is_aggregate(t.type)
+        ):
+            obj, ct = self._aggregate_var(t.type, t)
+            n = self._length(t)
+            if n is None:
+                return ct, None
+            total = n * clayout.units(obj, ct.width)
+            if total > MAX_ARRAY_ELEMENTS:
+                raise _Unsupported(
+                    f"array of {total} elements (more than the frontend's limit of "
+                    f"{MAX_ARRAY_ELEMENTS}, aquas.egraph.cdecl.MAX_ARRAY_ELEMENTS)",
+                    t,
+                )
+            return ct, total
         if isinstance(t, c_ast.PtrDecl):
             inner = t.type
             if not isinstance(inner, c_ast.TypeDecl):
@@ -317,7 +524,7 @@ class _Program:
             ), None
         if isinstance(t, c_ast.ArrayDecl):
             if not isinstance(t.type, c_ast.TypeDecl):
-                raise _Unsupported("multi-dimensional array", t)
+                raise _Unsupported("array of pointers", t)
             elem = self.scalar_type(t.type)
             if elem is None:
                 raise _Unsupported("array of void", t)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pycparser import c_ast
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     FileLineColLoc,
     IndexType,
     IntAttr,
@@ -16,9 +17,11 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    UnrealizedConversionCastOp,
 )
 from xdsl.ir import Block, Operation, SSAValue
 
+from aquas.egraph import clayout
 from aquas.egraph.cdecl import (
     INT,
     UINT,
@@ -45,9 +48,14 @@ class _Val:
 
 @dataclass
 class _Ptr:
+    """A pointer (or the place it designates): memref, element offset and element type.
+    ``obj`` is the aggregate pointed at (a struct, or an array row), None for an integer;
+    offsets then count the aggregate's leaf elements (``elem.width`` bits each)."""
+
     base: SSAValue
     off: SSAValue | None  # i32 element offset, None = 0
     elem: CType
+    obj: object = None
 
 
 @dataclass
@@ -68,10 +76,8 @@ _UNSUPPORTED_STMTS: dict[type[c_ast.Node], str] = {
     c_ast.Case: "'case' label",
     c_ast.Default: "'default' label",
     c_ast.FuncCall: "function call",
-    c_ast.Struct: "struct type",
     c_ast.Union: "union type",
     c_ast.Enum: "enum type",
-    c_ast.StructRef: "struct member access",
     c_ast.ExprList: "comma operator",
     c_ast.CompoundLiteral: "compound literal",
     c_ast.StaticAssert: "static assertion",
@@ -116,11 +122,15 @@ class _Exprs:
     block: Block
     entry: Block
     global_refs: dict[str, SSAValue]
+    views: dict[tuple[SSAValue, int], SSAValue]
+    views_of: dict[SSAValue, SSAValue]
 
     # -- emission helpers ------------------------------------------------------------
 
+    inline_at: c_ast.Node | None = None  # the call being inlined (egraph/ccall.py)
+
     def emit(self, op: Operation, at: c_ast.Node | None) -> Operation:
-        loc = self.prog.loc(at)
+        loc = self.prog.loc(self.inline_at if self.inline_at is not None else at)
         op.location = FileLineColLoc(
             StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column)
         )
@@ -213,10 +223,11 @@ class _Exprs:
             b = self.lookup(e.name)
             if b is not None and b.kind in ("ptr", "array"):
                 assert b.base is not None
-                return _Ptr(b.base, b.off, CType(b.ty.width, b.ty.signed, const=b.ty.const))
+                elem = CType(b.ty.width, b.ty.signed, const=b.ty.const)
+                return _Ptr(b.base, b.off, elem, b.ty.obj)
             if b is None and e.name in self.prog.globals and self.prog.globals[e.name].array:
                 g = self.prog.globals[e.name]
-                return _Ptr(self.global_ref(e.name), None, g.var.ctype)
+                return _Ptr(self.global_ref(e.name), None, g.var.ctype, g.var.ctype.obj)
             self.undeclared(e)
             raise _Unsupported(f"'{e.name}' used as a pointer", e)
         if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
@@ -228,30 +239,156 @@ class _Exprs:
                 p, k = self.pointer(e.right), e.left
             else:
                 raise _Unsupported("integer used as a pointer", e)
-            delta = self.convert(self.rvalue(k), INT, k)
+            delta = self.scaled(self.convert(self.rvalue(k), INT, k), p, k)
             if p.off is None and e.op == "+":
-                return _Ptr(p.base, delta, p.elem)
+                return _Ptr(p.base, delta, p.elem, p.obj)
             cur = p.off if p.off is not None else self.const(0, INT, e)
             cls = arith.AddiOp if e.op == "+" else arith.SubiOp
-            return _Ptr(p.base, self.emit(cls(cur, delta), e).results[0], p.elem)
+            return _Ptr(p.base, self.emit(cls(cur, delta), e).results[0], p.elem, p.obj)
         if isinstance(e, c_ast.UnaryOp) and e.op == "&":
-            if isinstance(e.expr, c_ast.ArrayRef):
-                return self.element(e.expr)
+            if isinstance(e.expr, c_ast.ArrayRef | c_ast.StructRef):
+                return self.place(e.expr)
+            if isinstance(e.expr, c_ast.UnaryOp) and e.expr.op == "*":
+                return self.pointer(e.expr.expr)
             raise _Unsupported("address of a scalar", e)
+        if isinstance(e, c_ast.ArrayRef | c_ast.StructRef) or (
+            isinstance(e, c_ast.UnaryOp) and e.op == "*"
+        ):
+            p = self.place(e)
+            if isinstance(p.obj, clayout.Array):  # an array decays to its first element
+                return self.decay(p)
+            if isinstance(p.obj, clayout.Pointer):
+                return self.loaded_pointer(p, e)
+            raise _Unsupported("pointer loaded from memory", e)
         if isinstance(e, c_ast.Cast):
             ty, _ = self.prog.var_type(e.to_type.type)
             p = self.pointer(e.expr)
             if not ty.pointer:
                 raise _Unsupported("pointer converted to an integer", e)
             # Between element types of one width (uint8_t * <-> int8_t *, a buffer of bytes
-            # read as signed values) only the signedness of the loaded values changes: the
-            # offsets count the same elements. Other widths would re-tile the memory.
+            # read as signed values; int32_t * <-> a pointer to a struct of int32_t fields or
+            # to rows of an int32_t matrix) only the signedness of the loaded values or the
+            # grouping of the elements changes: the offsets count the same elements. Other
+            # widths would re-tile the memory.
             if ty.width != p.elem.width:
-                raise _Unsupported(f"pointer cast from '{p.elem.c_name()} *' to '{ty.c_name()}'", e)
-            return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const))
+                what = clayout.describe(p.obj) if p.obj is not None else p.elem.c_name()
+                raise _Unsupported(f"pointer cast from '{what} *' to '{ty.c_name()}'", e)
+            return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const), ty.obj)
         raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
 
+    def loaded_pointer(self, p: _Ptr, at: c_ast.Node) -> _Ptr:
+        """The pointer held in a pointer member: its 32-bit value loaded and cast to a memref
+        (the matcher sees the loaded value as the address)."""
+        assert isinstance(p.obj, clayout.Pointer)
+        target = p.obj.target
+        addr = self.load(_Ptr(p.base, p.off, CType(32, False)), at).v
+        if isinstance(target, clayout.Scalar):
+            elem, obj = CType(target.width, target.signed), None
+        else:
+            unit = min(clayout.leaf_widths(target))
+            elem, obj = CType(unit, True), target
+        t = MemRefType(IntegerType(elem.width), [DYNAMIC_INDEX])
+        op = self.emit(UnrealizedConversionCastOp.get([addr], [t]), at)
+        return _Ptr(op.results[0], None, elem, obj)
+
+    def scaled(self, delta: SSAValue, p: _Ptr, at: c_ast.Node) -> SSAValue:
+        """An offset in pointees converted to leaf elements (pointer arithmetic)."""
+        if p.obj is None:
+            return delta
+        k = clayout.units(p.obj, p.elem.width)
+        if k == 1:
+            return delta
+        return self.emit(arith.MuliOp(delta, self.const(k, INT, at)), at).results[0]
+
+    def decay(self, p: _Ptr) -> _Ptr:
+        """The pointer to the first element of the array at ``p``."""
+        assert isinstance(p.obj, clayout.Array)
+        elem = p.obj.elem
+        if isinstance(elem, clayout.Scalar):
+            return _Ptr(p.base, p.off, CType(elem.width, elem.signed, const=p.elem.const))
+        return _Ptr(p.base, p.off, p.elem, elem)
+
+    def place(self, e: c_ast.Node) -> _Ptr:
+        """The object designated by ``a[i]``, ``*p``, ``p->f`` or ``s.f``."""
+        if isinstance(e, c_ast.StructRef):
+            return self.member(e)
+        if isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
+            return self.element(e)
+        raise _Unsupported(f"expression '{type(e).__name__}' used as an object", e)
+
+    def member(self, e: c_ast.StructRef) -> _Ptr:
+        p = self.pointer(e.name) if e.type == "->" else self.place(e.name)
+        st = p.obj
+        if not isinstance(st, clayout.Struct):
+            raise _Unsupported(f"member access '{e.type}{e.field.name}' of a non-struct", e)
+        f = st.field(e.field.name)
+        if f is None:
+            raise _Unsupported(f"no member '{e.field.name}' in '{st.name}'", e.field)
+        # exact: a member is aligned to its own narrowest scalar, at least the unit width
+        k = f.offset * 8 // p.elem.width
+        off = p.off
+        if k:
+            kc = self.const(k, INT, e)
+            off = kc if off is None else self.emit(arith.AddiOp(off, kc), e).results[0]
+        const = p.elem.const or f.const
+        at = _Ptr(p.base, off, CType(p.elem.width, True, const=const))
+        if isinstance(f.type, clayout.Pointer):  # a place holding a pointer (32 bits)
+            q = self.rewidth(at, 32, e)
+            return _Ptr(q.base, q.off, CType(32, False, const=const), f.type)
+        unit = min(clayout.leaf_widths(f.type))
+        q = self.rewidth(at, unit, e)
+        if isinstance(f.type, clayout.Scalar):
+            return _Ptr(q.base, q.off, CType(f.type.width, f.type.signed, const=const))
+        return _Ptr(q.base, q.off, CType(unit, True, const=const), f.type)
+
+    def rewidth(self, p: _Ptr, width: int, at: c_ast.Node) -> _Ptr:
+        """The same place seen through a memref of ``width``-bit elements (a view of the
+        same memory, egraph/clayout.py): the offset is divided by the ratio of the widths,
+        exactly, because the place is aligned to ``width``."""
+        if width == p.elem.width:
+            return p
+        assert width > p.elem.width, (width, p.elem.width)
+        ratio = width // p.elem.width
+        off = p.off
+        if off is not None:
+            off = self.emit(arith.DivSIOp(off, self.const(ratio, INT, at)), at).results[0]
+        return _Ptr(self.view(p.base, width), off, CType(width, p.elem.signed, const=p.elem.const))
+
+    def view(self, base: SSAValue, width: int) -> SSAValue:
+        """``base`` (a memref) as a memref of ``width``-bit elements: one
+        ``builtin.unrealized_conversion_cast`` per memref and width, right after the
+        memref's definition (the matcher and the evaluators read it as the same memory)."""
+        root = self.views_of.get(base, base)
+        rt = root.type
+        assert isinstance(rt, MemRefType)
+        if rt.element_type == IntegerType(width):
+            return root
+        key = (root, width)
+        if key not in self.views:
+            t = MemRefType(IntegerType(width), [DYNAMIC_INDEX])
+            op = UnrealizedConversionCastOp.get([root], [t])
+            op.location = (
+                root.owner.location
+                if isinstance(root.owner, Operation)
+                else (self.entry.first_op.location if self.entry.first_op else op.location)
+            )
+            if isinstance(root.owner, Operation):
+                root.owner.parent_block().insert_op_after(op, root.owner)  # type: ignore[union-attr]
+            else:
+                blk = root.owner
+                if blk.first_op is not None:
+                    blk.insert_op_before(op, blk.first_op)
+                else:
+                    blk.add_op(op)
+            self.views[key] = op.results[0]
+            self.views_of[op.results[0]] = root
+        return self.views[key]
+
     def is_pointer(self, e: c_ast.Node) -> bool:
+        if isinstance(e, c_ast.ArrayRef | c_ast.StructRef) or (
+            isinstance(e, c_ast.UnaryOp) and e.op == "*"
+        ):
+            return isinstance(self.static_type(e), clayout.Array | clayout.Pointer)
         if isinstance(e, c_ast.ID):
             b = self.lookup(e.name)
             if b is not None:
@@ -265,6 +402,47 @@ class _Exprs:
             return isinstance(e.to_type.type, c_ast.PtrDecl)
         return False
 
+    def static_type(self, e: c_ast.Node) -> object:
+        """The clayout type of an object expression without lowering it (None: unknown)."""
+        if isinstance(e, c_ast.ID):
+            b = self.lookup(e.name)
+            ty = None
+            if b is not None and b.kind in ("ptr", "array"):
+                ty = b.ty
+            elif b is None and e.name in self.prog.globals and self.prog.globals[e.name].array:
+                ty = self.prog.globals[e.name].var.ctype
+            if ty is None:
+                return None
+            target = ty.obj if ty.obj is not None else clayout.Scalar(ty.width, ty.signed)
+            return clayout.Pointer(target)
+        if isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
+            inner = self.static_type(e.name if isinstance(e, c_ast.ArrayRef) else e.expr)
+            if isinstance(inner, clayout.Pointer):
+                return inner.target
+            if isinstance(inner, clayout.Array):
+                return inner.elem
+            return None
+        if isinstance(e, c_ast.StructRef):
+            inner = self.static_type(e.name)
+            if e.type == "->":
+                inner = inner.target if isinstance(inner, clayout.Pointer) else None
+            if isinstance(inner, clayout.Struct):
+                f = inner.field(e.field.name)
+                return f.type if f is not None else None
+            return None
+        if isinstance(e, c_ast.UnaryOp) and e.op == "&":
+            inner = self.static_type(e.expr)
+            return clayout.Pointer(inner) if inner is not None else None
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+            for side in (e.left, e.right):
+                t = self.static_type(side)
+                if isinstance(t, clayout.Array):
+                    return clayout.Pointer(t.elem)
+                if isinstance(t, clayout.Pointer):
+                    return t
+            return None
+        return None
+
     def element(self, e: c_ast.ArrayRef | c_ast.UnaryOp) -> _Ptr:
         """The element addressed by ``a[i]`` or ``*p`` (as a pointer with its final offset)."""
         if isinstance(e, c_ast.ArrayRef):
@@ -273,10 +451,19 @@ class _Exprs:
                     self.undeclared(e.name)  # a refused global array says why it was refused
                 raise _Unsupported("subscript of a non-pointer", e)
             p = self.pointer(e.name)
-            i = self.convert(self.rvalue(e.subscript), INT, e.subscript)
+            i = self.scaled(self.convert(self.rvalue(e.subscript), INT, e.subscript), p, e)
             off = i if p.off is None else self.emit(arith.AddiOp(p.off, i), e).results[0]
-            return _Ptr(p.base, off, p.elem)
+            return _Ptr(p.base, off, p.elem, p.obj)
         return self.pointer(e.expr)
+
+    def scalar_place(self, e: c_ast.Node) -> _Ptr:
+        p = self.place(e)
+        if isinstance(p.obj, clayout.Pointer):
+            raise _Unsupported("pointer member used as an integer", e)
+        if p.obj is not None:
+            what = clayout.describe(p.obj)
+            raise _Unsupported(f"'{what}' object used as an integer", e)
+        return p
 
     def load(self, p: _Ptr, at: c_ast.Node) -> _Val:
         off = p.off if p.off is not None else self.const(0, INT, at)
@@ -290,6 +477,9 @@ class _Exprs:
         self.emit(memref.StoreOp.get(v, p.base, [idx]), at)
 
     # -- expressions -----------------------------------------------------------------
+
+    def call_value(self, e: c_ast.FuncCall) -> _Val:
+        raise NotImplementedError  # egraph/ccall.py
 
     def undeclared(self, e: c_ast.ID) -> None:
         if e.name in self.prog.bad_globals:
@@ -318,8 +508,8 @@ class _Exprs:
                 return self.load(_Ptr(self.global_ref(e.name), None, g.var.ctype), e)
             self.undeclared(e)
             raise _Unsupported(f"pointer or array '{e.name}' used as an integer", e)
-        if isinstance(e, c_ast.ArrayRef):
-            return self.load(self.element(e), e)
+        if isinstance(e, c_ast.ArrayRef | c_ast.StructRef):
+            return self.load(self.scalar_place(e), e)
         if isinstance(e, c_ast.UnaryOp):
             return self.unary(e)
         if isinstance(e, c_ast.BinaryOp):
@@ -345,6 +535,8 @@ class _Exprs:
                 raise _Unsupported("cast to void", e)
             v = self.rvalue(e.expr)
             return _Val(self.convert(v, to, e), CType(to.width, to.signed))
+        if isinstance(e, c_ast.FuncCall):
+            return self.call_value(e)
         if _is_update(e):
             raise _Unsupported("assignment inside an expression", e)
         if type(e) in _UNSUPPORTED_STMTS:
@@ -354,11 +546,19 @@ class _Exprs:
     def unary(self, e: c_ast.UnaryOp) -> _Val:
         op = e.op
         if op == "*":
-            return self.load(self.element(e), e)
+            return self.load(self.scalar_place(e), e)
         if op == "sizeof":
-            if isinstance(e.expr, c_ast.Typename):
+            if isinstance(e.expr, c_ast.Typename) and (
+                self.prog.is_aggregate(e.expr.type) or not isinstance(e.expr.type, c_ast.TypeDecl)
+            ):
+                size = clayout.size_align(self.prog.layout_type(e.expr.type))[0]
+            elif isinstance(e.expr, c_ast.Typename):
                 ty = self.prog.scalar_type(e.expr.type)
                 size = 1 if ty is None else ty.width // 8
+            elif isinstance(e.expr, c_ast.ArrayRef | c_ast.StructRef | c_ast.UnaryOp) and (
+                isinstance(st := self.static_type(e.expr), clayout.Array | clayout.Struct)
+            ):
+                size = clayout.size_align(st)[0]
             elif (
                 isinstance(e.expr, c_ast.ID)
                 and (b := self.lookup(e.expr.name))

@@ -8,6 +8,8 @@ diagnostic and ``func=None``.  ``docs/c-subset.md`` lists the subset and its IR 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -93,6 +95,11 @@ def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
         if init is not None and not isinstance(init, c_ast.InitList):
             raise _Unsupported("array initialiser that is not a brace list", init)
         exprs = list(init.exprs) if isinstance(init, c_ast.InitList) else []
+        if ty.obj is not None:
+            if length is None:
+                raise _Unsupported("array of aggregates without a length", d)
+            if isinstance(init, c_ast.InitList):
+                exprs = prog.flat_init(init, ty, length)
         length = len(exprs) if length is None else length
         if length == 0 or len(exprs) > length:
             raise _Unsupported("array length does not match its initialiser", d)
@@ -175,13 +182,40 @@ def parse_c(
     functions_out: list[CFunction] = []
     diagnostics: list[AquasError] = []
     defined: dict[str, c_ast.FuncDef] = {}
+    for n in ext:
+        if isinstance(n, c_ast.FuncDef):
+            prog.fdefs.setdefault(n.decl.name, n)
+        d = n.decl if isinstance(n, c_ast.FuncDef) else n
+        if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.FuncDecl) and d.name:
+            prog.protos.setdefault(d.name, d.type)
+    ast_protos = [
+        n for n in ast.ext if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.FuncDecl)
+    ]
+    for d in ast_protos:  # prototypes from headers too
+        if d.name:
+            prog.protos.setdefault(d.name, d.type)
     for n in ext[len(_STDINT) + 1 :]:
-        if isinstance(n, c_ast.Typedef):
+        if isinstance(n, c_ast.Typedef) and prog.is_aggregate(n.type):
+            try:
+                st = prog.struct_of(n.type)
+                if st.name == "anonymous struct":  # messages name it by its typedef
+                    st = dataclasses.replace(st, name=n.name)
+                prog.aggregates[n.name] = st
+            except _Unsupported as u:
+                prog.aggregates[n.name] = f"typedef '{n.name}' ({u.construct})"
+        elif isinstance(n, c_ast.Typedef) and not isinstance(n.type, c_ast.TypeDecl):
+            what = "an array" if isinstance(n.type, c_ast.ArrayDecl) else "a pointer or function"
+            prog.typedefs[n.name] = f"typedef '{n.name}' of {what} type"
+        elif isinstance(n, c_ast.Typedef):
             try:
                 ty, _ = prog.var_type(n.type)
                 prog.typedefs[n.name] = ty
             except _Unsupported as u:
                 prog.typedefs[n.name] = f"typedef '{n.name}' ({u.construct})"
+        elif isinstance(n, c_ast.Decl) and n.name is None and isinstance(n.type, c_ast.Struct):
+            # a struct definition registers its tag (a refused one says why at its uses)
+            with contextlib.suppress(_Unsupported):
+                prog.struct(n.type)
         elif isinstance(n, c_ast.Decl):
             try:
                 deep = _too_deep(n)
@@ -205,7 +239,15 @@ def parse_c(
                 diagnostics.append(diag)
             elif fn.func is not None:
                 module_ops.append(fn.func)
-    module = ModuleOp(module_ops)
+    called = {
+        op.callee.root_reference.data
+        for f in module_ops
+        if isinstance(f, func.FuncOp)
+        for op in f.walk()
+        if isinstance(op, func.CallOp)
+    }
+    externs = [d for name, d in prog.externs.items() if name in called]
+    module = ModuleOp(module_ops + externs)
     try:
         module.verify()
     except VerifyException as e:  # a frontend bug, never the user's fault
@@ -218,6 +260,10 @@ def parse_c(
         diagnostics,
         {name: g.var for name, g in prog.globals.items()},
         pre.dependencies,
+        {
+            **{f"struct {k}": v for k, v in prog.structs.items() if not isinstance(v, str)},
+            **{k: v for k, v in prog.aggregates.items() if not isinstance(v, str)},
+        },
     )
 
 
@@ -293,7 +339,7 @@ def _lower_function(
             raise _Unsupported(*bad)
         fn.func, fn.params, fn.ret = lowerer.lower()
         # a frontend bug in this function must not fail the whole file's verification below
-        fn.func.verify()
+        _verify_alone(fn.func, prog)
     except _Unsupported as u:
         for cs in fn.stmts:
             cs.op, cs.value, cs.writes, cs.iv = None, None, {}, None
@@ -327,6 +373,17 @@ def _lower_function(
         return fn, diag
     fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
     return fn, None
+
+
+def _verify_alone(fop: func.FuncOp, prog: _Program) -> None:
+    """Verify one function in a module of its own with the opaque callees' declarations
+    (calls are verified against a symbol table)."""
+    scratch = ModuleOp([d.clone() for d in prog.externs.values()])
+    scratch.body.block.add_op(fop)
+    try:
+        scratch.verify()
+    finally:
+        fop.detach()
 
 
 def _signature(prog: _Program, fdef: c_ast.FuncDef) -> tuple[list[CVar], CType | None]:

@@ -14,10 +14,13 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    UnrealizedConversionCastOp,
 )
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from aquas.egraph import clayout
+from aquas.egraph.ccall import _Calls
 from aquas.egraph.cdecl import (
     I1,
     INT,
@@ -35,7 +38,6 @@ from aquas.egraph.cexpr import (
     _UNSUPPORTED_STMTS,
     _UPDATE_OPS,
     _Bind,
-    _Exprs,
     _is_update,
     _Ptr,
     _Val,
@@ -54,8 +56,8 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
 
     def visit(n: c_ast.Node) -> None:
         what = _UNSUPPORTED_STMTS.get(type(n))
-        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
-            what = f"call of function '{n.name.name}'"
+        if isinstance(n, c_ast.FuncCall):
+            what = None  # inlined or opaque (egraph/ccall.py), or refused where it is
         elif isinstance(n, c_ast.Constant) and n.type == "string":
             what = "string literal"
         elif isinstance(n, c_ast.Constant) and n.type in ("float", "double", "long double"):
@@ -68,7 +70,10 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
             what = "assignment inside an expression"
         if what is not None and n.coord is not None:
             found.append((n.coord.line, n.coord.column or 1, what, n))
-        for _, child in n.children():
+        children = [c for _, c in n.children()]
+        if isinstance(n, c_ast.FuncCall) and n.args is not None:  # arguments, not a comma
+            children = [n.name, *n.args.exprs]
+        for child in children:
             visit(child)
 
     visit(body)
@@ -115,6 +120,16 @@ def _assigned(n: c_ast.Node | None) -> list[str]:
     return list(out)
 
 
+def _has_member(n: c_ast.Node) -> bool:
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, c_ast.StructRef):
+            return True
+        stack.extend(c for _, c in x.children())
+    return False
+
+
 def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
     """(identifiers read, whether memory is read) of an expression."""
     names: set[str] = set()
@@ -124,7 +139,9 @@ def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
         nonlocal mem
         if isinstance(x, c_ast.ID):
             names.add(x.name)
-        elif isinstance(x, c_ast.ArrayRef) or (isinstance(x, c_ast.UnaryOp) and x.op == "*"):
+        elif isinstance(x, c_ast.ArrayRef | c_ast.StructRef | c_ast.FuncCall) or (
+            isinstance(x, c_ast.UnaryOp) and x.op == "*"
+        ):
             mem = True
         for _, c in x.children():
             visit(c)
@@ -133,7 +150,7 @@ def _reads(n: c_ast.Node) -> tuple[set[str], bool]:
     return names, mem
 
 
-class _Function(_Exprs):
+class _Function(_Calls):
     """Lowers one function definition."""
 
     def __init__(self, prog: _Program, text: _Text, fdef: c_ast.FuncDef, selected: bool):
@@ -149,6 +166,11 @@ class _Function(_Exprs):
         self.block = Block()
         self.entry = self.block
         self.global_refs: dict[str, SSAValue] = {}
+        self.inline_stack: list[str] = []
+        self.views: dict[tuple[SSAValue, int], SSAValue] = {}
+        self.views_of: dict[SSAValue, SSAValue] = {}
+        self.inline_at: c_ast.Node | None = None
+        self.no_stores = 0  # > 0: inside an inlined helper after a conditional 'return'
 
     # -- statement structure (independent of lowering) --------------------------------
 
@@ -245,13 +267,15 @@ class _Function(_Exprs):
         for p in ftype.args.params if ftype.args else []:
             if isinstance(p, c_ast.EllipsisParam):
                 raise _Unsupported("variadic function", p)
+            if isinstance(p, c_ast.ID):  # an identifier list: a K&R declarator
+                raise _Unsupported(f"parameter '{p.name}' without a type", p)
             if isinstance(p, c_ast.Typename):
                 if self.prog.scalar_type(p.type) is None:
                     continue
                 raise _Unsupported("unnamed parameter", p)
             ty, _ = self.prog.var_type(p.type)
             if isinstance(p.type, c_ast.ArrayDecl):
-                ty = CType(ty.width, ty.signed, True, ty.const)
+                ty = CType(ty.width, ty.signed, True, ty.const, obj=ty.obj)
             params.append(CVar(p.name, ty, p.coord.line, p.coord.column or 1))
             if ty.pointer:
                 arg_types.append(MemRefType(IntegerType(ty.width), [DYNAMIC_INDEX]))
@@ -335,6 +359,8 @@ class _Function(_Exprs):
             raise _Unsupported("early 'return'", n)
         elif isinstance(n, c_ast.Assignment):
             self.assign(n, cs)
+        elif isinstance(n, c_ast.FuncCall):
+            self.call_stmt(n)
         elif isinstance(n, c_ast.UnaryOp) and n.op in _UPDATE_OPS:
             op = "+=" if n.op.endswith("++") else "-="
             self.assign(
@@ -377,7 +403,10 @@ class _Function(_Exprs):
             if init is not None:
                 if not isinstance(init, c_ast.InitList) or len(init.exprs) > length:
                     raise _Unsupported("array initialiser that is not a brace list", init)
-                values = [self.convert(self.rvalue(e), ty, e) for e in init.exprs]
+                exprs = list(init.exprs)
+                if ty.obj is not None:
+                    exprs = self.prog.flat_init(init, ty, length)
+                values = [self.convert(self.rvalue(e), ty, e) for e in exprs]
                 values += [self.const(0, ty, init)] * (length - len(values))
                 for k, v in enumerate(values):
                     idx = self.emit(arith.ConstantOp(IntegerAttr(k, IndexType())), init).results[0]
@@ -387,25 +416,65 @@ class _Function(_Exprs):
             if n.init is None:
                 raise _Unsupported("pointer local without an initialiser", n)
             p = self.pointer(n.init)
-            self.check_elem(ty, p.elem, n.init)
+            self.check_elem(ty, p, n.init)
+            if _has_member(n.init):
+                p = self.rebase(p, n.name, n.init)
             self.declare(n.name, _Bind("ptr", ty, base=p.base, off=p.off), n)
             if cs is not None:
                 cs.target = n.name
             return
         if isinstance(n.init, c_ast.InitList):
             raise _Unsupported("brace initialiser for a scalar", n.init)
-        v = (
-            self.convert(self.rvalue(n.init), ty, n.init)
-            if n.init is not None
-            else self.const(0, ty, n)
-        )
+        if isinstance(n.init, c_ast.FuncCall):
+            v = self.convert(self.call_result(n.init), ty, n.init)
+        elif n.init is not None:
+            v = self.convert(self.rvalue(n.init), ty, n.init)
+        else:
+            v = self.const(0, ty, n)
         self.declare(n.name, _Bind("scalar", ty, value=v), n)
         if cs is not None:
             cs.target = n.name
             if n.init is not None:
                 cs.value = v
 
-    def check_elem(self, want: CType, got: CType, at: c_ast.Node) -> None:
+    def enter_helper(self, call: c_ast.FuncCall) -> object:
+        """A scope of its own for an inlined helper; its ops get the call's location."""
+        saved = (self.scopes, dict(self.locals), self.inline_at)
+        self.scopes = [{}]
+        if self.inline_at is None:
+            self.inline_at = call
+        return saved
+
+    def leave_helper(self, saved: object) -> None:
+        assert isinstance(saved, tuple)
+        self.scopes, self.locals, self.inline_at = saved
+
+    def rebase(self, p: _Ptr, name: str, at: c_ast.Node) -> _Ptr:
+        """A pointer local initialised from a struct member's address (``&f->delay[f->pos]``,
+        ``f->coef``) gets a memref of its own: ``unrealized_conversion_cast(base, offset)``
+        tagged with the local's name. The matcher names that address after the local
+        when nothing assigns it again (its value then holds wherever it is in scope), so a
+        call site can pass ``x`` instead of an address built from values loaded earlier."""
+        off = p.off if p.off is not None else self.const(0, INT, at)
+        t = p.base.type
+        op = UnrealizedConversionCastOp.get([p.base, off], [t])
+        op.attributes["aquas.local"] = StringAttr(name)
+        self.emit(op, at)
+        return _Ptr(op.results[0], None, p.elem, p.obj)
+
+    def call_result(self, e: c_ast.FuncCall) -> _Val:
+        v = self.call_stmt(e)
+        if v is None:
+            raise _Unsupported("value of a void function used", e)
+        return v
+
+    def check_elem(self, want: CType, p: _Ptr, at: c_ast.Node) -> None:
+        got = p.elem
+        if want.obj is not None or p.obj is not None:
+            if want.obj != p.obj:
+                what = clayout.describe(p.obj) if p.obj is not None else got.c_name()
+                raise _Unsupported(f"pointer conversion from '{what} *' to '{want.c_name()}'", at)
+            return
         if (want.width, want.signed) != (got.width, got.signed):
             raise _Unsupported(
                 f"pointer conversion from '{got.c_name()} *' to '{want.c_name()}'", at
@@ -432,14 +501,16 @@ class _Function(_Exprs):
             if g.array:
                 raise _Unsupported("assignment to an array", n)
             ptr = _Ptr(self.global_ref(lv.name), None, g.var.ctype)
-        elif isinstance(lv, c_ast.ArrayRef | c_ast.UnaryOp) and (
-            isinstance(lv, c_ast.ArrayRef) or lv.op == "*"
+        elif isinstance(lv, c_ast.ArrayRef | c_ast.StructRef | c_ast.UnaryOp) and (
+            not isinstance(lv, c_ast.UnaryOp) or lv.op == "*"
         ):
-            ptr = self.element(lv)
+            ptr = self.scalar_place(lv)
         else:
             raise _Unsupported("assignment target", lv)
         if ptr.elem.const:
             raise _Unsupported("store through a pointer to const", n)
+        if self.no_stores:
+            raise _Unsupported("store in an inlined helper after a conditional 'return'", n)
         cur = self.load(ptr, lv) if op != "=" else None
         stored = self.convert(self.compute(cur, op, n), ptr.elem, n)
         self.store(ptr, stored, n)
@@ -447,6 +518,8 @@ class _Function(_Exprs):
             cs.value = stored
 
     def compute(self, cur: _Val | None, op: str, n: c_ast.Assignment) -> _Val:
+        if op == "=" and isinstance(n.rvalue, c_ast.FuncCall):
+            return self.call_result(n.rvalue)
         if op == "=":
             return self.rvalue(n.rvalue)
         assert cur is not None
@@ -455,7 +528,7 @@ class _Function(_Exprs):
     def ptr_assign(self, b: _Bind, n: c_ast.Assignment) -> None:
         if n.op == "=":
             p = self.pointer(n.rvalue)
-            self.check_elem(b.ty, p.elem, n.rvalue)
+            self.check_elem(b.ty, p, n.rvalue)
             if p.base is not b.base:
                 raise _Unsupported("pointer local reassigned to a different array", n)
             b.off = p.off
@@ -463,6 +536,9 @@ class _Function(_Exprs):
         if n.op not in ("+=", "-="):
             raise _Unsupported(f"pointer operator '{n.op}'", n)
         delta = self.convert(self.rvalue(n.rvalue), INT, n.rvalue)
+        if b.ty.obj is not None:
+            assert b.base is not None
+            delta = self.scaled(delta, _Ptr(b.base, None, b.ty, b.ty.obj), n)
         cur = b.off if b.off is not None else self.const(0, INT, n)
         cls = arith.AddiOp if n.op == "+=" else arith.SubiOp
         b.off = self.emit(cls(cur, delta), n).results[0]

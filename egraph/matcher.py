@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType, StringAttr, UnrealizedConversionCastOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.egraph.binding import BindingChecks, Options, RegionFx, iv_name
@@ -154,6 +155,7 @@ class Matcher(BindingChecks):
         )
         self.regions, self.runs, self.ranges, self.shapes, self.plans = {}, {}, {}, {}, {}
         self.defuse = {}
+        _add_member_pointers(fn)
         decisions: list[Decision] = []
         mem = [p for p in self.patterns if p.kind == "memory"]
         reg = [p for p in self.patterns if p.kind == "register"]
@@ -321,6 +323,26 @@ class Matcher(BindingChecks):
             a: fn.params[k] for k, a in enumerate(fn.func.body.block.args)
         }
 
+        def cast_address(op: UnrealizedConversionCastOp, v: SSAValue) -> Term:
+            """The frontend's casts (egraph/cexpr.py, cstmt.py) as addresses: a view of a
+            struct's memory at another element width and a pointer loaded from a member
+            are their operand's address; a pointer local based on a member's address is
+            the local (nothing assigns it again), or base + offset."""
+            local = op.attributes.get("aquas.local")
+            if isinstance(local, StringAttr) and local.data not in fn.assigned:
+                t = var(local.data, ADDR_W)
+                self.values.setdefault(t, set()).add(v)
+                return t
+            src = resolve(op.operands[0])
+            if src.w != ADDR_W:
+                src = cast("zext", ADDR_W, src)
+            if len(op.operands) == 2:
+                mtype = op.results[0].type
+                assert isinstance(mtype, MemRefType)
+                size = const(ADDR_W, width_of(mtype.element_type) // 8)
+                src = binop("add", src, binop("mul", resolve(op.operands[1]), size))
+            return src
+
         def resolve(v: SSAValue) -> Term:
             if v in params:
                 t = var(params[v].name, ADDR_W if params[v].pointer else width_of(v.type))
@@ -336,6 +358,8 @@ class Matcher(BindingChecks):
                     return ex.env[v]
                 if isinstance(op, memref.GetGlobalOp):
                     return var(op.name_.root_reference.data, ADDR_W)
+                if isinstance(op, UnrealizedConversionCastOp):
+                    return cast_address(op, v)
             name = fn.names.get(v)
             if name is None:  # no C name: a unique placeholder (never emitted)
                 name = self.anon.setdefault(v, f"%{v.name_hint or 'v'}.{len(self.anon)}")
@@ -672,6 +696,25 @@ class Matcher(BindingChecks):
         d = self.finish(d, fx, p)
         d.seconds = time.perf_counter() - t0
         return d
+
+
+def _add_member_pointers(fn: AppFunction) -> None:
+    """Pointer locals the C frontend based on a struct member's address
+    (``const int16_t *x = &f->delay[f->pos];``, tagged casts, see ``cast_address`` in
+    :meth:`Matcher.resolver`) and that nothing assigns again hold one address wherever they
+    are in scope: the call site can name them as it names parameters. They are added after
+    the parameters (never restrict: they may alias anything)."""
+    known = {p.name for p in fn.params}
+    for op in fn.func.walk():
+        if not isinstance(op, UnrealizedConversionCastOp):
+            continue
+        local = op.attributes.get("aquas.local")
+        if not isinstance(local, StringAttr) or local.data in fn.assigned | known:
+            continue
+        mtype = op.results[0].type
+        assert isinstance(mtype, MemRefType)
+        fn.params.append(AppParam(local.data, True, False, width_of(mtype.element_type)))
+        known.add(local.data)
 
 
 def _stale_operand(

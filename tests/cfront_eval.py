@@ -40,6 +40,49 @@ _CMP = {
 _PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
+class View(list):  # type: ignore[type-arg]
+    """Elements ``k`` times as wide over a buffer of ``unit``-bit elements (little-endian),
+    for the views the frontend makes of mixed-width structs; loads and stores go through
+    to the buffer."""
+
+    def __init__(self, buf: list[int], k: int, unit: int):
+        super().__init__()
+        self.buf, self.k, self.unit = buf, k, unit
+
+    def __len__(self) -> int:
+        return len(self.buf) // self.k
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        parts = self.buf[i * self.k : (i + 1) * self.k]
+        return sum(v << (self.unit * j) for j, v in enumerate(parts))
+
+    def __setitem__(self, i: int, v: int) -> None:  # type: ignore[override]
+        mask = (1 << self.unit) - 1
+        for j in range(self.k):
+            self.buf[i * self.k + j] = (v >> (self.unit * j)) & mask
+
+
+class Shifted(list):  # type: ignore[type-arg]
+    """A buffer seen from element ``off`` on (loads and stores go through)."""
+
+    def __init__(self, buf: list[int], off: int):
+        super().__init__()
+        self.buf, self.off = buf, off
+
+    def __len__(self) -> int:
+        return len(self.buf) - self.off
+
+    def __getitem__(self, i: int) -> int:  # type: ignore[override]
+        if not 0 <= i + self.off < len(self.buf):
+            raise IndexError(f"load out of bounds: {i + self.off} of {len(self.buf)}")
+        return self.buf[i + self.off]  # type: ignore[no-any-return]
+
+    def __setitem__(self, i: int, v: int) -> None:  # type: ignore[override]
+        if not 0 <= i + self.off < len(self.buf):
+            raise IndexError(f"store out of bounds: {i + self.off} of {len(self.buf)}")
+        self.buf[i + self.off] = v
+
+
 class Evaluator:
     def __init__(self, module: ModuleOp):
         self.funcs = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
@@ -89,6 +132,16 @@ class Evaluator:
         if isinstance(op, scf.IfOp):
             region = op.true_region if a[0] else op.false_region
             return self.run_block(region.block, [], env) if region.blocks else []
+        if op.name == "builtin.unrealized_conversion_cast" and len(a) == 2:
+            buf, off = a  # a pointer local based on a member's address: buf from off
+            assert isinstance(buf, list) and isinstance(off, int)
+            return [Shifted(buf, signed(off, 32))]
+        if op.name == "builtin.unrealized_conversion_cast":  # a view of a struct's memory
+            (buf,) = a
+            t = op.results[0].type
+            assert isinstance(buf, list) and isinstance(t, MemRefType)
+            unit = width(op.operands[0].type.element_type)  # type: ignore[attr-defined]
+            return [View(buf, width(t.element_type) // unit, unit)]
         if isinstance(op, memref.LoadOp):
             buf, idx = a
             assert isinstance(buf, list) and isinstance(idx, int)

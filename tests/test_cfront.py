@@ -337,7 +337,7 @@ int ok2(int a) { return a * 2; }
     ("fn", "construct", "marker"),
     [
         ("f_break", "'break' statement", "break;"),
-        ("f_call", "call of function 'g'", "g(n)"),
+        ("f_call", "call of function 'g' inside an expression", "g(n)"),
         ("f_struct", "struct type", "struct P p"),
         ("f_float", "floating-point type", "float"),
         ("f_ptrcast", "pointer cast from 'int32_t *' to 'const int16_t *'", "(const int16_t *)a"),

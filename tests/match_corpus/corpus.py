@@ -10,6 +10,9 @@ with a block of ``// key: value`` lines:
 * ``like``  -- the calling convention the file follows (an ISAX name, negatives too);
 * ``n``     -- element count, present exactly when ``like`` is ``vdot16``;
 * ``style`` -- which variation the file exercises (negatives: why it must not match);
+* ``realistic`` -- ``yes`` for a file written as applications are (structs, 2-D arrays,
+  pointer casts, helper functions): the frontend must lower ``kernel``, but the file need
+  not keep to the plain subset of the other files (default ``no``);
 * ``alias`` -- negatives only, ``yes`` when the difference appears only if the buffers
   overlap (default ``no``).
 
@@ -53,7 +56,7 @@ SIGNATURES: dict[str, str] = {
     "vdot16": "int32_t kernel(const int16_t *restrict a, const int16_t *restrict b)",
 }
 
-_KEYS = ("isax", "like", "n", "style", "alias")
+_KEYS = ("isax", "like", "n", "style", "alias", "realistic")
 _LINE = re.compile(r"^//\s*([a-z]+):\s*(.*?)\s*$")
 
 
@@ -69,6 +72,7 @@ class CorpusFile:
     n: int | None  # element count of vdot16-like files, else None
     style: str
     alias: bool
+    realistic: bool = False
 
     @property
     def positive(self) -> bool:
@@ -143,7 +147,10 @@ def parse_header(path: Path) -> CorpusFile:
         if fields["alias"] not in ("yes", "no"):
             raise HeaderError(f"{path}: alias must be yes or no")
         alias = fields["alias"] == "yes"
-    return CorpusFile(path, isax, like, n, fields["style"], alias)
+    realistic = fields.get("realistic", "no")
+    if realistic not in ("yes", "no"):
+        raise HeaderError(f"{path}: realistic must be yes or no")
+    return CorpusFile(path, isax, like, n, fields["style"], alias, realistic == "yes")
 
 
 def corpus_paths() -> list[Path]:
