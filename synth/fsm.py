@@ -410,7 +410,9 @@ class FsmBuilder:
         cycles = self.schedule(work)
         problem = self.schedules[-1][0]
         # an SRAM read's data is taken in the cycle after it: that cycle is in the segment
-        n = max([problem.span(self.schedules[-1][1]), *(cycles[o] + 2 for o in work if sram_read(o))])
+        n = max(
+            [problem.span(self.schedules[-1][1]), *(cycles[o] + 2 for o in work if sram_read(o))]
+        )
         states = [self.new_state() for _ in range(n)]
         for a, b in itertools.pairwise(states):
             a.next = Goto(b.id)
