@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -175,9 +174,9 @@ def test_exported_verilog_has_the_canonical_port_and_spec_names(tmp_path: Path) 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_synthesizes_at_10ns(path: Path, tmp_path: Path) -> None:
-    t0 = time.perf_counter()
+    # no wall-clock bound here (a loaded CI machine is not a measurement): the time is
+    # benchmarks/bench_synth.py's figure
     res = synthesize(lower_spec(path.read_text(), str(path)), tmp_path, clock_ns=10.0)
-    assert time.perf_counter() - t0 < 30  # the benchmark reports the real figure
     ext = find_extension(lower_spec(path.read_text(), str(path)))
     assert set(res.reports) == {i.sym_name.data for i in ext.isaxs()}
     for rep in res.reports.values():
