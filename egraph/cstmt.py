@@ -383,6 +383,9 @@ class _Function(_Calls):
             raise _Unsupported(f"'{n.storage[0]}' local variable", n)
         if isinstance(n.type, c_ast.FuncDecl):
             raise _Unsupported("local function declaration", n)
+        if self.prog.is_aggregate(n.type):
+            self.struct_local(n)
+            return
         ty, length = self.prog.var_type(n.type)
         if isinstance(n.type, c_ast.ArrayDecl):
             if isinstance(n.type.dim, c_ast.Node) and length is None:
@@ -449,6 +452,26 @@ class _Function(_Calls):
         assert isinstance(saved, tuple)
         self.scopes, self.locals, self.inline_at = saved
 
+    def struct_local(self, n: c_ast.Decl) -> None:
+        """A struct local lives in memory (``memref.alloca`` of its units); an initialiser
+        stores every unit (members it does not list are zero)."""
+        obj = self.prog.struct_of(n.type)
+        w = self.prog.leaf_width(obj, n)
+        units = clayout.units(obj, w)
+        const = "const" in n.type.quals
+        ty = CType(w, True, const=const, obj=obj)
+        buf = self.emit(memref.AllocaOp.get(ty.ir, shape=[units]), n).results[0]
+        self.declare(n.name, _Bind("object", ty, base=buf), n)
+        if n.init is None:
+            return
+        if not isinstance(n.init, c_ast.InitList):
+            raise _Unsupported("struct initialised from another struct", n.init)
+        exprs = self.prog.flat_init(c_ast.InitList([n.init], n.init.coord), ty, units)
+        for k, e in enumerate(exprs):
+            v = self.convert(self.rvalue(e), CType(w, True), e)
+            idx = self.emit(arith.ConstantOp(IntegerAttr(k, IndexType())), n.init).results[0]
+            self.emit(memref.StoreOp.get(v, buf, [idx]), n.init)
+
     def rebase(self, p: _Ptr, name: str, at: c_ast.Node) -> _Ptr:
         """A pointer local initialised from a struct member's address (``&f->delay[f->pos]``,
         ``f->coef``) gets a memref of its own: ``unrealized_conversion_cast(base, offset)``
@@ -485,6 +508,8 @@ class _Function(_Calls):
         if isinstance(lv, c_ast.ID) and (b := self.lookup(lv.name)):
             if b.kind == "array":
                 raise _Unsupported("assignment to an array", n)
+            if b.kind == "object":
+                raise _Unsupported("assignment of a whole struct", n)
             if b.kind == "ptr":
                 self.ptr_assign(b, n)
                 if cs is not None:
@@ -592,7 +617,7 @@ class _Function(_Calls):
         out = []
         for name in names:
             b = self.lookup(name)
-            if b is not None and b.kind != "array":
+            if b is not None and b.kind not in ("array", "object"):
                 out.append((name, b))
         return out
 

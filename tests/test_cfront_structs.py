@@ -184,6 +184,20 @@ int32_t ring_push(ring *r, const int16_t *in, int n) {
     return acc;
 }
 
+static int32_t norm1(const point *p) { return p->x + p->y + p->z; }
+
+int32_t struct_local(const point *pts, int n) {
+    point acc = {0, 0};
+    point first = {pts[0].x, -1, 7};
+    for (int i = 0; i < n % 15; i++) {
+        acc.x += pts[i].x;
+        acc.y += pts[i].y ^ first.y;
+        (&acc)->z += pts[i].z * first.z;
+    }
+    point *q = &acc;
+    return acc.x - q->y + norm1(&acc) + norm1(&first) + (int32_t)sizeof acc;
+}
+
 void transpose(int16_t a[4][4], int16_t *out) {
     int16_t (*rows)[4] = a;
     for (int i = 0; i < 4; i++)
@@ -253,7 +267,7 @@ typedef struct { int32_t *p; int32_t n; } vec;
 union U { int a; short b; };
 int32_t f_ptrint(fir *f) { return f->coef[0] + (int32_t)f->coef; }
 int32_t f_init(int i) { return table[i].x; }
-int32_t f_local(int n) { struct P p; p.x = n; return p.x; }
+int32_t f_local(int n) { struct P p, q; p.x = n; q = p; return q.x; }
 int32_t f_ptrmember(vec *v) { return v->p[0]; }
 int32_t f_union(union U *u) { return u->a; }
 int32_t f_nomember(struct P *p) { return p->y; }
@@ -270,7 +284,7 @@ int32_t ok(struct P *p) { return p->x; }
             "global 'table' (initialiser of 'tagged', which mixes member widths)",
             "table[i]",
         ),
-        ("f_local", "struct type", "struct P p"),
+        ("f_local", "assignment of a whole struct", "q = p"),
         ("f_union", "union type", "union U *u"),
         ("f_nomember", "no member 'y' in 'struct P'", "y; }"),
     ],
