@@ -472,6 +472,30 @@ class _Function(_Calls):
             idx = self.emit(arith.ConstantOp(IntegerAttr(k, IndexType())), n.init).results[0]
             self.emit(memref.StoreOp.get(v, buf, [idx]), n.init)
 
+    def pointer_store(self, lv: c_ast.StructRef, n: c_ast.Assignment) -> None:
+        """``f->coef = coef;``: the pointer's 32-bit address (a cast of memref and
+        element offset) stored in the pointer member."""
+        place = self.place(lv)
+        target = place.obj
+        assert isinstance(target, clayout.Pointer)
+        if n.op != "=":
+            raise _Unsupported(f"pointer member updated with '{n.op}'", n)
+        if place.elem.const:
+            raise _Unsupported("store through a pointer to const", n)
+        if self.no_stores:
+            raise _Unsupported("store in an inlined helper after a conditional 'return'", n)
+        p = self.pointer(n.rvalue)
+        t = target.target
+        got = p.obj if p.obj is not None else clayout.Scalar(p.elem.width, p.elem.signed)
+        if got != t:
+            what = clayout.describe(got)
+            raise _Unsupported(
+                f"'{what} *' stored in a '{clayout.describe(target)}' member", n.rvalue
+            )
+        off = p.off if p.off is not None else self.const(0, INT, n)
+        addr = self.emit(UnrealizedConversionCastOp.get([p.base, off], [IntegerType(32)]), n)
+        self.store(_Ptr(place.base, place.off, CType(32, False)), addr.results[0], n)
+
     def rebase(self, p: _Ptr, name: str, at: c_ast.Node) -> _Ptr:
         """A pointer local initialised from a struct member's address (``&f->delay[f->pos]``,
         ``f->coef``) gets a memref of its own: ``unrealized_conversion_cast(base, offset)``
@@ -529,6 +553,11 @@ class _Function(_Calls):
         elif isinstance(lv, c_ast.ArrayRef | c_ast.StructRef | c_ast.UnaryOp) and (
             not isinstance(lv, c_ast.UnaryOp) or lv.op == "*"
         ):
+            if isinstance(lv, c_ast.StructRef) and isinstance(
+                self.static_type(lv), clayout.Pointer
+            ):
+                self.pointer_store(lv, n)
+                return
             ptr = self.scalar_place(lv)
         else:
             raise _Unsupported("assignment target", lv)

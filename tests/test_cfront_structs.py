@@ -271,6 +271,8 @@ int32_t f_local(int n) { struct P p, q; p.x = n; q = p; return q.x; }
 int32_t f_ptrmember(vec *v) { return v->p[0]; }
 int32_t f_union(union U *u) { return u->a; }
 int32_t f_nomember(struct P *p) { return p->y; }
+void f_badstore(fir *f, const int32_t *c) { f->coef = c; }
+void setcoef(fir *f, const int16_t *c) { f->coef = c + 1; f->pos = 0; }
 int32_t ok(struct P *p) { return p->x; }
 """
 
@@ -287,6 +289,7 @@ int32_t ok(struct P *p) { return p->x; }
         ("f_local", "assignment of a whole struct", "q = p"),
         ("f_union", "union type", "union U *u"),
         ("f_nomember", "no member 'y' in 'struct P'", "y; }"),
+        ("f_badstore", "'int32_t *' stored in a 'int16_t *' member", "c; }"),
     ],
 )
 def test_refused_aggregates_are_located(fn: str, reason: str, marker: str) -> None:
@@ -299,6 +302,17 @@ def test_refused_aggregates_are_located(fn: str, reason: str, marker: str) -> No
     at = REFUSED.index(marker)
     line = REFUSED.count("\n", 0, at) + 1
     assert d.loc is not None and d.loc.line == line
+
+
+def test_pointer_member_store() -> None:
+    """``f->coef = c + 1``: the address (memref and element offset cast to i32) is
+    stored through the 32-bit view of the struct at the member's offset (0)."""
+    prog = parse_c(REFUSED, "app.c")
+    f = next(fn for fn in prog.functions if fn.name == "setcoef")
+    assert f.func is not None
+    text = str(f.func)
+    assert re.search(r"unrealized_conversion_cast %\d+, %\d+ : memref<\?xi16>, i32 to i32", text)
+    assert re.search(r"memref.store %\d+, %\d+\[%\d+\] : memref<\?xi32>", text)
 
 
 def test_pointer_member_is_loaded_then_used() -> None:
