@@ -20,7 +20,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from aquas.egraph import clayout
-from aquas.egraph.ccall import _Calls
+from aquas.egraph.ccall import _Calls, _returns
 from aquas.egraph.cdecl import (
     I1,
     INT,
@@ -297,6 +297,19 @@ class _Function(_Calls):
             for i in (self.fdef.body.block_items or [])
             if not isinstance(i, c_ast.Pragma | c_ast.EmptyStatement)
         ]
+        early = any(
+            isinstance(i, c_ast.If) and (_returns(i.iftrue) or _returns(i.iffalse)) for i in items
+        )
+        selected = early and ret is not None and isinstance(items[-1], c_ast.Return)
+        if selected:
+            # 'if (c) return a; ... return b;' as for an inlined helper: c ? a : (...)
+            v = self.inline_items(items, ret, self.fdef)
+            assert v is not None
+            self.emit(func.ReturnOp(v), items[-1])
+            cs = self.stmts.get(id(items[-1]))
+            if cs is not None:
+                cs.value = v
+            items = []
         for k, item in enumerate(items):
             if isinstance(item, c_ast.Return):
                 if k != len(items) - 1:
@@ -304,7 +317,7 @@ class _Function(_Calls):
                 self.ret_stmt(item, ret)
             else:
                 self.stmt(item)
-        if not items or not isinstance(items[-1], c_ast.Return):
+        if not selected and (not items or not isinstance(items[-1], c_ast.Return)):
             if ret is not None:
                 raise _Unsupported("non-void function without a final 'return'", self.fdef.body)
             self.emit(func.ReturnOp(), self.fdef.body)
@@ -483,7 +496,7 @@ class _Function(_Calls):
         if place.elem.const:
             raise _Unsupported("store through a pointer to const", n)
         if self.no_stores:
-            raise _Unsupported("store in an inlined helper after a conditional 'return'", n)
+            raise _Unsupported("store after a conditional 'return' (returns become selections)", n)
         p = self.pointer(n.rvalue)
         t = target.target
         got = p.obj if p.obj is not None else clayout.Scalar(p.elem.width, p.elem.signed)
@@ -564,7 +577,7 @@ class _Function(_Calls):
         if ptr.elem.const:
             raise _Unsupported("store through a pointer to const", n)
         if self.no_stores:
-            raise _Unsupported("store in an inlined helper after a conditional 'return'", n)
+            raise _Unsupported("store after a conditional 'return' (returns become selections)", n)
         cur = self.load(ptr, lv) if op != "=" else None
         stored = self.convert(self.compute(cur, op, n), ptr.elem, n)
         self.store(ptr, stored, n)

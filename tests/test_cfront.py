@@ -320,7 +320,7 @@ int f_call(int n) { return g(n) + 1; }
 int f_struct(int n) { struct P p, q; p.x = n; q = p; return q.x; }
 float f_float(int n) { return n; }
 int f_ptrcast(int32_t *a) { const int16_t *p = (const int16_t *)a; return p[0]; }
-int f_early(int n) { if (n) return 1; return 0; }
+int f_early(int n) { for (int i = 0; i < n; i++) { if (i > 3) return 1; } return 0; }
 int f_goto(int n) { goto out; out: return n; }
 int f_switch(int n) { switch (n) { case 1: n = 2; } return n; }
 int f_assignexpr(int n) { int x; int y = (x = n) + 1; return y; }
