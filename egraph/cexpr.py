@@ -60,7 +60,7 @@ class _Ptr:
 
 @dataclass
 class _Bind:
-    kind: str  # "scalar" | "ptr" | "array"
+    kind: str  # "scalar" | "ptr" | "array" | "object" (a struct local in memory)
     ty: CType
     value: SSAValue | None = None
     base: SSAValue | None = None
@@ -182,7 +182,7 @@ class _Exprs:
         seen: set[str] = set()
         for scope in reversed(self.scopes):
             for n, b in scope.items():
-                if n not in seen and b.kind != "array":
+                if n not in seen and b.kind not in ("array", "object"):
                     seen.add(n)
                     yield n, b
 
@@ -246,7 +246,7 @@ class _Exprs:
             cls = arith.AddiOp if e.op == "+" else arith.SubiOp
             return _Ptr(p.base, self.emit(cls(cur, delta), e).results[0], p.elem, p.obj)
         if isinstance(e, c_ast.UnaryOp) and e.op == "&":
-            if isinstance(e.expr, c_ast.ArrayRef | c_ast.StructRef):
+            if isinstance(e.expr, c_ast.ArrayRef | c_ast.StructRef | c_ast.ID):
                 return self.place(e.expr)
             if isinstance(e.expr, c_ast.UnaryOp) and e.expr.op == "*":
                 return self.pointer(e.expr.expr)
@@ -314,6 +314,13 @@ class _Exprs:
             return self.member(e)
         if isinstance(e, c_ast.ArrayRef) or (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
             return self.element(e)
+        if isinstance(e, c_ast.ID):
+            b = self.lookup(e.name)
+            if b is not None and b.kind == "object":
+                assert b.base is not None
+                return _Ptr(b.base, None, CType(b.ty.width, True, const=b.ty.const), b.ty.obj)
+            if b is not None and b.kind == "scalar":
+                raise _Unsupported("address of a scalar", e)
         raise _Unsupported(f"expression '{type(e).__name__}' used as an object", e)
 
     def member(self, e: c_ast.StructRef) -> _Ptr:
@@ -407,6 +414,8 @@ class _Exprs:
         if isinstance(e, c_ast.ID):
             b = self.lookup(e.name)
             ty = None
+            if b is not None and b.kind == "object":
+                return b.ty.obj
             if b is not None and b.kind in ("ptr", "array"):
                 ty = b.ty
             elif b is None and e.name in self.prog.globals and self.prog.globals[e.name].array:
@@ -559,6 +568,12 @@ class _Exprs:
                 isinstance(st := self.static_type(e.expr), clayout.Array | clayout.Struct)
             ):
                 size = clayout.size_align(st)[0]
+            elif (
+                isinstance(e.expr, c_ast.ID)
+                and (b := self.lookup(e.expr.name))
+                and b.kind == "object"
+            ):
+                size = clayout.size_align(b.ty.obj)[0]
             elif (
                 isinstance(e.expr, c_ast.ID)
                 and (b := self.lookup(e.expr.name))

@@ -20,7 +20,7 @@ from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from aquas.egraph import clayout
-from aquas.egraph.ccall import _Calls
+from aquas.egraph.ccall import _Calls, _returns
 from aquas.egraph.cdecl import (
     I1,
     INT,
@@ -297,6 +297,19 @@ class _Function(_Calls):
             for i in (self.fdef.body.block_items or [])
             if not isinstance(i, c_ast.Pragma | c_ast.EmptyStatement)
         ]
+        early = any(
+            isinstance(i, c_ast.If) and (_returns(i.iftrue) or _returns(i.iffalse)) for i in items
+        )
+        selected = early and ret is not None and isinstance(items[-1], c_ast.Return)
+        if selected:
+            # 'if (c) return a; ... return b;' as for an inlined helper: c ? a : (...)
+            v = self.inline_items(items, ret, self.fdef)
+            assert v is not None
+            self.emit(func.ReturnOp(v), items[-1])
+            cs = self.stmts.get(id(items[-1]))
+            if cs is not None:
+                cs.value = v
+            items = []
         for k, item in enumerate(items):
             if isinstance(item, c_ast.Return):
                 if k != len(items) - 1:
@@ -304,7 +317,7 @@ class _Function(_Calls):
                 self.ret_stmt(item, ret)
             else:
                 self.stmt(item)
-        if not items or not isinstance(items[-1], c_ast.Return):
+        if not selected and (not items or not isinstance(items[-1], c_ast.Return)):
             if ret is not None:
                 raise _Unsupported("non-void function without a final 'return'", self.fdef.body)
             self.emit(func.ReturnOp(), self.fdef.body)
@@ -383,6 +396,9 @@ class _Function(_Calls):
             raise _Unsupported(f"'{n.storage[0]}' local variable", n)
         if isinstance(n.type, c_ast.FuncDecl):
             raise _Unsupported("local function declaration", n)
+        if self.prog.is_aggregate(n.type):
+            self.struct_local(n)
+            return
         ty, length = self.prog.var_type(n.type)
         if isinstance(n.type, c_ast.ArrayDecl):
             if isinstance(n.type.dim, c_ast.Node) and length is None:
@@ -449,6 +465,50 @@ class _Function(_Calls):
         assert isinstance(saved, tuple)
         self.scopes, self.locals, self.inline_at = saved
 
+    def struct_local(self, n: c_ast.Decl) -> None:
+        """A struct local lives in memory (``memref.alloca`` of its units); an initialiser
+        stores every unit (members it does not list are zero)."""
+        obj = self.prog.struct_of(n.type)
+        w = self.prog.leaf_width(obj, n)
+        units = clayout.units(obj, w)
+        const = "const" in n.type.quals
+        ty = CType(w, True, const=const, obj=obj)
+        buf = self.emit(memref.AllocaOp.get(ty.ir, shape=[units]), n).results[0]
+        self.declare(n.name, _Bind("object", ty, base=buf), n)
+        if n.init is None:
+            return
+        if not isinstance(n.init, c_ast.InitList):
+            raise _Unsupported("struct initialised from another struct", n.init)
+        exprs = self.prog.flat_init(c_ast.InitList([n.init], n.init.coord), ty, units)
+        for k, e in enumerate(exprs):
+            v = self.convert(self.rvalue(e), CType(w, True), e)
+            idx = self.emit(arith.ConstantOp(IntegerAttr(k, IndexType())), n.init).results[0]
+            self.emit(memref.StoreOp.get(v, buf, [idx]), n.init)
+
+    def pointer_store(self, lv: c_ast.StructRef, n: c_ast.Assignment) -> None:
+        """``f->coef = coef;``: the pointer's 32-bit address (a cast of memref and
+        element offset) stored in the pointer member."""
+        place = self.place(lv)
+        target = place.obj
+        assert isinstance(target, clayout.Pointer)
+        if n.op != "=":
+            raise _Unsupported(f"pointer member updated with '{n.op}'", n)
+        if place.elem.const:
+            raise _Unsupported("store through a pointer to const", n)
+        if self.no_stores:
+            raise _Unsupported("store after a conditional 'return' (returns become selections)", n)
+        p = self.pointer(n.rvalue)
+        t = target.target
+        got = p.obj if p.obj is not None else clayout.Scalar(p.elem.width, p.elem.signed)
+        if got != t:
+            what = clayout.describe(got)
+            raise _Unsupported(
+                f"'{what} *' stored in a '{clayout.describe(target)}' member", n.rvalue
+            )
+        off = p.off if p.off is not None else self.const(0, INT, n)
+        addr = self.emit(UnrealizedConversionCastOp.get([p.base, off], [IntegerType(32)]), n)
+        self.store(_Ptr(place.base, place.off, CType(32, False)), addr.results[0], n)
+
     def rebase(self, p: _Ptr, name: str, at: c_ast.Node) -> _Ptr:
         """A pointer local initialised from a struct member's address (``&f->delay[f->pos]``,
         ``f->coef``) gets a memref of its own: ``unrealized_conversion_cast(base, offset)``
@@ -485,6 +545,8 @@ class _Function(_Calls):
         if isinstance(lv, c_ast.ID) and (b := self.lookup(lv.name)):
             if b.kind == "array":
                 raise _Unsupported("assignment to an array", n)
+            if b.kind == "object":
+                raise _Unsupported("assignment of a whole struct", n)
             if b.kind == "ptr":
                 self.ptr_assign(b, n)
                 if cs is not None:
@@ -504,13 +566,18 @@ class _Function(_Calls):
         elif isinstance(lv, c_ast.ArrayRef | c_ast.StructRef | c_ast.UnaryOp) and (
             not isinstance(lv, c_ast.UnaryOp) or lv.op == "*"
         ):
+            if isinstance(lv, c_ast.StructRef) and isinstance(
+                self.static_type(lv), clayout.Pointer
+            ):
+                self.pointer_store(lv, n)
+                return
             ptr = self.scalar_place(lv)
         else:
             raise _Unsupported("assignment target", lv)
         if ptr.elem.const:
             raise _Unsupported("store through a pointer to const", n)
         if self.no_stores:
-            raise _Unsupported("store in an inlined helper after a conditional 'return'", n)
+            raise _Unsupported("store after a conditional 'return' (returns become selections)", n)
         cur = self.load(ptr, lv) if op != "=" else None
         stored = self.convert(self.compute(cur, op, n), ptr.elem, n)
         self.store(ptr, stored, n)
@@ -592,7 +659,7 @@ class _Function(_Calls):
         out = []
         for name in names:
             b = self.lookup(name)
-            if b is not None and b.kind != "array":
+            if b is not None and b.kind not in ("array", "object"):
                 out.append((name, b))
         return out
 

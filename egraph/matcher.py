@@ -336,8 +336,8 @@ class Matcher(BindingChecks):
             src = resolve(op.operands[0])
             if src.w != ADDR_W:
                 src = cast("zext", ADDR_W, src)
-            if len(op.operands) == 2:
-                mtype = op.results[0].type
+            if len(op.operands) == 2:  # memref + element offset: a pointer local's base,
+                mtype = op.operands[0].type  # or an address stored in a pointer member
                 assert isinstance(mtype, MemRefType)
                 size = const(ADDR_W, width_of(mtype.element_type) // 8)
                 src = binop("add", src, binop("mul", resolve(op.operands[1]), size))

@@ -317,10 +317,10 @@ int f_break(int n) {
     return s;
 }
 int f_call(int n) { return g(n) + 1; }
-int f_struct(int n) { struct P p; p.x = n; return p.x; }
+int f_struct(int n) { struct P p, q; p.x = n; q = p; return q.x; }
 float f_float(int n) { return n; }
 int f_ptrcast(int32_t *a) { const int16_t *p = (const int16_t *)a; return p[0]; }
-int f_early(int n) { if (n) return 1; return 0; }
+int f_early(int n) { for (int i = 0; i < n; i++) { if (i > 3) return 1; } return 0; }
 int f_goto(int n) { goto out; out: return n; }
 int f_switch(int n) { switch (n) { case 1: n = 2; } return n; }
 int f_assignexpr(int n) { int x; int y = (x = n) + 1; return y; }
@@ -338,7 +338,7 @@ int ok2(int a) { return a * 2; }
     [
         ("f_break", "'break' statement", "break;"),
         ("f_call", "call of function 'g' inside an expression", "g(n)"),
-        ("f_struct", "struct type", "struct P p"),
+        ("f_struct", "assignment of a whole struct", "q = p"),
         ("f_float", "floating-point type", "float"),
         ("f_ptrcast", "pointer cast from 'int32_t *' to 'const int16_t *'", "(const int16_t *)a"),
         ("f_early", "early 'return'", "return 1"),

@@ -157,7 +157,7 @@ int32_t ok(int32_t n) { int32_t r = ext(n); ext(r); return r + 1; }
 @pytest.mark.parametrize(
     ("fn", "reason"),
     [
-        ("f_store", "store in an inlined helper after a conditional 'return'"),
+        ("f_store", "store after a conditional 'return' (returns become selections)"),
         ("f_rec", "recursive or deeply nested call of 'rec'"),
         ("f_expr", "call of function 'ext' inside an expression"),
         ("f_undeclared", "call of undeclared function 'mystery'"),
@@ -242,3 +242,28 @@ def test_helpers_and_barriers_in_a_matched_function(tmp_path: Path) -> None:
     body = new[new.index("uint32_t kernel") :]
     assert re.search(r"trace_count\(16\);\s+uint32_t total = 0;\s+/\* aquas: v3ddist \*/", body)
     assert "trace_count(0);" in body and "dist2" not in body
+
+
+def test_early_returns_of_a_function_are_selections(kernels: tuple[CProgram, ctypes.CDLL]) -> None:
+    """The helpers themselves are lowered too: 'if (c) return a; ... return b;' is a
+    chain of selections (sat16 clamps to int16 on every edge of the range)."""
+    prog, _ = kernels
+    ev = Evaluator(prog.module)
+    for v in [0, 5, 32767, 32768, -32768, -32769, 1 << 31, (1 << 31) - 1, 123456, -99999]:
+        s = v - (1 << 32) if v >= 1 << 31 else v
+        assert ev.call("sat16", [v & 0xFFFFFFFF]) == max(-32768, min(32767, s)) & 0xFFFF
+    assert [ev.call("sgn", [a & 0xFFFFFFFF]) for a in (-5, 0, 7)] == [0xFFFFFFFF, 0, 1]
+    assert [ev.call("clampi", [a & 0xFFFFFFFF, 2, 9]) for a in (-5, 4, 70)] == [2, 4, 9]
+
+
+def test_early_return_after_a_store_is_refused() -> None:
+    src = (
+        "#include <stdint.h>\n"
+        "int32_t f(int32_t *o, int32_t v) { if (v < 0) return 0; o[0] = v; return 1; }\n"
+        "void g(int32_t *o, int32_t v) { if (v < 0) return; o[0] = v; }\n"
+    )
+    prog = parse_c(src, "e.c")
+    assert all(fn.func is None for fn in prog.functions)
+    msgs = [d.message for d in prog.diagnostics]
+    assert "store after a conditional 'return' (returns become selections)" in msgs[0]
+    assert "early 'return'" in msgs[1]

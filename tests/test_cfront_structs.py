@@ -184,6 +184,20 @@ int32_t ring_push(ring *r, const int16_t *in, int n) {
     return acc;
 }
 
+static int32_t norm1(const point *p) { return p->x + p->y + p->z; }
+
+int32_t struct_local(const point *pts, int n) {
+    point acc = {0, 0};
+    point first = {pts[0].x, -1, 7};
+    for (int i = 0; i < n % 15; i++) {
+        acc.x += pts[i].x;
+        acc.y += pts[i].y ^ first.y;
+        (&acc)->z += pts[i].z * first.z;
+    }
+    point *q = &acc;
+    return acc.x - q->y + norm1(&acc) + norm1(&first) + (int32_t)sizeof acc;
+}
+
 void transpose(int16_t a[4][4], int16_t *out) {
     int16_t (*rows)[4] = a;
     for (int i = 0; i < 4; i++)
@@ -253,10 +267,12 @@ typedef struct { int32_t *p; int32_t n; } vec;
 union U { int a; short b; };
 int32_t f_ptrint(fir *f) { return f->coef[0] + (int32_t)f->coef; }
 int32_t f_init(int i) { return table[i].x; }
-int32_t f_local(int n) { struct P p; p.x = n; return p.x; }
+int32_t f_local(int n) { struct P p, q; p.x = n; q = p; return q.x; }
 int32_t f_ptrmember(vec *v) { return v->p[0]; }
 int32_t f_union(union U *u) { return u->a; }
 int32_t f_nomember(struct P *p) { return p->y; }
+void f_badstore(fir *f, const int32_t *c) { f->coef = c; }
+void setcoef(fir *f, const int16_t *c) { f->coef = c + 1; f->pos = 0; }
 int32_t ok(struct P *p) { return p->x; }
 """
 
@@ -270,9 +286,10 @@ int32_t ok(struct P *p) { return p->x; }
             "global 'table' (initialiser of 'tagged', which mixes member widths)",
             "table[i]",
         ),
-        ("f_local", "struct type", "struct P p"),
+        ("f_local", "assignment of a whole struct", "q = p"),
         ("f_union", "union type", "union U *u"),
         ("f_nomember", "no member 'y' in 'struct P'", "y; }"),
+        ("f_badstore", "'int32_t *' stored in a 'int16_t *' member", "c; }"),
     ],
 )
 def test_refused_aggregates_are_located(fn: str, reason: str, marker: str) -> None:
@@ -285,6 +302,17 @@ def test_refused_aggregates_are_located(fn: str, reason: str, marker: str) -> No
     at = REFUSED.index(marker)
     line = REFUSED.count("\n", 0, at) + 1
     assert d.loc is not None and d.loc.line == line
+
+
+def test_pointer_member_store() -> None:
+    """``f->coef = c + 1``: the address (memref and element offset cast to i32) is
+    stored through the 32-bit view of the struct at the member's offset (0)."""
+    prog = parse_c(REFUSED, "app.c")
+    f = next(fn for fn in prog.functions if fn.name == "setcoef")
+    assert f.func is not None
+    text = str(f.func)
+    assert re.search(r"unrealized_conversion_cast %\d+, %\d+ : memref<\?xi16>, i32 to i32", text)
+    assert re.search(r"memref.store %\d+, %\d+\[%\d+\] : memref<\?xi32>", text)
 
 
 def test_pointer_member_is_loaded_then_used() -> None:
