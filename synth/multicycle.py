@@ -4,7 +4,8 @@ The multiplier (:func:`multiplier_module`) retires a digit of ``d`` bits per cyc
 rest of this docstring describes the divider, and both follow the same scheduling rules.
 
 Which ops become multi-cycle: ``/`` and ``%`` (``arith.divui/divsi/remui/remsi``, constant
-divisors included) whose combinational delay exceeds the datapath budget of a cycle. The
+divisors included) and ``*`` (``arith.muli``) whose combinational delay exceeds the
+datapath budget of a cycle (:func:`multicycle_policy`). The
 operator library (``synth/oplib.json``, ``"multicycle"``) gives the unit's latency, the
 interval between two starts the hardware accepts, its area and the logic chained in front
 of it in the issue cycle (:meth:`aquas.synth.oplib.OperatorLibrary.multicycle`).
