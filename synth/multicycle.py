@@ -119,19 +119,23 @@ def divider_module_name(prefix: str, width: int) -> str:
     return f"{prefix}_div{width}"
 
 
-def divider_latency(width: int) -> int:
+def divider_latency(width: int, radix_bits: int = 1) -> int:
     """Cycles from the issue cycle to the first cycle the outputs hold the result."""
-    return width + 2
+    return width // radix_bits + 2
 
 
-def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) -> hw.HWModuleOp:
+def divider_module(
+    name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS, radix_bits: int = 1
+) -> hw.HWModuleOp:
     """The ``w``-bit radix-2 restoring divider (see the module docstring).
 
     Ports: ``clk``, ``rst`` (synchronous, active high), ``start`` (load the operands this
     cycle; a start while busy restarts), ``sgn`` (signed division), ``a`` (dividend), ``b``
     (divisor); ``quo``, ``rem``: registered results, valid ``w + 2`` cycles after ``start``
     and held until the next result. ``outputs`` leaves out a result no one reads (its
-    output register and sign fix-up), so the instance has no unconnected port."""
+    output register and sign fix-up), so the instance has no unconnected port.
+    ``radix_bits`` = k (a divisor of ``w``) chains k restoring steps per cycle (radix
+    2^k): ``w/k`` iteration cycles, latency ``w/k + 2``."""
     if w < 2:
         raise ValueError(f"the sequential divider needs at least 2 bits, got {w}")
     if not outputs or any(o not in DIV_OUT_PORTS for o in outputs):
@@ -148,7 +152,10 @@ def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) 
         {"quo_q", "rem_q", "dvs_q", "cnt_q", "negq_q", "negr_q", "fix_q", "quo_o", "rem_o"}
     )
     start, sgn, a, b = port["start"], port["sgn"], port["a"], port["b"]
-    cbits = w.bit_length()
+    if radix_bits < 1 or w % radix_bits:
+        raise ValueError(f"radix_bits must divide the width {w}, got {radix_bits}")
+    steps = w // radix_bits
+    cbits = steps.bit_length()
     quo = h.reg("quo_q", w, 0)
     rem = h.reg("rem_q", w, 0)
     dvs = h.reg("dvs_q", w, 0)
@@ -167,12 +174,19 @@ def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) 
     signs_differ = h.binop("comb.xor", a_neg, b_neg, "signs_differ")
     negq_new = h.and_(signs_differ, b_nz, hint="negq_new")
 
-    # one quotient bit per cycle
-    trial = h.concat(rem, h.extract(quo, w - 1, 1, "quo_top"), "trial")  # w + 1 bits
-    diff = h.binop("comb.sub", h.zext(trial, w + 2, "trial_x"), h.zext(dvs, w + 2, "dvs_x"), "diff")
-    fits = h.not_(h.extract(diff, w + 1, 1, "borrow"), "fits")
-    rem_step = h.mux(fits, h.extract(diff, 0, w, "diff_lo"), h.extract(trial, 0, w), "rem_step")
-    quo_step = h.concat(h.extract(quo, 0, w - 1, "quo_low"), fits, "quo_step")
+    # k quotient bits per cycle: k restoring steps chained
+    rem_step, quo_step = rem, quo
+    dvs_x = h.zext(dvs, w + 2, "dvs_x")
+    for j in range(radix_bits):
+        sfx = "" if radix_bits == 1 else f"_{j}"
+        top = h.extract(quo_step, w - 1, 1, f"quo_top{sfx}")
+        trial = h.concat(rem_step, top, f"trial{sfx}")  # w + 1 bits
+        diff = h.binop("comb.sub", h.zext(trial, w + 2, f"trial_x{sfx}"), dvs_x, f"diff{sfx}")
+        fits = h.not_(h.extract(diff, w + 1, 1, f"borrow{sfx}"), f"fits{sfx}")
+        lo = h.extract(diff, 0, w, f"diff_lo{sfx}")
+        rem_step = h.mux(fits, lo, h.extract(trial, 0, w), f"rem_step{sfx}")
+        low = h.extract(quo_step, 0, w - 1, f"quo_low{sfx}")
+        quo_step = h.concat(low, fits, f"quo_step{sfx}")
     running = h.icmp("ne", cnt, h.const(0, cbits), "running")
     last = h.icmp("eq", cnt, h.const(1, cbits), "last")
 
@@ -182,7 +196,7 @@ def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) 
     cnt_dec = h.binop("comb.sub", cnt, h.const(1, cbits), "cnt_dec")
     h.drive(
         "cnt_q",
-        h.mux(start, h.const(w, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
+        h.mux(start, h.const(steps, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
     )
     h.drive("fix_q", h.and_(h.not_(start, "no_start"), last, hint="fix_n"))
     # result signs, then the output registers

@@ -55,18 +55,20 @@ def corner_vectors(w: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def simulate_divider(w: int, vectors: list[tuple[int, int, int, int]], tmp: Path) -> list[str]:
+def simulate_divider(
+    w: int, vectors: list[tuple[int, int, int, int]], tmp: Path, k: int = 1
+) -> list[str]:
     """Runs the divider under Icarus Verilog: vector i = (sgn, a, b, gap) starts in the
     cycle ``gap`` cycles after the previous start. Returns one line per cycle:
     ``cycle quo rem`` (hex), sampled mid-cycle."""
     name = f"t_div{w}"
-    sv = export_verilog(hw_text(ModuleOp([divider_module(name, w)])))
+    sv = export_verilog(hw_text(ModuleOp([divider_module(name, w, radix_bits=k)])))
     (tmp / "div.sv").write_text(sv)
     hexw = (w + 3) // 4
     lines = [f"{s:x} {a:0{hexw}x} {b:0{hexw}x} {g:x}" for s, a, b, g in vectors]
     (tmp / "vec.txt").write_text("\n".join(lines) + "\n")
     n = len(vectors)
-    total = sum(v[3] for v in vectors) + 2 * w + 8
+    total = sum(v[3] for v in vectors) + 2 * w // k + 8
     tb = f"""
 module tb;
   reg clk = 0, rst = 1, start = 0, sgn = 0;
@@ -113,11 +115,13 @@ endmodule
     return [ln for ln in out.stdout.splitlines() if ln and ln[0].isdigit()]
 
 
-def check_timeline(w: int, vectors: list[tuple[int, int, int, int]], lines: list[str]) -> int:
+def check_timeline(
+    w: int, vectors: list[tuple[int, int, int, int]], lines: list[str], k: int = 1
+) -> int:
     """Every cycle's outputs are the result of the latest operation started at least
     ``w + 2`` cycles before (exact latency; held until the next result). Returns the
     number of operations whose result was observed."""
-    lat = divider_latency(w)
+    lat = divider_latency(w, k)
     starts, t = [], 0
     for _s, _a, _b, g in vectors:
         t += g
@@ -143,20 +147,21 @@ def check_timeline(w: int, vectors: list[tuple[int, int, int, int]], lines: list
 
 @pytest.mark.sim
 @pytest.mark.skipif(shutil.which("iverilog") is None, reason="needs iverilog (scripts/setup.sh)")
-@pytest.mark.parametrize("w", [8, 32, 64])
-def test_divider_matches_python_division(w: int, tmp_path: Path) -> None:
-    rng = random.Random(w)
+@pytest.mark.parametrize(("w", "k"), [(8, 1), (32, 1), (64, 1), (16, 2), (32, 4), (64, 4), (48, 8)])
+def test_divider_matches_python_division(w: int, k: int, tmp_path: Path) -> None:
+    rng = random.Random(w * 10 + k)
     m = (1 << w) - 1
     vecs = corner_vectors(w)
     for _ in range(150):
         a = rng.getrandbits(w)
         b = rng.getrandbits(rng.choice([1, 3, w // 2, w]))  # small divisors too
         vecs.append((rng.getrandbits(1), a, b & m))
-    # back to back at the unit's initiation interval (w + 1), or with idle cycles between
-    gaps = [w + 1 if i % 3 else w + 1 + rng.randrange(1, 9) for i in range(len(vecs))]
+    # back to back at the unit's initiation interval (w/k + 1), or with idle cycles between
+    ii = w // k + 1
+    gaps = [ii if i % 3 else ii + rng.randrange(1, 9) for i in range(len(vecs))]
     vectors = [(s, a, b, g) for (s, a, b), g in zip(vecs, gaps, strict=True)]
-    lines = simulate_divider(w, vectors, tmp_path)
-    assert check_timeline(w, vectors, lines) == len(vectors)
+    lines = simulate_divider(w, vectors, tmp_path, k)
+    assert check_timeline(w, vectors, lines, k) == len(vectors)
 
 
 def test_python_reference_agrees_with_intops() -> None:
