@@ -120,7 +120,7 @@ def multicycle_units(unit: Unit, lib: OperatorLibrary) -> list[dict[str, Any]]:
                 "depth": spec.depth,
                 "issues": issues.count(key),
             }
-            | ({"digit_bits": spec.digit} if spec.unit == "mul" else {})
+            | {"bits_per_cycle": spec.digit}
         )
     return out
 

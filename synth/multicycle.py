@@ -4,14 +4,17 @@ The multiplier (:func:`multiplier_module`) retires a digit of ``d`` bits per cyc
 rest of this docstring describes the divider, and both follow the same scheduling rules.
 
 Which ops become multi-cycle: ``/`` and ``%`` (``arith.divui/divsi/remui/remsi``, constant
-divisors included) whose combinational delay exceeds the datapath budget of a cycle. The
+divisors included) and ``*`` (``arith.muli``) whose combinational delay exceeds the
+datapath budget of a cycle (:func:`multicycle_policy`). The
 operator library (``synth/oplib.json``, ``"multicycle"``) gives the unit's latency, the
 interval between two starts the hardware accepts, its area and the logic chained in front
 of it in the issue cycle (:meth:`aquas.synth.oplib.OperatorLibrary.multicycle`).
 
 The hardware (:func:`divider_module`), generated here as one ``hw.module`` per width and
 instantiated once per width in the unit, shared by every ISAX and by signed and unsigned
-ops, is a radix-2 restoring divider:
+ops, is a restoring divider retiring ``k`` quotient bits per cycle (``k`` steps chained;
+the library picks the largest ``k`` dividing ``W`` whose depth fits the clock). With one
+bit per cycle (``k = 1``; ``W/k`` cycles in general):
 
 * issue cycle ``c`` (``start`` high): the operands' magnitudes (two's-complement negation
   when ``sgn`` and the sign bit are set) load the dividend/quotient shift register
@@ -98,8 +101,8 @@ def multicycle_policy(
         if kind not in lib.multicycle_units():
             return None
         try:
-            spec = lib.multicycle(kind, t.width.data, budget_ns if kind == "mul" else None)
-        except ValueError:  # wider than measured, or no multiplier digit fits
+            spec = lib.multicycle(kind, t.width.data, budget_ns)
+        except ValueError:  # wider than measured, or no step width fits
             return None
         if spec.depth * lib.ns_per_level > budget_ns or spec.issue_ns > budget_ns:
             return None
@@ -118,19 +121,23 @@ def divider_module_name(prefix: str, width: int) -> str:
     return f"{prefix}_div{width}"
 
 
-def divider_latency(width: int) -> int:
+def divider_latency(width: int, radix_bits: int = 1) -> int:
     """Cycles from the issue cycle to the first cycle the outputs hold the result."""
-    return width + 2
+    return width // radix_bits + 2
 
 
-def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) -> hw.HWModuleOp:
-    """The ``w``-bit radix-2 restoring divider (see the module docstring).
+def divider_module(
+    name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS, radix_bits: int = 1
+) -> hw.HWModuleOp:
+    """The ``w``-bit restoring divider (see the module docstring).
 
     Ports: ``clk``, ``rst`` (synchronous, active high), ``start`` (load the operands this
     cycle; a start while busy restarts), ``sgn`` (signed division), ``a`` (dividend), ``b``
     (divisor); ``quo``, ``rem``: registered results, valid ``w + 2`` cycles after ``start``
     and held until the next result. ``outputs`` leaves out a result no one reads (its
-    output register and sign fix-up), so the instance has no unconnected port."""
+    output register and sign fix-up), so the instance has no unconnected port.
+    ``radix_bits`` = k (a divisor of ``w``) chains k restoring steps per cycle (radix
+    2^k): ``w/k`` iteration cycles, latency ``w/k + 2``."""
     if w < 2:
         raise ValueError(f"the sequential divider needs at least 2 bits, got {w}")
     if not outputs or any(o not in DIV_OUT_PORTS for o in outputs):
@@ -147,7 +154,10 @@ def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) 
         {"quo_q", "rem_q", "dvs_q", "cnt_q", "negq_q", "negr_q", "fix_q", "quo_o", "rem_o"}
     )
     start, sgn, a, b = port["start"], port["sgn"], port["a"], port["b"]
-    cbits = w.bit_length()
+    if radix_bits < 1 or w % radix_bits:
+        raise ValueError(f"radix_bits must divide the width {w}, got {radix_bits}")
+    steps = w // radix_bits
+    cbits = steps.bit_length()
     quo = h.reg("quo_q", w, 0)
     rem = h.reg("rem_q", w, 0)
     dvs = h.reg("dvs_q", w, 0)
@@ -166,12 +176,19 @@ def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) 
     signs_differ = h.binop("comb.xor", a_neg, b_neg, "signs_differ")
     negq_new = h.and_(signs_differ, b_nz, hint="negq_new")
 
-    # one quotient bit per cycle
-    trial = h.concat(rem, h.extract(quo, w - 1, 1, "quo_top"), "trial")  # w + 1 bits
-    diff = h.binop("comb.sub", h.zext(trial, w + 2, "trial_x"), h.zext(dvs, w + 2, "dvs_x"), "diff")
-    fits = h.not_(h.extract(diff, w + 1, 1, "borrow"), "fits")
-    rem_step = h.mux(fits, h.extract(diff, 0, w, "diff_lo"), h.extract(trial, 0, w), "rem_step")
-    quo_step = h.concat(h.extract(quo, 0, w - 1, "quo_low"), fits, "quo_step")
+    # k quotient bits per cycle: k restoring steps chained
+    rem_step, quo_step = rem, quo
+    dvs_x = h.zext(dvs, w + 2, "dvs_x")
+    for j in range(radix_bits):
+        sfx = "" if radix_bits == 1 else f"_{j}"
+        top = h.extract(quo_step, w - 1, 1, f"quo_top{sfx}")
+        trial = h.concat(rem_step, top, f"trial{sfx}")  # w + 1 bits
+        diff = h.binop("comb.sub", h.zext(trial, w + 2, f"trial_x{sfx}"), dvs_x, f"diff{sfx}")
+        fits = h.not_(h.extract(diff, w + 1, 1, f"borrow{sfx}"), f"fits{sfx}")
+        lo = h.extract(diff, 0, w, f"diff_lo{sfx}")
+        rem_step = h.mux(fits, lo, h.extract(trial, 0, w), f"rem_step{sfx}")
+        low = h.extract(quo_step, 0, w - 1, f"quo_low{sfx}")
+        quo_step = h.concat(low, fits, f"quo_step{sfx}")
     running = h.icmp("ne", cnt, h.const(0, cbits), "running")
     last = h.icmp("eq", cnt, h.const(1, cbits), "last")
 
@@ -181,7 +198,7 @@ def divider_module(name: str, w: int, outputs: tuple[str, ...] = DIV_OUT_PORTS) 
     cnt_dec = h.binop("comb.sub", cnt, h.const(1, cbits), "cnt_dec")
     h.drive(
         "cnt_q",
-        h.mux(start, h.const(w, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
+        h.mux(start, h.const(steps, cbits), h.mux(running, cnt_dec, cnt, "cnt_run"), "cnt_n"),
     )
     h.drive("fix_q", h.and_(h.not_(start, "no_start"), last, hint="fix_n"))
     # result signs, then the output registers
@@ -368,7 +385,7 @@ class MultiCycleUnits:
                 sgn = h.or_tree([en for en, *_, s in items if s], 1, f"{key}_sgn")
             inst.op.operands = [h.clk, h.rst, start, sgn, a, b]
             h.block.add_op(inst.op)
-            modules.append(divider_module(inst.module_name, w, inst.outputs))
+            modules.append(divider_module(inst.module_name, w, inst.outputs, inst.spec.digit))
         return modules
 
 
@@ -376,17 +393,21 @@ class MultiCycleUnits:
 
 #: Widths the divider is measured at for the operator library.
 CHARACTERISED_WIDTHS = (8, 16, 24, 32, 48, 64)
+#: Quotient bits per cycle the divider is measured with (those dividing the width).
+CHARACTERISED_RADIX_BITS = (1, 2, 4, 8)
 
 #: The library entry's fixed part (``"widths"`` is measured by :func:`characterize`).
 DIV_ENTRY: dict[str, Any] = {
     "kinds": ["divu", "divs", "modu", "mods", "divu_const", "modu_const"],
     "architecture": (
-        "radix-2 restoring divider generated by synth/multicycle.py: operand magnitudes "
-        "at issue, one quotient bit per cycle, result signs in a final cycle; quotient and "
-        "remainder together, signed and unsigned; one instance per width, shared"
+        "restoring divider generated by synth/multicycle.py: operand magnitudes at issue, "
+        "d quotient bits per cycle (d restoring steps chained, d dividing the width), "
+        "result signs in a final cycle; quotient and remainder together, signed and "
+        "unsigned; one instance per width, shared"
     ),
-    "latency": {"per_bit": 1, "extra": 2},
-    "ii": {"per_bit": 1, "extra": 1},
+    "divides_width": True,
+    "latency": {"per_step": 1, "extra": 2},
+    "ii": {"per_step": 1, "extra": 1},
     # chained in the issue cycle: the unit's operand select (an AND-OR tree over the
     # issuing states, then a hold mux) and, in the divider, the magnitude (a negation and
     # a mux) and the start mux in front of its registers
@@ -403,14 +424,22 @@ def characterize(widths: tuple[int, ...] = CHARACTERISED_WIDTHS) -> dict[str, An
     from aquas.synth.rtlgen import hw_text
     from aquas.synth.yosys import measure
 
-    out: dict[str, dict[str, int]] = {}
+    out: dict[str, dict[str, dict[str, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for w in widths:
-            name = divider_module_name("char", w)
-            path = Path(tmp) / f"{name}.sv"
-            path.write_text(export_verilog(hw_text(ModuleOp([divider_module(name, w)]))))
-            fig = measure(path, name, cache_dir=Path(tmp) / "cache")
-            out[str(w)] = {"cells": fig.cells, "flops": fig.flops, "depth": fig.depth}
+            for k in CHARACTERISED_RADIX_BITS:
+                if w % k:
+                    continue
+                name = f"char_div{w}x{k}"
+                path = Path(tmp) / f"{name}.sv"
+                mod = divider_module(name, w, radix_bits=k)
+                path.write_text(export_verilog(hw_text(ModuleOp([mod]))))
+                fig = measure(path, name, cache_dir=Path(tmp) / "cache")
+                out.setdefault(str(w), {})[str(k)] = {
+                    "cells": fig.cells,
+                    "flops": fig.flops,
+                    "depth": fig.depth,
+                }
     return DIV_ENTRY | {"widths": out}
 
 
@@ -486,12 +515,9 @@ def main(argv: list[str] | None = None) -> int:
             f"d={d}: {e['cells']} cells, depth {e['depth']}" for d, e in per_digit.items()
         )
         print(f"mul{w}: {figs}")
-    for w, e in entry["widths"].items():
-        lat = int(w) + 2
-        print(
-            f"div{w}: {e['cells']} cells ({e['flops']} flip-flops), depth {e['depth']}, "
-            f"latency {lat}"
-        )
+    for w, per_k in entry["widths"].items():
+        figs = ", ".join(f"d={k}: {e['cells']} cells, depth {e['depth']}" for k, e in per_k.items())
+        print(f"div{w}: {figs}")
     return 0
 
 

@@ -117,8 +117,9 @@ class MultiCycleOp:
     issue_ns: float
     cells: int
     depth: int
-    digit: int = 0
-    """Bits retired per cycle (the multiplier's digit; 0 for the divider)."""
+    digit: int = 1
+    """Bits retired per cycle (quotient bits of the divider, multiplier bits of the
+    multiplier)."""
 
     @property
     def key(self) -> str:
@@ -251,14 +252,17 @@ class OperatorLibrary:
         return list(self.meta.get("multicycle", {}))
 
     def multicycle(self, unit: str, width: int, budget_ns: float | None = None) -> MultiCycleOp:
-        """The multi-cycle ``unit`` (``"div"``, ``"mul"``) at ``width`` bits: latency and
-        initiation interval from the library's formula, the logic chained in the issue
-        cycle (the ``"issue"`` kinds at ``width``), area and internal depth measured per
-        width (the divider: interpolated between widths as :meth:`cost` does; the
-        multiplier: the figures of the narrowest measured width at or above ``width``, for
-        the widest digit whose depth fits ``budget_ns``, or the narrowest digit when no
-        budget is given). Raises :class:`KeyError` for an unknown unit and
-        :class:`ValueError` for a width outside the measured ones or no digit that fits."""
+        """The multi-cycle ``unit`` (``"div"``, ``"mul"``) at ``width`` bits.
+
+        The unit retires ``d`` bits per cycle (the divider: ``d`` restoring steps chained,
+        ``d`` dividing ``width``; the multiplier: a ``width``-by-``d`` partial product). The
+        library measures it per width and ``d``; a width between measured ones takes the
+        figures of the narrowest measured width above it (conservative). With
+        ``budget_ns``, ``d`` is the widest whose depth fits it (fewest cycles); without,
+        the narrowest. Latency and initiation interval are ``per_step * ceil(width / d) +
+        extra``; ``issue_ns`` is the library's ``"issue"`` kinds at ``width``. Raises
+        :class:`KeyError` for an unknown unit and :class:`ValueError` for a width outside
+        the measured ones or no ``d`` that fits."""
         try:
             entry = self.meta["multicycle"][unit]
         except KeyError:
@@ -266,49 +270,27 @@ class OperatorLibrary:
                 f"no multi-cycle unit {unit!r} in the operator library; "
                 f"known: {self.multicycle_units()}"
             ) from None
-        if unit == "mul":
-            return self._multiplier(entry, width, budget_ns)
-        table = {
-            int(w): OpCost(int(e["depth"]), int(e["cells"])) for w, e in entry["widths"].items()
-        }
-        if not 2 <= width <= max(table):
-            raise ValueError(
-                f"multi-cycle {unit}: width {width} is outside 2..{max(table)} bits "
-                "(narrower than the narrowest measured width costs what that one costs)"
-            )
-        cost = OperatorLibrary({unit: table}, frozenset(), self.ns_per_level).cost(unit, width)
-        lat, ii = entry["latency"], entry["ii"]
-        issue_ns = sum(self.delay_ns(k, width) for k in entry["issue"])
-        return MultiCycleOp(
-            unit,
-            width,
-            int(lat["per_bit"]) * width + int(lat["extra"]),
-            int(ii["per_bit"]) * width + int(ii["extra"]),
-            issue_ns,
-            cost.cells,
-            cost.depth,
-        )
-
-    def _multiplier(
-        self, entry: dict[str, Any], width: int, budget_ns: float | None
-    ) -> MultiCycleOp:
         widths = sorted(int(w) for w in entry["widths"])
         if not 2 <= width <= widths[-1]:
-            raise ValueError(f"multi-cycle mul: width {width} is outside 2..{widths[-1]} bits")
+            raise ValueError(f"multi-cycle {unit}: width {width} is outside 2..{widths[-1]} bits")
         measured = next(w for w in widths if w >= width)
-        digits = {int(d): e for d, e in entry["widths"][str(measured)].items() if int(d) <= width}
+        digits = {
+            int(d): e
+            for d, e in entry["widths"][str(measured)].items()
+            if int(d) <= width and not (entry.get("divides_width") and width % int(d))
+        }
         fits = [
             d
             for d, e in digits.items()
             if budget_ns is None or int(e["depth"]) * self.ns_per_level <= budget_ns
         ]
         if not fits:
-            raise ValueError(f"multi-cycle mul: no digit of a {width}-bit multiplier fits")
+            raise ValueError(f"multi-cycle {unit}: no step width of a {width}-bit unit fits")
         d = min(fits) if budget_ns is None else max(fits)
         steps = -(-width // d)
         lat, ii = entry["latency"], entry["ii"]
         return MultiCycleOp(
-            "mul",
+            unit,
             width,
             int(lat["per_step"]) * steps + int(lat["extra"]),
             int(ii["per_step"]) * steps + int(ii["extra"]),

@@ -55,18 +55,20 @@ def corner_vectors(w: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def simulate_divider(w: int, vectors: list[tuple[int, int, int, int]], tmp: Path) -> list[str]:
+def simulate_divider(
+    w: int, vectors: list[tuple[int, int, int, int]], tmp: Path, k: int = 1
+) -> list[str]:
     """Runs the divider under Icarus Verilog: vector i = (sgn, a, b, gap) starts in the
     cycle ``gap`` cycles after the previous start. Returns one line per cycle:
     ``cycle quo rem`` (hex), sampled mid-cycle."""
     name = f"t_div{w}"
-    sv = export_verilog(hw_text(ModuleOp([divider_module(name, w)])))
+    sv = export_verilog(hw_text(ModuleOp([divider_module(name, w, radix_bits=k)])))
     (tmp / "div.sv").write_text(sv)
     hexw = (w + 3) // 4
     lines = [f"{s:x} {a:0{hexw}x} {b:0{hexw}x} {g:x}" for s, a, b, g in vectors]
     (tmp / "vec.txt").write_text("\n".join(lines) + "\n")
     n = len(vectors)
-    total = sum(v[3] for v in vectors) + 2 * w + 8
+    total = sum(v[3] for v in vectors) + 2 * w // k + 8
     tb = f"""
 module tb;
   reg clk = 0, rst = 1, start = 0, sgn = 0;
@@ -113,11 +115,13 @@ endmodule
     return [ln for ln in out.stdout.splitlines() if ln and ln[0].isdigit()]
 
 
-def check_timeline(w: int, vectors: list[tuple[int, int, int, int]], lines: list[str]) -> int:
+def check_timeline(
+    w: int, vectors: list[tuple[int, int, int, int]], lines: list[str], k: int = 1
+) -> int:
     """Every cycle's outputs are the result of the latest operation started at least
     ``w + 2`` cycles before (exact latency; held until the next result). Returns the
     number of operations whose result was observed."""
-    lat = divider_latency(w)
+    lat = divider_latency(w, k)
     starts, t = [], 0
     for _s, _a, _b, g in vectors:
         t += g
@@ -143,20 +147,21 @@ def check_timeline(w: int, vectors: list[tuple[int, int, int, int]], lines: list
 
 @pytest.mark.sim
 @pytest.mark.skipif(shutil.which("iverilog") is None, reason="needs iverilog (scripts/setup.sh)")
-@pytest.mark.parametrize("w", [8, 32, 64])
-def test_divider_matches_python_division(w: int, tmp_path: Path) -> None:
-    rng = random.Random(w)
+@pytest.mark.parametrize(("w", "k"), [(8, 1), (32, 1), (64, 1), (16, 2), (32, 4), (64, 4), (48, 8)])
+def test_divider_matches_python_division(w: int, k: int, tmp_path: Path) -> None:
+    rng = random.Random(w * 10 + k)
     m = (1 << w) - 1
     vecs = corner_vectors(w)
     for _ in range(150):
         a = rng.getrandbits(w)
         b = rng.getrandbits(rng.choice([1, 3, w // 2, w]))  # small divisors too
         vecs.append((rng.getrandbits(1), a, b & m))
-    # back to back at the unit's initiation interval (w + 1), or with idle cycles between
-    gaps = [w + 1 if i % 3 else w + 1 + rng.randrange(1, 9) for i in range(len(vecs))]
+    # back to back at the unit's initiation interval (w/k + 1), or with idle cycles between
+    ii = w // k + 1
+    gaps = [ii if i % 3 else ii + rng.randrange(1, 9) for i in range(len(vecs))]
     vectors = [(s, a, b, g) for (s, a, b), g in zip(vecs, gaps, strict=True)]
-    lines = simulate_divider(w, vectors, tmp_path)
-    assert check_timeline(w, vectors, lines) == len(vectors)
+    lines = simulate_divider(w, vectors, tmp_path, k)
+    assert check_timeline(w, vectors, lines, k) == len(vectors)
 
 
 def test_python_reference_agrees_with_intops() -> None:
@@ -176,22 +181,35 @@ def test_python_reference_agrees_with_intops() -> None:
 # -- the operator library ---------------------------------------------------------------
 
 LIB = OperatorLibrary.load()
+BUDGET = 9.0  # ns: a 10 ns clock minus the 10 levels of register and state selection
+# at 10 ns the flow chains 4 restoring steps per cycle (depth 64 <= 90 levels; 8: 122)
+DIV32 = LIB.multicycle("div", 32, BUDGET)
+LAT, OCC = DIV32.latency, DIV32.occupancy
 
 
 def test_library_describes_the_divider() -> None:
-    d32, d64 = LIB.multicycle("div", 32), LIB.multicycle("div", 64)
-    assert (d32.latency, d32.ii, d32.occupancy) == (34, 33, 35)
-    assert (d64.latency, d64.ii, d64.occupancy) == (66, 65, 67)
+    d32, d64 = LIB.multicycle("div", 32), LIB.multicycle("div", 64)  # 1 bit per cycle
+    assert (d32.digit, d32.latency, d32.ii, d32.occupancy) == (1, 34, 33, 35)
+    assert (d64.digit, d64.latency, d64.ii, d64.occupancy) == (1, 66, 65, 67)
     assert d32.key == "div32" and d32.resource == "div32 unit"
+    # the widest step count per cycle that fits the budget
+    assert (DIV32.digit, LAT, DIV32.ii, OCC) == (4, 10, 9, 11)
+    f64 = LIB.multicycle("div", 64, BUDGET)
+    assert (f64.digit, f64.latency) == (4, 18)
+    assert LIB.multicycle("div", 32, 5.0).digit == 2  # depth 35 fits 4 ns, 64 does not
+    assert (
+        LIB.multicycle("div", 24, BUDGET).digit == 4
+        and LIB.multicycle("div", 33, BUDGET).digit == 1
+    )
     # measured: a fraction of the combinational divider's area, and a short internal path
-    assert d32.cells < LIB.cost("divu", 32).cells / 4
-    assert d64.cells < LIB.cost("divu", 64).cells / 8
-    assert d32.depth * LIB.ns_per_level < 9.0 and d64.depth * LIB.ns_per_level < 9.0
+    assert d32.cells < DIV32.cells < LIB.cost("divu", 32).cells / 3
+    assert f64.cells < LIB.cost("divu", 64).cells / 8
+    assert DIV32.depth * LIB.ns_per_level <= BUDGET and f64.depth * LIB.ns_per_level <= BUDGET
     # issue logic: the magnitude (a negation) and muxes, well inside a 10 ns cycle
     assert LIB.delay_ns("sub", 32) < d32.issue_ns < 4.0
-    # between measured widths: interpolated; beyond them: an error
+    # between measured widths: the next measured width's figures; beyond them: an error
     d40 = LIB.multicycle("div", 40)
-    assert d32.cells < d40.cells < LIB.multicycle("div", 48).cells and d40.latency == 42
+    assert d40.cells == LIB.multicycle("div", 48).cells and d40.latency == 42
     with pytest.raises(ValueError, match="outside"):
         LIB.multicycle("div", 65)
     with pytest.raises(KeyError, match="no multi-cycle unit 'sqrt'"):
@@ -221,7 +239,7 @@ isax t(rs1, rs2) -> rd {
 def test_a_division_issues_in_one_state_and_is_read_latency_states_later() -> None:
     unit = build(ONE)
     sts = isax_states(unit, "t")
-    lat = LIB.multicycle("div", 32).latency
+    lat = LAT
     assert len(sts) == lat + 1  # issue state, 33 states of waiting, the result state
     assert [len(s.issues) for s in sts] == [1] + [0] * lat
     assert [len(s.completes) for s in sts] == [0] * lat + [1]
@@ -247,7 +265,7 @@ isax t(rs1, rs2) -> rd {
 def test_the_unit_is_held_from_issue_through_the_result_state() -> None:
     unit = build(TWO)
     sts = isax_states(unit, "t")
-    occ = LIB.multicycle("div", 32).occupancy
+    occ = OCC
     issues = [i for i, s in enumerate(sts) if s.issues]
     # two divisions on one shared unit: the second starts when the first has been read
     assert issues == [0, occ]
@@ -263,17 +281,17 @@ def test_schedules_verify_occupancy_and_latency() -> None:
     ((problem, sched),) = builder.schedules
     assert problem.verify(sched) == []
     divs = [op for op in problem.operations if op.name == "arith.divui"]
-    assert [problem.occupancy[d] for d in divs] == [35, 35]
-    assert problem.span(sched) == 70
+    assert [problem.occupancy[d] for d in divs] == [OCC, OCC] == [11, 11]
+    assert problem.span(sched) == 22
     # the second division one cycle earlier overlaps the first one's occupancy
     bad = Schedule.chained(problem, sched.cycle | {divs[1]: sched.cycle[divs[1]] - 1})
     kinds = {v.kind for v in problem.verify(bad)}
     assert "resource" in kinds
     # a consumer earlier than the latency breaks its dependence
     user = next(op for op in problem.operations if any(v.owner is divs[0] for v in op.operands))
-    early = Schedule.chained(problem, sched.cycle | {user: sched.cycle[divs[0]] + 33})
+    early = Schedule.chained(problem, sched.cycle | {user: sched.cycle[divs[0]] + 9})
     msgs = [str(v) for v in problem.verify(early) if v.kind == "dependence"]
-    assert msgs and "at least 34 cycles after" in msgs[0] and "data from div32" in msgs[0]
+    assert msgs and "at least 10 cycles after" in msgs[0] and "data from div32" in msgs[0]
 
 
 PAIR = """
@@ -290,7 +308,7 @@ isax t(rs1, rs2) -> rd {
 def test_quotient_and_remainder_of_one_division_share_its_issue() -> None:
     unit = build(PAIR)
     sts = isax_states(unit, "t")
-    occ = LIB.multicycle("div", 32).occupancy
+    occ = OCC
     issued = [op.name for s in sts for op in s.issues]
     # unsigned / and % of rs1, rs2 share one division; the signed % is a division of its own
     assert issued == ["arith.divui", "arith.remsi"]
@@ -316,7 +334,7 @@ isax t(rs1, rs2) -> rd {
 def test_a_division_in_a_loop_completes_within_the_body() -> None:
     unit = build(LOOP)
     (fsm,) = unit.fsms
-    lat = LIB.multicycle("div", 32).latency
+    lat = LAT
     body = lat + 1  # issue .. result state; the latch is in the result state
     # the state initialising the loop, 3 iterations of the body, the state writing acc/rd
     assert fsm.latency.at(0) == (1 + 3 * body + 1,) * 2
@@ -325,7 +343,7 @@ def test_a_division_in_a_loop_completes_within_the_body() -> None:
 def test_division_by_constant_runs_on_the_divider_too() -> None:
     src = "#[opcode(custom0), funct7(1)]\nisax t(rs1) -> rd {\n  return rs1 % 3329;\n}\n"
     unit = build(src)
-    assert len(isax_states(unit, "t")) == LIB.multicycle("div", 32).latency + 1
+    assert len(isax_states(unit, "t")) == LAT + 1
     # a clock slow enough for the constant remainder keeps it combinational
     depth = LIB.division_by_constant_depth("modu", 32, 3329)
     slow = depth * LIB.ns_per_level + 2 * LIB.delay_ns("mux", 32) + 1.0 + 1.0
@@ -348,7 +366,7 @@ def test_division_by_a_small_constant_is_costed_deeper_than_the_const_entry() ->
     assert checked == 44
     # so a 16-bit division by 3 no longer chains into a 10 ns cycle: it uses the divider
     src = "#[opcode(custom0), funct7(1)]\nisax t(rs1) -> rd {\n  return zext<u32>(trunc<u16>(rs1) / 3);\n}\n"
-    assert len(isax_states(build(src), "t")) == LIB.multicycle("div", 16).latency + 1
+    assert len(isax_states(build(src), "t")) == LIB.multicycle("div", 16, BUDGET).latency + 1
 
 
 def test_the_unit_instantiates_one_divider_per_width() -> None:
@@ -395,21 +413,22 @@ def test_reports_name_the_divisions_and_the_units() -> None:
         for m in rep["multicycle"]
     ]
     assert got == [
-        ("arith.divui", "div32", 0, 34, False),
-        ("arith.remui", "div32", 0, 34, True),
-        ("arith.remsi", "div32", 35, 69, False),
+        ("arith.divui", "div32", 0, 10, False),
+        ("arith.remui", "div32", 0, 10, True),
+        ("arith.remsi", "div32", 11, 21, False),
     ]
     assert rep["multicycle"][0]["source"] == "mc.isax:4:18"
-    assert rep["latency"]["cycles_max"] == 2 * 35 + 1
+    assert rep["latency"]["cycles_max"] == 2 * 11 + 1
     (div,) = multicycle_units(unit, LIB)
     assert div == {
         "unit": "div32",
         "width": 32,
-        "latency": 34,
-        "initiation_interval": 33,
-        "cells": LIB.multicycle("div", 32).cells,
-        "depth": LIB.multicycle("div", 32).depth,
+        "latency": 10,
+        "initiation_interval": 9,
+        "cells": DIV32.cells,
+        "depth": DIV32.depth,
         "issues": 2,
+        "bits_per_cycle": 4,
     }
 
 
@@ -422,9 +441,9 @@ def test_schedule_pass_annotates_issue_and_result_states() -> None:
     (add,) = [op for op in mod.walk() if op.name == "arith.addi"]
     first = 2  # 0 idle, 1 respond
     assert div.attributes["aquas.state"].value.data == first  # type: ignore[attr-defined]
-    assert div.attributes["aquas.result_state"].value.data == first + 34  # type: ignore[attr-defined]
-    assert add.attributes["aquas.state"].value.data == first + 34  # type: ignore[attr-defined]
-    assert add.attributes["aquas.cycle"].value.data == 34  # type: ignore[attr-defined]
+    assert div.attributes["aquas.result_state"].value.data == first + 10  # type: ignore[attr-defined]
+    assert add.attributes["aquas.state"].value.data == first + 10  # type: ignore[attr-defined]
+    assert add.attributes["aquas.cycle"].value.data == 10  # type: ignore[attr-defined]
 
 
 def test_a_clock_too_short_for_the_divider_step_is_still_a_diagnostic() -> None:
@@ -556,7 +575,7 @@ def test_a_multiply_slower_than_the_clock_runs_on_the_sequential_multiplier() ->
     assert issues == [0, spec.occupancy]  # two multiplies share one multiplier
     assert len(sts) == 2 * spec.occupancy
     (mul,) = multicycle_units(unit, LIB)
-    assert mul["unit"] == "mul64" and mul["digit_bits"] == 16 and mul["issues"] == 2
+    assert mul["unit"] == "mul64" and mul["bits_per_cycle"] == 16 and mul["issues"] == 2
     # at 10 ns the multiply is combinational
     assert len(isax_states(build(MUL, 10.0), "t")) == 1
 

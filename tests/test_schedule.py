@@ -271,6 +271,35 @@ def test_list_schedule_respects_a_resource_limit_of_two() -> None:
     assert v.kind == "resource" and v.message.startswith("cycle 0: 3 uses of port (limit 2)")
 
 
+def test_multi_cycle_ops_hold_their_unit_and_delay_their_consumers() -> None:
+    # two 4-cycle ops on one unit (occupancy 5: issue through result), a consumer of the
+    # first, and an independent op that fills the cycles in between
+    d1, d2, use, other = ops(4)
+    p = SchedulingProblem(clock_ns=10.0, budget_ns=9.0)
+    p.limits["div unit"] = 1
+    p.add_operation(d1, 2.0, ["div unit"], occupancy=5, latency=4)
+    p.add_operation(d2, 2.0, ["div unit"], occupancy=5, latency=4)
+    p.add_operation(use, 1.0)
+    p.add_operation(other, 1.0)
+    p.add_dependence(d1, use, 4, "data from div")
+    p.check()
+    s = list_schedule(p)
+    assert s.cycle == {d1: 0, d2: 5, use: 4, other: 0}
+    assert s.start[use] == 0.0  # the result is a register: nothing to chain behind
+    assert s.length == 6 and p.span(s) == 10  # d2's result is read in cycle 9
+    assert p.verify(s) == []
+    (v,) = p.verify(Schedule.chained(p, {**s.cycle, d2: 4}))
+    assert v.kind == "resource" and v.message.startswith("cycle 4: 2 uses of div unit")
+    (v,) = p.verify(Schedule.chained(p, {**s.cycle, use: 3}))
+    assert v.kind == "dependence" and "at least 4 cycles after" in v.message
+    bad = SchedulingProblem(10.0, 9.0)
+    bad.add_operation(d1, 2.0, latency=4)
+    bad.add_operation(use, 1.0)
+    bad.add_dependence(d1, use, 1, "data")
+    with pytest.raises(ValueError, match="shorter than the source's latency"):
+        bad.check()
+
+
 def test_a_second_reason_for_a_dependence_keeps_the_larger_distance() -> None:
     a, b = ops(2)
     p = SchedulingProblem(10.0, 9.0)

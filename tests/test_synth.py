@@ -64,9 +64,10 @@ def test_an_op_slower_than_the_clock_is_a_located_error() -> None:
 
 
 def test_a_division_slower_than_the_clock_runs_on_the_sequential_divider() -> None:
-    # issue #13 item 4: no diagnostic; the divider's latency (32 + 2) sets the states
+    # issue #13 item 4: no diagnostic; the divider's latency (4 quotient bits per cycle
+    # at 10 ns: 32 / 4 + 2) sets the states
     src = "#[opcode(custom0), funct7(1)]\nisax t(rs1, rs2) -> rd {\n  let q: u32 = rs1 / rs2;\n  return q;\n}\n"
-    assert states_of(src, 10.0) == 32 + 2 + 1
+    assert states_of(src, 10.0) == 32 // 4 + 2 + 1
     # a clock that fits the combinational divider keeps it combinational
     need = LIB.delay_ns("divu", 32) + 2 * LIB.delay_ns("mux", 32)
     assert states_of(src, math.ceil(need + OVERHEAD_LEVELS * LIB.ns_per_level)) == 1
