@@ -407,7 +407,8 @@ def measure(
         seconds=round(time.perf_counter() - t0, 2),
     )
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp_file = cached.with_suffix(".tmp")
+    # a name of its own: two processes (pytest workers) may measure the same design at once
+    tmp_file = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp_file.write_text(json.dumps(fig.as_dict(), indent=1))
     tmp_file.replace(cached)
     return fig
