@@ -117,8 +117,12 @@ def resolve_clock(
     return default_clock(target, say)
 
 
-def unit_figures(verilog: Path, top: str, clock_ns: float) -> sta.StaFigures:
-    return sta.measure(verilog, top, clock_ns)
+def unit_figures(
+    verilog: Path, top: str, clock_ns: float, say: Callable[[str], None] | None = None
+) -> sta.StaFigures:
+    """The unit's area and critical path at ``clock_ns`` (cached by content)."""
+    progress = progress_printer(say, f"mapping {top} onto {sta.LIBRARY_NAME}") if say else None
+    return sta.measure(verilog, top, clock_ns, progress=progress)
 
 
 def _um2(fig: sta.StaFigures | None) -> dict[str, Any] | None:

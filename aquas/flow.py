@@ -584,7 +584,7 @@ class Flow:
         res: dict[str, Any] = {"core": t.core.module, "unit_sta": None, "core_sta": None}
         if tools_available():
             say = lambda m: self.console.print(m, markup=False)  # noqa: E731
-            res["unit_sta"] = unit_figures(unit_v, unit, self.clock_ns).as_dict()
+            res["unit_sta"] = unit_figures(unit_v, unit, self.clock_ns, say).as_dict()
             core_sta = core_figures(t, say)
             res["core_sta"] = core_sta.as_dict() if core_sta else None
         if t.core.area_unmeasured:  # reported as "not measured", with the reason

@@ -27,6 +27,7 @@ user cache directory (``aquas.cachedir``, ``<cache>/sta``): mapping a core takes
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -330,11 +331,41 @@ def measure(
     key = _key(files, top, chparams, clock_ns, lib)
     cache_dir = cache_dir or default_cache_dir("sta")
     cached = cache_dir / f"{top}-{key}.json"
-    if cached.exists():
-        try:
-            return StaFigures.from_dict(json.loads(cached.read_text()))
-        except (ValueError, TypeError, KeyError):
-            pass  # an unreadable entry is measured again
+    fig = _load(cached)
+    if fig is not None:
+        return fig
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # one process maps a design at a time (pytest workers, two runs): the others wait for
+    # its result instead of mapping the same core again
+    with open(cache_dir / f"{top}-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fig = _load(cached)
+        if fig is None:
+            fig = _map_and_time(files, top, clock_ns, chparams, lib, timeout, progress)
+            tmp_file = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp_file.write_text(json.dumps(fig.as_dict(), indent=1))
+            tmp_file.replace(cached)
+    return fig
+
+
+def _load(cached: Path) -> StaFigures | None:
+    if not cached.exists():
+        return None
+    try:
+        return StaFigures.from_dict(json.loads(cached.read_text()))
+    except (ValueError, TypeError, KeyError):
+        return None  # an unreadable entry is measured again
+
+
+def _map_and_time(
+    files: list[Path],
+    top: str,
+    clock_ns: float,
+    chparams: str,
+    lib: Path,
+    timeout: int,
+    progress: Callable[[str, float], None] | None,
+) -> StaFigures:
     yosys, sta = _binary("yosys", "area"), _binary("sta", "timing")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -406,8 +437,4 @@ def measure(
         memories=memories,
         seconds=round(time.perf_counter() - t0, 2),
     )
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp_file = cached.with_suffix(".tmp")
-    tmp_file.write_text(json.dumps(fig.as_dict(), indent=1))
-    tmp_file.replace(cached)
     return fig

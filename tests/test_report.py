@@ -169,3 +169,25 @@ def test_estimate_is_labelled_when_the_tools_are_missing() -> None:
     assert "ESTIMATE" in ESTIMATE_METHOD
     assert area["overhead_percent"] == 25.0
     assert (timing["unit_critical_path_ns"], timing["core_critical_path_ns"]) == (3.0, 4.0)
+
+
+def test_cell_library_figures_with_an_unmeasured_core(tmp_path: Path) -> None:
+    from aquas.area import Clock, area_timing
+    from aquas.synth.sta import StaFigures
+
+    unit = StaFigures("osu018", "u", 10.0, 50_000.0, 2000, 300, 4.5)
+    unit_y = {"cells": 5000, "flops": 1000, "gates": 4000, "depth": 30, "depth_ns": 3.0,
+              "meets_clock": True}  # fmt: skip
+    clock = Clock(10.0, "fallback", "10 ns: the cv32e40x_core core is not measured (x)")
+    area, timing = area_timing(clock, unit, None, unit_y, None)
+    assert area["overhead_percent"] is None and area["core_um2"] is None
+    assert timing["core_critical_path_ns"] is None and timing["frequency_factor"] is None
+    doc = doc_without_core_area()
+    doc["area"] = doc["area"] | area
+    doc["timing"] = timing
+    md = markdown(doc)
+    assert f"the core is not measured ({REASON})" in md
+    assert "- Critical path (OpenSTA): unit 4.50 ns; clock target 10.00 ns" in md
+    assert f"| core (cv32e40x_core) | {REASON} |" in md
+    write_reports(doc, tmp_path)
+    assert "not measured" in (tmp_path / "report.html").read_text()

@@ -219,3 +219,32 @@ def test_progress_printer_speaks_every_interval() -> None:
     for s in range(1, 36):
         p("yosys", float(s))
     assert said == [f"  mapping X: yosys running for {s} s" for s in (10, 20, 30)]
+
+
+def test_concurrent_measures_of_one_design_map_it_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    src = write(tmp_path, "reg32", REG)
+    calls: list[int] = []
+    real = sta._map_and_time
+
+    def slow(*args: Any, **kwargs: Any) -> sta.StaFigures:
+        calls.append(1)
+        time.sleep(0.5)  # the other measure arrives while this one maps
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sta, "_map_and_time", slow)
+    results: list[sta.StaFigures] = []
+
+    def one() -> None:
+        results.append(sta.measure(src, "reg32", 10.0, cache_dir=tmp_path / "c"))
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(results) == 2 and results[0] == results[1]
