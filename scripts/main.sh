@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Quick start, command 1: set up, then run the main job: the point-cloud case study from
-# spec to measured speedup (aquas run: synthesis, co-simulation, matching and rewriting,
-# baseline and ISAX builds on the VexRiscv SoC in Verilator, area and logic depth), which
-# prints the summary table and writes build/pointcloud-icp/report.{md,html,json}.
-# Every example spec is checked first.
+# Quick start, command 1: set up, then run the main job. Every example spec is checked;
+# then the point-cloud case study runs from spec to measured speedup (aquas run: synthesis,
+# co-simulation, matching and rewriting, baseline and ISAX builds on the VexRiscv SoC in
+# Verilator, area and timing on a cell library), prints its summary table and writes
+# build/pointcloud-icp/report.{md,html,json}; last, the four domain case studies (point
+# cloud, LLM int8, Kyber NTT, DSP) run on VexRiscv and PicoRV32 (benchmarks/case_studies.py,
+# two runs at a time, cached stages skipped) and one table across domains is printed.
+# Arguments go to the point-cloud run (e.g. --force).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,3 +14,4 @@ AQUAS=.venv/bin/aquas
 mapfile -t SPECS < <(find examples -name '*.isax' | sort)
 "$AQUAS" check "${SPECS[@]}"
 "$AQUAS" run examples/pointcloud/project.toml "$@"
+.venv/bin/python benchmarks/case_studies.py
