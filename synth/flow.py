@@ -185,6 +185,12 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
         "//   `// <file>.isax:line:col` comments give the spec source of a line.",
         "// ISAXs (latency from command handshake to rsp_valid, L = memory latency):",
     ]
+    if any(op.name == "hw.module.extern" for op in unit.module.ops):
+        lines.insert(
+            -1,
+            "// SRAM scratchpads: one instance <scratchpad>_bank<b> per bank of the SRAM model\n"
+            "//   at the end of this file (registered read port: data the cycle after a read).",
+        )
     for f in unit.fsms:
         i = f.isax
         lat = f.latency

@@ -113,15 +113,21 @@ def fitted_partition(ext: aq.ExtensionOp, spm: aq.ScratchpadOp, bus_width: int) 
 
 def fit_partitions(ext: aq.ExtensionOp, bus_width: int) -> None:
     """Applies ``fitted_partition`` to every SRAM scratchpad (in place); the ``impl``
-    becomes explicit first, so smaller banks do not turn an ``auto`` SRAM into registers."""
+    becomes explicit first, so smaller banks do not turn an ``auto`` SRAM into registers.
+    An ``auto`` scratchpad whose bursts the banks still cannot serve becomes registers."""
     for spm in ext.scratchpads():
         if not is_sram(spm):
             continue
+        auto = spm.impl_value == "auto"
         kind, f = fitted_partition(ext, spm, bus_width)
         if (kind, f) != (spm.partition.data, spm.factor_value):
             spm.set_impl("sram", spm.ports_value)
             spm.properties["partition"] = StringAttr(kind)
             spm.properties["factor"] = IntegerAttr(f, i64)
+        if auto and unservable(ext, spm, bus_width) is not None:
+            # ``auto`` picks SRAM only where the banks can serve the bursts (an explicit
+            # ``impl(sram)`` gets the error from ``check_supported`` instead)
+            spm.set_impl("regs")
 
 
 def _log2(n: int) -> int:
@@ -192,40 +198,51 @@ def inventory(ext: aq.ExtensionOp) -> list[dict[str, int | str]]:
     return out
 
 
-def check_supported(ext: aq.ExtensionOp, bus_width: int) -> None:
-    """Bursts the SRAM banks cannot serve: one bank takes one element per port per cycle,
-    so a beat that packs several elements must spread them over distinct banks (a cyclic
-    partition at least as wide as the elements per beat), and an element wider than the
-    bus (written in halves) is not supported."""
-    from aquas.synth.fsm import op_error
-
-    srams = {s.sym_name.data: s for s in ext.scratchpads() if is_sram(s)}
-    if not srams:
-        return
+def unservable(
+    ext: aq.ExtensionOp, spm: aq.ScratchpadOp, bus_width: int
+) -> tuple[Operation, str, str] | None:
+    """The first burst on SRAM scratchpad ``spm`` its banks cannot serve, as (op, message,
+    hint): one bank takes one element per port per cycle, so a beat that packs several
+    elements must spread them over distinct banks (a cyclic partition at least as wide as
+    the elements per beat), and an element wider than the bus (written in halves) is not
+    supported."""
     bb = bus_width // 8
+    name = spm.sym_name.data
     for op in ext.walk():
         if not isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
             continue
-        spm = srams.get(op.scratchpad.root_reference.data)
-        if spm is None:
+        if op.scratchpad.root_reference.data != name:
             continue
-        name = spm.sym_name.data
         eb = spm.width // 8
         if eb > bb:
-            raise op_error(
+            return (
                 op,
                 f"SRAM scratchpad '{name}' has {spm.width}-bit elements, wider than the "
                 f"{bus_width}-bit memory bus",
-                hint=f"declare '{name}' with impl(regs), or use a wider bus",
+                f"declare '{name}' with impl(regs), or use a wider bus",
             )
         per = bb // eb
         if per > 1 and not (spm.partition.data == "cyclic" and spm.factor_value >= per):
-            raise op_error(
+            return (
                 op,
                 f"a burst beat carries {per} elements of SRAM scratchpad '{name}', and an "
                 "SRAM bank takes one element per cycle",
-                hint=f"partition '{name}' cyclic by {per} or more, or declare it impl(regs)",
+                f"partition '{name}' cyclic by {per} or more, or declare it impl(regs)",
             )
+    return None
+
+
+def check_supported(ext: aq.ExtensionOp, bus_width: int) -> None:
+    """Raises a located error for the first burst an SRAM scratchpad cannot serve
+    (``unservable``)."""
+    from aquas.synth.fsm import op_error
+
+    for spm in ext.scratchpads():
+        if is_sram(spm):
+            bad = unservable(ext, spm, bus_width)
+            if bad is not None:
+                op, msg, hint = bad
+                raise op_error(op, msg, hint=hint)
 
 
 class SramBanks:
@@ -413,4 +430,5 @@ __all__ = [
     "inventory",
     "is_sram",
     "render_model",
+    "unservable",
 ]

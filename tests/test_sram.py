@@ -376,3 +376,43 @@ def test_schedule_pass_annotates_an_sram_read_with_its_issue_state() -> None:
     assert got["aquas.spm_read"] == (want["aquas.spm_read"], 0)
     assert got["arith.addi"] == (want["arith.addi"], 1)
     assert want["arith.addi"] == want["aquas.spm_read"] + 1
+
+
+def test_auto_falls_back_to_registers_where_banks_cannot_serve_a_burst(tmp_path: Path) -> None:
+    src = """
+scratchpad a: [u8; 512] partition(block, 2);
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd { burst a[0 +: 16] <- mem[rs1]; return zext<u32>(a[rs2 & 511]); }
+"""
+    m = lower_spec(src, "s.isax")
+    (p,) = find_extension(m).scratchpads()
+    assert is_sram(p)  # 256-word banks: auto says SRAM ...
+    res = synthesize(m, tmp_path, 10.0, 4)
+    assert not is_sram(p) and p.impl_value == "regs"  # ... but a beat packs 4 into 2 banks
+    v = res.verilog_path.read_text()
+    assert "a_bank0" not in v and "a_511_q" in v
+    with pytest.raises(AquasError, match="a burst beat carries 4 elements"):
+        build_unit(
+            lower_spec(src.replace("(block, 2)", "(block, 2) impl(sram)"), "s.isax"), 10.0, LIB
+        )
+
+
+def test_sram_scratchpads_leave_the_register_budget_to_the_burst_plan() -> None:
+    """The burst plan's scratchpad budget counts register scratchpads only: a 64 Ki-element
+    SRAM scratchpad does not stop it from coalescing loads."""
+    from aquas.plans.coalesce import coalesce
+
+    src = """
+scratchpad big: [u32; 65536];
+#[opcode(custom0), funct7(1)]
+isax t(rs1) -> rd {
+  var s: u32 = 0;
+  #[unroll] for i in 0..8 { s = s + mem<u32>[rs1 + 4 * i]; }
+  return s + big[rs1 & 0xffff];
+}
+"""
+    m = lower_spec(src, "s.isax")
+    assert coalesce(m) == []
+    ext = find_extension(m)
+    assert len(list(ext.scratchpads())) == 2
+    assert sum(isinstance(o, aq.BurstReadOp) for o in ext.walk()) == 1

@@ -355,7 +355,11 @@ def _apply(isax: aq.IsaxOp, runs: list[_Run], top: list[Operation]) -> None:
 
 
 def _spm_elements(ext: aq.ExtensionOp) -> int:
-    return sum(s.size for s in ext.scratchpads())
+    """Elements of the extension's register scratchpads (the budget is theirs: an SRAM
+    scratchpad is not unrolled into registers, synth/sram.py)."""
+    from aquas.synth.sram import is_sram
+
+    return sum(s.size for s in ext.scratchpads() if not is_sram(s))
 
 
 def coalesce(module: ModuleOp, only: str = "", max_gap: int = 4) -> list[Rejection]:
