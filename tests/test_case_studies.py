@@ -32,7 +32,8 @@ CASES = {
         "host reference: 0 mismatches",
         {("dot_i8", "dot4_i8"), ("sparse_expand", "sparse_decomp_i8")},
     ),
-    "dsp": (None, set()),
+    # the 32-tap dot product of the FIR, a fir_state * argument (two 16-element chunks)
+    "dsp": (None, {("fir_process", "vdot16")}),
 }
 
 HOST_RT = """#include <stdint.h>
@@ -85,3 +86,52 @@ def test_matcher_offloads_the_kernels(domain: str) -> None:
     )
     rewrite_c(res)  # the final check may refuse a rewrite
     assert {(d.function, d.isax) for d in res.matched} == want
+
+
+# vdot16 as examples/dsp/dsp.isax defines it, written independently of the matcher: the
+# sum of 16 products of i16 elements, wrapping in 32 bits (addresses are 32-bit: the host
+# program is linked without PIE so that its static buffers lie below 4 GiB)
+HOST_VDOT16 = """#include <stdint.h>
+static inline uint32_t aquas_vdot16(uint32_t a, uint32_t b)
+{
+    const int16_t *x = (const int16_t *)(uintptr_t)a, *y = (const int16_t *)(uintptr_t)b;
+    uint32_t s = 0;
+    for (int i = 0; i < 16; i++)
+        s += (uint32_t)((int32_t)x[i] * y[i]);
+    return s;
+}
+"""
+
+
+def test_rewritten_dsp_filters_are_bit_identical_on_the_host(tmp_path: Path) -> None:
+    """The rewrite `aquas match` writes for examples/dsp (fir_process through vdot16),
+    compiled on the host with vdot16 written out in C, prints exactly what the original
+    program prints (every output sample's checksum and the region lines)."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    assert cc, "a host C compiler is needed (gcc)"
+    proj = load_project(ROOT / "examples" / "dsp" / "project.toml")
+    target = load_target(soc=proj.soc)
+    (src,) = proj.match
+    res = match_file(
+        src, proj.spec, soc=target, include_dirs=[proj.root, *runtime_include_dirs(target)]
+    )
+    new = rewrite_c(res)
+    assert {(d.function, d.isax) for d in res.matched} == {("fir_process", "vdot16")}
+    assert "aquas_vdot16(" in new and "acc += h[k] * x[k];" not in new
+    app = ROOT / "examples" / "dsp" / "app"
+    outputs = []
+    for which, text in (("orig", src.read_text()), ("new", new)):
+        d = tmp_path / which
+        d.mkdir()
+        (d / "aquas_rt.h").write_text(HOST_RT)
+        (d / "aquas_isax.h").write_text(HOST_VDOT16)
+        (d / "filters.c").write_text(text)
+        exe = d / "dsp"
+        subprocess.run(
+            [cc, "-O2", "-no-pie", f"-I{d}", f"-I{app}", str(app / "main.c"),
+             str(d / "filters.c"), "-o", str(exe)],
+            check=True,
+        )  # fmt: skip
+        outputs.append(subprocess.run([str(exe)], capture_output=True, text=True, check=True))
+    assert outputs[0].stdout == outputs[1].stdout
+    assert re.search(r"checksum [0-9a-f]{8}", outputs[1].stdout)

@@ -387,7 +387,9 @@ def test_fir_dot_product_is_two_vdot16_chunks_and_bit_exact(tmp_path: Path) -> N
         "add32(h, mul32(k, 2))",
         "add32(mul32(k, 2), x)",
     }
-    new = rewrite_c(res, check=False)  # the final check cannot fill a fir_state (docs)
+    new = rewrite_c(res)  # the final check fills the fir_state member by member
+    assert d.status == "matched", d.detail
+    assert d.binding.proof and "final check: same outputs and memory on" in d.binding.proof
     assert "for (; k + 16 <= 32; k += 16)" in new and "aquas_vdot16(" in new
     assert "acc += h[k] * x[k];" not in new  # 32 = 2 x 16: no remainder loop
     outputs = []
@@ -406,3 +408,35 @@ def test_fir_dot_product_is_two_vdot16_chunks_and_bit_exact(tmp_path: Path) -> N
         outputs.append(subprocess.run([str(exe)], check=True, capture_output=True).stdout)
     assert outputs[0] == outputs[1]
     assert len(set(outputs[0].split())) > 100  # real data, not a constant
+
+
+def test_final_check_fills_a_struct_argument_and_refuses_a_wrong_operand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The final check fills a ``fir_state *`` argument in the host's layout (f->coef points
+    into its own buffer); a rewrite whose second vdot16 operand is off by one element
+    (x + 2k + 2) must be refused with the difference in the output."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph import emit
+    from aquas.egraph.driver import match_file
+    from aquas.egraph.matcher import FINAL
+
+    root = Path(__file__).resolve().parents[1]
+    app = root / "examples" / "dsp" / "app"
+    res = match_file(
+        app / "filters.c", root / "examples" / "dsp" / "dsp.isax", soc="picorv32",
+        include_dirs=[app],
+    )  # fmt: skip
+    real = emit._call
+
+    def off_by_one(d, names):  # type: ignore[no-untyped-def]
+        call = real(d, names)
+        assert call.endswith("(uint32_t)(uintptr_t)x)")
+        return call[:-1] + " + 2u)"
+
+    monkeypatch.setattr(emit, "_call", off_by_one)
+    new = emit.rewrite_c(res)
+    assert new == (app / "filters.c").read_text()  # nothing emitted
+    [d] = [d for d in res.decisions if d.function == "fir_process" and d.line == 35]
+    assert d.status == "rejected" and d.reason == FINAL
+    assert "memory differs at out[byte" in d.detail
