@@ -440,3 +440,71 @@ def test_final_check_fills_a_struct_argument_and_refuses_a_wrong_operand(
     [d] = [d for d in res.decisions if d.function == "fir_process" and d.line == 35]
     assert d.status == "rejected" and d.reason == FINAL
     assert "memory differs at out[byte" in d.detail
+
+
+STRUCT_BASES = r"""#include <stdint.h>
+typedef struct { const int16_t *coef; int16_t a[40]; unsigned n; } st;
+int32_t dot(const st *p, const int16_t *q)
+{
+    int32_t acc = 0;
+    for (int k = 0; k < 32; k++)
+        acc += p->a[k + 4] * q[k];
+    return acc;
+}
+typedef struct { int8_t tag; const int16_t *w; int16_t x[16]; } cell;
+int32_t dotd(const cell *c, const int16_t *q)
+{
+    int32_t acc = 0;
+    for (int k = 0; k < 16; k++)
+        acc += c[2].x[k] * q[k];
+    return acc;
+}
+"""
+
+
+def _match_struct_bases(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from aquas.egraph.driver import match_file
+
+    app = tmp_path / "bases.c"
+    app.write_text(STRUCT_BASES)
+    root = Path(__file__).resolve().parents[1]
+    return match_file(app, root / "examples" / "dsp" / "dsp.isax", soc="picorv32")
+
+
+def test_operands_from_a_struct_base_are_spelled_as_members(tmp_path: Path) -> None:
+    """An operand at an RV32 byte offset from a pointer to a struct with a pointer member
+    (p + 12 + 2k, c + 88) is written as the member it addresses, so the host (where the
+    pointer member is 8 bytes) computes the same object's address: the final check,
+    which runs the rewrite on the host, accepts both."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph.emit import rewrite_c
+
+    res = _match_struct_bases(tmp_path)
+    new = rewrite_c(res)
+    assert sorted((d.function, d.isax) for d in res.matched) == [
+        ("dot", "vdot16"),
+        ("dotd", "vdot16"),
+    ]
+    assert "aquas_vdot16((uint32_t)(uintptr_t)&p->a[4] + 2u * (uint32_t)k," in new
+    assert "aquas_vdot16((uint32_t)(uintptr_t)&c[2].x[0], (uint32_t)(uintptr_t)q)" in new
+    for d in res.matched:
+        assert d.binding is not None and "final check: same outputs" in d.binding.proof
+
+
+def test_final_check_refuses_rv32_byte_offsets_from_a_struct_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the member spelling (the RV32 byte offsets written out, p + 12u), the
+    rewrite reads the wrong bytes on the host: the final check must refuse it."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph import emit
+    from aquas.egraph.matcher import FINAL
+
+    res = _match_struct_bases(tmp_path)
+    real = emit._operand_names
+    monkeypatch.setattr(emit, "_operand_names", lambda cf: emit.Names(real(cf), {}))
+    assert emit.rewrite_c(res) == STRUCT_BASES
+    for fn in ("dot", "dotd"):
+        [d] = [d for d in res.decisions if d.function == fn and d.isax == "vdot16"]
+        assert d.status == "rejected" and d.reason == FINAL, (fn, d.detail)
+        assert "returns" in d.detail
