@@ -508,3 +508,43 @@ def test_final_check_refuses_rv32_byte_offsets_from_a_struct_base(
         [d] = [d for d in res.decisions if d.function == fn and d.isax == "vdot16"]
         assert d.status == "rejected" and d.reason == FINAL, (fn, d.detail)
         assert "returns" in d.detail
+
+
+def test_member_spelling_of_struct_offsets() -> None:
+    """c_operand on hand-built terms: element strides of the RV32 struct size become an
+    index (&c[i].y), a constant offset the member it lands in, a variable offset inside a
+    pointer-containing part is refused."""
+    from aquas.egraph.emit import EmitError, Names, c_operand
+    from aquas.egraph.terms import const, mk, var
+
+    cell = clayout.struct_layout(
+        "cell",
+        [
+            ("w", clayout.Pointer(clayout.Scalar(16, True)), False),
+            ("y", clayout.Scalar(32, True), False),
+            ("x", clayout.Array(clayout.Scalar(16, True), 4), False),
+        ],
+    )
+    assert (cell.size, cell.field("y").offset, cell.field("x").offset) == (16, 4, 8)  # RV32
+    names = Names({"c": "(uint32_t)(uintptr_t)c", "i": "(uint32_t)i"}, {"c": cell})
+    c, i = var("c", 32), var("i", 32)
+
+    def add(*ts):  # type: ignore[no-untyped-def]
+        out = ts[0]
+        for t in ts[1:]:
+            out = mk("add", 32, (out, t))
+        return out
+
+    def mul(t, k):  # type: ignore[no-untyped-def]
+        return mk("mul", 32, (t, const(32, k)))
+
+    assert c_operand(add(c, mul(i, 16), const(32, 4)), names) == "(uint32_t)(uintptr_t)&c[i].y"
+    assert c_operand(add(c, const(32, 12)), names) == "(uint32_t)(uintptr_t)&c->x[2]"
+    assert c_operand(add(c, const(32, (-16 + 10) & 0xFFFFFFFF)), names) == (
+        "(uint32_t)(uintptr_t)&c[-1].x[1]"
+    )
+    assert c_operand(add(c, mul(i, 2), const(32, 8)), names) == (
+        "(uint32_t)(uintptr_t)&c->x[0] + 2u * (uint32_t)i"
+    )
+    with pytest.raises(EmitError, match="variable offset into cell"):
+        c_operand(add(c, mul(i, 4)), names)
