@@ -281,7 +281,7 @@ class _Function(_Calls):
         self.text = text
         self.fdef = fdef
         self.selected = selected
-        self.sequenced = _sequenced_updates(fdef.body)[0]
+        self.sequenced: set[int] = set()  # set by lower(), after the nesting check
         self.scopes: list[dict[str, _Bind]] = []
         self.locals: dict[str, CVar] = {}
         self.globals_used: set[str] = set()
@@ -375,6 +375,7 @@ class _Function(_Calls):
     # -- top level -------------------------------------------------------------------
 
     def lower(self) -> tuple[FuncOp, list[CVar], CType | None]:
+        self.sequenced = _sequenced_updates(self.fdef.body)[0]
         decl = self.fdef.decl
         ftype = decl.type
         if self.fdef.param_decls:
