@@ -7,6 +7,7 @@ from pycparser import c_ast
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     FileLineColLoc,
     IndexType,
     IntAttr,
@@ -1008,6 +1009,8 @@ class _Function(_Calls):
         self.emit(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]), n)
         self.block = saved
         op = scf.WhileOp(inits, types, Region(before), Region(after))
+        # the C names of the carried variables, for the matcher (block arguments it may name)
+        op.attributes["aquas.carried"] = ArrayAttr([StringAttr(name) for name, _ in carried])
         self.emit(op, n)
         for (_, b), r in zip(carried, op.results, strict=True):
             self.set_carried(b, r)

@@ -23,10 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # domain -> (the line the host reference prints, the kernels the matcher must offload)
 CASES = {
-    # fqpow: base = fqmul(base, base) with the static inline helper inlined
+    # fqpow: base = fqmul(base, base) with the static inline helper inlined; poly_ntt:
+    # t = fqmul(zeta, p->coeffs[j + len]) (zeta = zetas[k++], j a while loop's variable)
     "crypto": (
         "host reference: 0 wrong coefficients",
-        {("fqmul", "modmul_q"), ("fqpow", "modmul_q")},
+        {("fqmul", "modmul_q"), ("fqpow", "modmul_q"), ("poly_ntt", "modmul_q")},
     ),
     "llm": (
         "host reference: 0 mismatches",
