@@ -142,11 +142,19 @@ class _StructFill:
 
 
 _FILL_PRELUDE = """
-static uint64_t aquas_fc_rng(uint64_t *s)
-{ *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17; return *s; }
-/* cls 0/1: small values (indices, counts), 2: any bits; as the scalar parameters */
-static uint64_t aquas_fc_val(uint64_t *s, int cls)
-{ uint64_t v = aquas_fc_rng(s); return cls == 0 ? v % 17u : cls == 1 ? v % 257u : v; }
+static uint64_t aquas_fc_rng(uint64_t *aquas_fc_x)
+{
+    *aquas_fc_x ^= *aquas_fc_x << 13;
+    *aquas_fc_x ^= *aquas_fc_x >> 7;
+    *aquas_fc_x ^= *aquas_fc_x << 17;
+    return *aquas_fc_x;
+}
+/* class 0/1: small values (indices, counts), 2: any bits; as the scalar parameters */
+static uint64_t aquas_fc_val(uint64_t *aquas_fc_x, int aquas_fc_c)
+{
+    uint64_t aquas_fc_v = aquas_fc_rng(aquas_fc_x);
+    return aquas_fc_c == 0 ? aquas_fc_v % 17u : aquas_fc_c == 1 ? aquas_fc_v % 257u : aquas_fc_v;
+}
 #define AQUAS_FC_SET(lv, v) \\
     do { __typeof__(lv) aquas_fc_t = (__typeof__(lv))(v); \\
          __builtin_memcpy((void *)&(lv), &aquas_fc_t, sizeof aquas_fc_t); } while (0)
@@ -162,12 +170,14 @@ def _fill_members(
     from aquas.egraph import clayout
 
     if isinstance(t, clayout.Scalar):
-        return [f"AQUAS_FC_SET({lv}, aquas_fc_val(&s, {'2' if in_array else 'cls'}));"]
+        return [
+            f"AQUAS_FC_SET({lv}, aquas_fc_val(&aquas_fc_s, {'2' if in_array else 'aquas_fc_cls'}));"
+        ]
     if isinstance(t, clayout.Pointer):
         aux.append(path)
-        return [f"AQUAS_FC_SET({lv}, aux[{len(aux) - 1}] + {LEAD});"]
+        return [f"AQUAS_FC_SET({lv}, aquas_fc_aux[{len(aux) - 1}] + {LEAD});"]
     if isinstance(t, clayout.Array):
-        i = f"i{depth}"
+        i = f"aquas_fc_i{depth}"
         body = _fill_members(t.elem, f"{lv}[{i}]", f"{path}[]", True, aux, depth + 1)
         return [f"for (unsigned long {i} = 0; {i} < {t.n}u; {i}++) {{", *body, "}"]
     if isinstance(t, clayout.Struct):
@@ -190,16 +200,18 @@ def _struct_fills(cf: cfront.CFunction) -> list[_StructFill]:
         if not isinstance(obj, clayout.Struct) or obj.name.startswith("anonymous"):
             continue
         aux: list[str] = []
-        body = _fill_members(obj, "p[e]", p.name, False, aux, 0, top=True)
+        body = _fill_members(obj, "aquas_fc_p[aquas_fc_e]", p.name, False, aux, 0, top=True)
         helper = f"aquas_fc_fill_{k}"
         code = "\n".join(
             [
-                f"void {helper}(void *vp, char **aux, uint64_t seed, int cls, unsigned long room)",
+                f"void {helper}(void *aquas_fc_vp, char **aquas_fc_aux, uint64_t aquas_fc_seed,",
+                "    int aquas_fc_cls, unsigned long aquas_fc_room)",
                 "{",
-                f"    {obj.name} *p = ({obj.name} *)vp;",
-                "    uint64_t s = seed | 1u;",
-                "    (void)aux; (void)cls;",
-                "    for (unsigned long e = 0; e < room / sizeof *p; e++) {",
+                f"    {obj.name} *aquas_fc_p = ({obj.name} *)aquas_fc_vp;",
+                "    uint64_t aquas_fc_s = aquas_fc_seed | 1u;",
+                "    (void)aquas_fc_aux; (void)aquas_fc_cls;",
+                "    unsigned long aquas_fc_n = aquas_fc_room / sizeof *aquas_fc_p;",
+                "    for (unsigned long aquas_fc_e = 0; aquas_fc_e < aquas_fc_n; aquas_fc_e++) {",
                 *("        " + ln for ln in body),
                 "    }",
                 "}",

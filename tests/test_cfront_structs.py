@@ -548,3 +548,40 @@ def test_member_spelling_of_struct_offsets() -> None:
     )
     with pytest.raises(EmitError, match="variable offset into cell"):
         c_operand(add(c, mul(i, 4)), names)
+
+
+NESTED_POINTERS = r"""#include <stdint.h>
+struct inner { int16_t k; const int16_t *tab[2]; };
+typedef struct { uint8_t tag; struct inner in[2]; const int32_t *w; uint16_t n; } outer;
+int32_t walk(const outer *o)
+{
+    int32_t s = o->w[o->n & 7] + o->tag;
+    for (int j = 0; j < 2; j++)
+        s += o->in[j].tab[1][o->in[j].k & 15] * o->in[j].tab[0][3] + o->w[j];
+    return s;
+}
+"""
+
+
+def test_final_check_fills_nested_structs_and_arrays_of_pointers(tmp_path: Path) -> None:
+    """Every pointer member, also inside an array of nested structs, points into a buffer
+    of its own: the original runs on every trial (small scalars; the pointers are
+    dereferenced with the members' random contents as indices), and a copy of the function
+    with one changed constant is caught."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph.driver import match_file
+    from aquas.egraph.finalcheck import TRIALS, _struct_fills, check_function
+
+    app = tmp_path / "nested.c"
+    app.write_text(NESTED_POINTERS)
+    root = Path(__file__).resolve().parents[1]
+    res = match_file(app, root / "examples" / "dsp" / "dsp.isax", soc="picorv32")
+    assert res.program is not None
+    cf = next(f for f in res.program.functions if f.name == "walk")
+    (fill,) = _struct_fills(cf)
+    assert fill.aux == ["o->in[].tab[]", "o->w"]
+    same = check_function(NESTED_POINTERS, NESTED_POINTERS, cf, res.extension, [])
+    assert same.ok and same.trials == TRIALS, same.reason
+    wrong = NESTED_POINTERS.replace("tab[0][3]", "tab[0][4]")
+    bad = check_function(NESTED_POINTERS, wrong, cf, res.extension, [])
+    assert not bad.ok and "returns" in bad.reason
