@@ -25,6 +25,7 @@ from aquas.egraph import clayout
 from aquas.egraph.cdecl import (
     INT,
     UINT,
+    CStmt,
     CType,
     CVar,
     _char_literal,
@@ -490,6 +491,37 @@ class _Exprs:
     def call_value(self, e: c_ast.FuncCall) -> _Val:
         raise NotImplementedError  # egraph/ccall.py
 
+    def assign(self, n: c_ast.Assignment, cs: CStmt | None) -> None:
+        raise NotImplementedError  # egraph/cstmt.py
+
+    sequenced: set[int]  # updates used as values that the sequencing check admitted
+
+    def update_value(self, e: c_ast.Node) -> _Val:
+        """An assignment or ``++``/``--`` used as a value, admitted by the sequencing check
+        (``cstmt._sequenced_updates``: nothing else in the full expression reads or writes
+        the variable, so doing the side effect here, in evaluation order, is exact). Its
+        value is the variable's new value, or the old one for a postfix ``x++``/``x--``."""
+        assert isinstance(e, c_ast.Assignment | c_ast.UnaryOp)
+        if id(e) not in self.sequenced:
+            raise _Unsupported("assignment inside an expression", e)
+        lv = e.lvalue if isinstance(e, c_ast.Assignment) else e.expr
+        b = self.lookup(lv.name) if isinstance(lv, c_ast.ID) else None
+        if b is None or b.kind != "scalar":
+            raise _Unsupported("assignment inside an expression (other than to a local scalar)", e)
+        old = _Val(b.value, b.ty) if b.value is not None else None
+        if isinstance(e, c_ast.Assignment):
+            self.assign(e, None)
+        else:
+            op = "+=" if e.op.endswith("++") else "-="
+            one = c_ast.Constant("int", "1", e.coord)
+            self.assign(c_ast.Assignment(op, e.expr, one, e.coord), None)
+        if isinstance(e, c_ast.UnaryOp) and e.op.startswith("p"):
+            if old is None:
+                raise _Unsupported(f"'{lv.name}' read before it is assigned", e)
+            return old
+        assert b.value is not None
+        return _Val(b.value, b.ty)
+
     def undeclared(self, e: c_ast.ID) -> None:
         if e.name in self.prog.bad_globals:
             raise _Unsupported(f"global '{e.name}' ({self.prog.bad_globals[e.name]})", e)
@@ -547,7 +579,7 @@ class _Exprs:
         if isinstance(e, c_ast.FuncCall):
             return self.call_value(e)
         if _is_update(e):
-            raise _Unsupported("assignment inside an expression", e)
+            return self.update_value(e)
         if type(e) in _UNSUPPORTED_STMTS:
             raise _Unsupported(_UNSUPPORTED_STMTS[type(e)], e)
         raise _Unsupported(f"expression '{type(e).__name__}'", e)
@@ -590,7 +622,7 @@ class _Exprs:
         if op in ("&",):
             raise _Unsupported("address-of used as an integer", e)
         if op in _UPDATE_OPS:
-            raise _Unsupported("assignment inside an expression", e)
+            return self.update_value(e)
         if isinstance(e.expr, c_ast.Constant) and op == "-" and e.expr.type == "int":
             value, ty = _int_literal(e.expr.value)
             return _Val(self.const(-value, ty, e), ty)

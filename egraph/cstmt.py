@@ -7,6 +7,7 @@ from pycparser import c_ast
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     FileLineColLoc,
     IndexType,
     IntAttr,
@@ -53,6 +54,7 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
     """The syntactically unsupported construct that comes first in the source."""
     found: list[tuple[int, int, str, c_ast.Node]] = []
     statements = _statement_positions(body)
+    sequenced, refused = _sequenced_updates(body)
 
     def visit(n: c_ast.Node) -> None:
         what = _UNSUPPORTED_STMTS.get(type(n))
@@ -66,8 +68,8 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
             what = "'volatile' qualifier"
         elif isinstance(n, c_ast.IdentifierType) and {"float", "double"} & set(n.names):
             what = "floating-point type"
-        elif _is_update(n) and id(n) not in statements:
-            what = "assignment inside an expression"
+        elif _is_update(n) and id(n) not in statements and id(n) not in sequenced:
+            what = refused.get(id(n), "assignment inside an expression")
         if what is not None and n.coord is not None:
             found.append((n.coord.line, n.coord.column or 1, what, n))
         children = [c for _, c in n.children()]
@@ -81,6 +83,128 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
         return None
     _, _, what, node = min(found, key=lambda t: (t[0], t[1]))
     return what, node
+
+
+def _full_expressions(body: c_ast.Node) -> tuple[list[c_ast.Node], list[c_ast.Node]]:
+    """(the full expressions of a body whose evaluation the frontend orders: expression
+    statements, initialisers, 'return' and 'if' operands, a 'for' loop's init and step;
+    the loop conditions, evaluated again on every iteration)."""
+    full: list[c_ast.Node] = []
+    conds: list[c_ast.Node] = []
+
+    def stmt(x: c_ast.Node | None) -> None:
+        if x is None or isinstance(x, c_ast.Pragma | c_ast.EmptyStatement):
+            return
+        if isinstance(x, c_ast.Compound):
+            for item in x.block_items or []:
+                stmt(item)
+        elif isinstance(x, c_ast.Decl):
+            if isinstance(x.init, c_ast.InitList):
+                full.extend(x.init.exprs)
+            elif x.init is not None:
+                full.append(x.init)
+        elif isinstance(x, c_ast.DeclList):
+            for d in x.decls:
+                stmt(d)
+        elif isinstance(x, c_ast.For):
+            stmt(x.init)
+            if x.cond is not None:
+                conds.append(x.cond)
+            if x.next is not None:
+                full.append(x.next)
+            stmt(x.stmt)
+        elif isinstance(x, c_ast.While | c_ast.DoWhile):
+            conds.append(x.cond)
+            stmt(x.stmt)
+        elif isinstance(x, c_ast.If):
+            full.append(x.cond)
+            stmt(x.iftrue)
+            stmt(x.iffalse)
+        elif isinstance(x, c_ast.Return):
+            if x.expr is not None:
+                full.append(x.expr)
+        elif isinstance(x, c_ast.Label | c_ast.Case | c_ast.Default):
+            for s in getattr(x, "stmts", None) or [getattr(x, "stmt", None)]:
+                stmt(s)
+        elif isinstance(x, c_ast.Switch):
+            full.append(x.cond)
+            stmt(x.stmt)
+        elif not isinstance(x, c_ast.Break | c_ast.Continue | c_ast.Goto | c_ast.Typedef):
+            full.append(x)
+
+    stmt(body)
+    return full, conds
+
+
+def _sequenced_updates(body: c_ast.Node) -> tuple[set[int], dict[int, str]]:
+    """Assignments and ``++``/``--`` used as values inside a full expression: (ids of those
+    the frontend lowers, in evaluation order with the side effect right after the read;
+    id -> why the others are refused).  Admitted: an update of a scalar variable that the
+    rest of the full expression neither reads nor writes (C leaves that unsequenced, or
+    the order would matter), not inside an operand evaluated only conditionally (the right
+    of ``&&``/``||``, the arms of ``?:``), and not in a loop condition."""
+    ok: set[int] = set()
+    bad: dict[int, str] = {}
+    full, conds = _full_expressions(body)
+
+    def updates(x: c_ast.Node, cond: bool, out: list[tuple[c_ast.Node, bool]]) -> None:
+        if _is_update(x):
+            out.append((x, cond))
+        if isinstance(x, c_ast.BinaryOp) and x.op in ("&&", "||"):
+            updates(x.left, cond, out)
+            updates(x.right, True, out)
+            return
+        if isinstance(x, c_ast.TernaryOp):
+            updates(x.cond, cond, out)
+            updates(x.iftrue, True, out)
+            updates(x.iffalse, True, out)
+            return
+        for _, c in x.children():
+            updates(c, cond, out)
+
+    def ids(x: c_ast.Node, name: str, skip: c_ast.Node | None, out: list[c_ast.ID]) -> None:
+        if x is skip:
+            return
+        if isinstance(x, c_ast.ID) and x.name == name:
+            out.append(x)
+        children = [c for _, c in x.children()]
+        if isinstance(x, c_ast.StructRef):
+            children = [x.name]  # not the member's name
+        elif isinstance(x, c_ast.FuncCall):
+            children = list(x.args.exprs) if x.args is not None else []
+        for c in children:
+            ids(c, name, skip, out)
+
+    for root in full:
+        found: list[tuple[c_ast.Node, bool]] = []
+        updates(root, False, found)
+        for u, cond in found:
+            if u is root:
+                continue  # the statement itself
+            target = u.lvalue if isinstance(u, c_ast.Assignment) else u.expr
+            if not isinstance(target, c_ast.ID):
+                bad[id(u)] = "assignment to memory inside an expression"
+            elif cond:
+                bad[id(u)] = (
+                    f"'{target.name}' assigned in an operand evaluated only conditionally "
+                    "(&&, ||, ?:)"
+                )
+            else:
+                others: list[c_ast.ID] = []
+                ids(root, target.name, u, others)
+                if others:
+                    bad[id(u)] = (
+                        f"'{target.name}' assigned and also read or assigned elsewhere in the "
+                        "same expression (unsequenced in C)"
+                    )
+                else:
+                    ok.add(id(u))
+    for c in conds:
+        found = []
+        updates(c, False, found)
+        for u, _ in found:
+            bad[id(u)] = "assignment inside a loop condition"
+    return ok, bad
 
 
 def _statement_positions(body: c_ast.Node) -> set[int]:
@@ -158,6 +282,7 @@ class _Function(_Calls):
         self.text = text
         self.fdef = fdef
         self.selected = selected
+        self.sequenced: set[int] = set()  # set by lower(), after the nesting check
         self.scopes: list[dict[str, _Bind]] = []
         self.locals: dict[str, CVar] = {}
         self.globals_used: set[str] = set()
@@ -251,6 +376,7 @@ class _Function(_Calls):
     # -- top level -------------------------------------------------------------------
 
     def lower(self) -> tuple[FuncOp, list[CVar], CType | None]:
+        self.sequenced = _sequenced_updates(self.fdef.body)[0]
         decl = self.fdef.decl
         ftype = decl.type
         if self.fdef.param_decls:
@@ -883,6 +1009,8 @@ class _Function(_Calls):
         self.emit(scf.YieldOp(*[self.carried_value(b, n) for _, b in carried]), n)
         self.block = saved
         op = scf.WhileOp(inits, types, Region(before), Region(after))
+        # the C names of the carried variables, for the matcher (block arguments it may name)
+        op.attributes["aquas.carried"] = ArrayAttr([StringAttr(name) for name, _ in carried])
         self.emit(op, n)
         for (_, b), r in zip(carried, op.results, strict=True):
             self.set_carried(b, r)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
 
 from aquas.diagnostics import AquasError
@@ -285,6 +285,13 @@ def _name_block_args(af: AppFunction) -> None:
                 if r in af.names:
                     af.names.setdefault(op.body.block.args[j + 1], af.names[r])
         elif isinstance(op, scf.WhileOp):
+            carried = op.attributes.get("aquas.carried")
+            if isinstance(carried, ArrayAttr):  # the C frontend's names of the carried values
+                for j, name in enumerate(carried.data):
+                    assert isinstance(name, StringAttr)
+                    af.names.setdefault(op.before_region.block.args[j], name.data)
+                    if j < len(op.after_region.block.args):
+                        af.names.setdefault(op.after_region.block.args[j], name.data)
             for j, r in enumerate(op.results):
                 if r in af.names:
                     af.names.setdefault(op.before_region.block.args[j], af.names[r])

@@ -23,13 +23,13 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from aquas.diagnostics import AquasError
-from aquas.egraph import cfront
+from aquas.egraph import cfront, clayout
 from aquas.egraph.driver import MatchResult
 from aquas.egraph.matcher import AppStmt, Decision, params_of_mlir
 from aquas.egraph.patterns import UNSUPPORTED
 from aquas.egraph.regions import is_pure
 from aquas.egraph.semantics import Executor, Unsupported
-from aquas.egraph.terms import Term, linear
+from aquas.egraph.terms import Linear, Term, linear
 from aquas.intops import to_signed
 
 if TYPE_CHECKING:
@@ -40,6 +40,85 @@ HEADER = "aquas_isax.h"
 
 class EmitError(AquasError):
     pass
+
+
+class Names(dict[str, str]):
+    """Variable name -> its C text as a 32-bit operand; ``structs`` names the pointers to a
+    struct (parameters and locals), whose byte offsets are spelled as members."""
+
+    def __init__(self, texts: dict[str, str], structs: dict[str, clayout.Struct]):
+        super().__init__(texts)
+        self.structs = structs
+
+
+def _member_path(t: object, off: int) -> tuple[str, int, bool]:
+    """The member of the RV32 object ``t`` holding byte ``off``: its C path (``.a[4]``),
+    the bytes left past its start, and whether a variable offset may be added to it: the
+    path goes through an array and every array on it has pointer-free elements (which
+    stride alike on every ABI; the pointer-free types are the same size on the host)."""
+    if isinstance(t, clayout.Struct):
+        for f in t.fields:
+            size = clayout.size_align(f.type)[0]
+            if f.offset <= off < f.offset + size:
+                path, rest, flat = _member_path(f.type, off - f.offset)
+                return f".{f.name}{path}", rest, flat
+        raise EmitError(f"byte {off} of {t.name} is padding")
+    if isinstance(t, clayout.Array):
+        es = clayout.size_align(t.elem)[0]
+        path, rest, _ = _member_path(t.elem, off % es)
+        return f"[{off // es}]{path}", rest, not clayout.has_pointer(t.elem)
+    return "", off, False
+
+
+def _address(lin: Linear, names: dict[str, str], what: Term, offset0: bool = False) -> str:
+    """C text of a 32-bit address, a linear form over pointers, indices and scalars.  Byte
+    offsets from a pointer to a struct are RV32's: they are spelled as the member they
+    address (``&p->a[4]``, ``&p[i].y``) so that the host, whose layout of a struct with a
+    pointer member differs, computes the same object's address."""
+    structs: dict[str, clayout.Struct] = getattr(names, "structs", {})
+    terms = list(lin.terms)
+    offset = lin.offset
+    base = None
+    for atom, c in terms:
+        if atom.op == "var" and str(atom.val) in structs and c == 1:
+            base = atom
+            break
+    head: list[str] = []
+    if base is not None:
+        name = str(base.val)
+        st = structs[name]
+        terms.remove((base, 1))
+        # coefficients and offset modulo 2^32, as signed byte counts
+        idx = [
+            (a, to_signed(c, 32) // st.size) for a, c in terms if to_signed(c, 32) % st.size == 0
+        ]
+        terms = [(a, c) for a, c in terms if to_signed(c, 32) % st.size != 0]
+        offset = to_signed(offset, 32)
+        path, rest, flat = _member_path(st, offset % st.size)
+        if terms and not flat:
+            raise EmitError(
+                f"operand {what}: a variable offset into {st.name} that is not an index of "
+                "a pointer-free array member"
+            )
+        parts = [str(offset // st.size)] if offset // st.size or not idx else []
+        for atom, c in idx:
+            if atom.op != "var" or str(atom.val) not in names:
+                raise EmitError(f"operand {what} cannot be expressed in C at the call site")
+            parts.append(str(atom.val) if c == 1 else f"{c} * {atom.val}")
+        var = str(base.val)
+        lv = f"{var}->{path[1:]}" if parts == ["0"] else f"{var}[{' + '.join(parts)}]{path}"
+        if parts == ["0"] and not path:
+            lv = f"*{var}"
+        head.append(f"(uint32_t)(uintptr_t)&{lv}")
+        offset = rest
+    for atom, c in terms:
+        if atom.op != "var" or str(atom.val) not in names:
+            raise EmitError(f"operand {what} cannot be expressed in C at the call site")
+        x = names[str(atom.val)]
+        head.append(x if c == 1 else f"{c}u * {x}")
+    if offset or not head or offset0:
+        head.append(f"{offset}u")
+    return " + ".join(head)
 
 
 def c_operand(t: Term, names: dict[str, str]) -> str:
@@ -54,44 +133,36 @@ def c_operand(t: Term, names: dict[str, str]) -> str:
         return f"(uint32_t)(int32_t)(int{w}_t){inner}"
     if t.op == "load" and t.w == 32:
         return f"(uint32_t){_narrow(t, names)}"
-    lin = linear(t)
-    parts = []
-    for atom, c in lin.terms:
-        if atom.op != "var" or str(atom.val) not in names:
-            raise EmitError(f"operand {t} cannot be expressed in C at the call site")
-        x = names[str(atom.val)]
-        parts.append(x if c == 1 else f"{c}u * {x}")
-    if lin.offset or not parts:
-        parts.append(f"{lin.offset}u")
-    return " + ".join(parts)
+    return _address(linear(t), names, t)
 
 
 def _narrow(t: Term, names: dict[str, str]) -> str:
     if t.op == "var" and str(t.val) in names:
         return f"({names[str(t.val)]})"
     if t.op == "load" and t.w in (8, 16, 32):
-        parts = []
-        lin = linear(t.args[0])
-        for atom, c in lin.terms:
-            if atom.op != "var" or str(atom.val) not in names:
-                raise EmitError(f"address {t} cannot be expressed in C at the call site")
-            x = names[str(atom.val)]
-            parts.append(x if c == 1 else f"{c}u * {x}")
-        parts.append(f"{lin.offset}u")
         # 32-bit address arithmetic, as the IR computes it (RV32: a pointer is 32 bits)
-        return f"(*(const uint{t.w}_t *)(uintptr_t)({' + '.join(parts)}))"
+        addr = _address(linear(t.args[0]), names, t, offset0=True)
+        return f"(*(const uint{t.w}_t *)(uintptr_t)({addr}))"
     raise EmitError(f"operand {t} cannot be expressed in C at the call site")
 
 
-def _operand_names(cf: cfront.CFunction) -> dict[str, str]:
+def _operand_names(cf: cfront.CFunction) -> Names:
     """Variable name -> its C text as a 32-bit operand (parameters shadow locals; globals,
     memory in the IR, are addresses)."""
 
     def text(name: str, pointer: bool) -> str:
         return f"(uint32_t)(uintptr_t){name}" if pointer else f"(uint32_t){name}"
 
-    out = {v.name: text(v.name, v.ctype.pointer) for v in [*cf.locals.values(), *cf.params]}
-    return out | {g: text(g, True) for g in cf.globals_used}
+    vs = [*cf.locals.values(), *cf.params]
+    out = {v.name: text(v.name, v.ctype.pointer) for v in vs}
+    structs = {
+        v.name: v.ctype.obj
+        for v in vs
+        if v.ctype.pointer and isinstance(v.ctype.obj, clayout.Struct)
+    }
+    for g in cf.globals_used:
+        structs.pop(g, None)
+    return Names(out | {g: text(g, True) for g in cf.globals_used}, structs)
 
 
 def _call(d: Decision, names: dict[str, str]) -> str:

@@ -73,12 +73,14 @@ def _header(ext: aq.ExtensionOp) -> str:
     return "\n".join(out) + "\n"
 
 
-def _compile(source: str, fn: str, tmp: Path, tag: str, flags: list[str], header: str) -> Path:
+def _compile(
+    source: str, fn: str, tmp: Path, tag: str, flags: list[str], header: str, extra: str = ""
+) -> Path:
     d = tmp / tag
     d.mkdir()
     (d / "aquas_isax.h").write_text(header)
     src = d / "app.c"
-    src.write_text(source + f"\nvoid *aquas_fc_entry = (void *)&{fn};\n")
+    src.write_text(source + f"\nvoid *aquas_fc_entry = (void *)&{fn};\n{extra}")
     lib = d / "app.so"
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
@@ -118,6 +120,111 @@ def _globals(lib_path: Path, lib: ctypes.CDLL) -> dict[str, bytes]:
 
 class _CannotRun(Exception):
     pass
+
+
+# ---------------------------------------------------------------------------------------
+# Struct arguments: a pointer-to-struct parameter is filled member by member in the HOST
+# layout (x86-64 lays out a struct with a pointer member differently from RV32) by a helper
+# generated in C, in the check's own translation unit, from the struct type itself: the
+# compiler places every member, so no layout is computed here.
+
+
+@dataclass
+class _StructFill:
+    """The fill of one pointer-to-struct parameter: ``helper(p, aux, seed, cls, room)``
+    fills every element of ``p[0 .. room / sizeof *p)``; each pointer member (path) points
+    into its own fresh buffer ``aux[j]``."""
+
+    param: int  # index of the buffer among the pointer parameters
+    helper: str
+    aux: list[str]  # the pointer members' paths, for messages ("f->coef")
+    code: str
+
+
+_FILL_PRELUDE = """
+static uint64_t aquas_fc_rng(uint64_t *aquas_fc_x)
+{
+    *aquas_fc_x ^= *aquas_fc_x << 13;
+    *aquas_fc_x ^= *aquas_fc_x >> 7;
+    *aquas_fc_x ^= *aquas_fc_x << 17;
+    return *aquas_fc_x;
+}
+/* class 0/1: small values (indices, counts), 2: any bits; as the scalar parameters */
+static uint64_t aquas_fc_val(uint64_t *aquas_fc_x, int aquas_fc_c)
+{
+    uint64_t aquas_fc_v = aquas_fc_rng(aquas_fc_x);
+    return aquas_fc_c == 0 ? aquas_fc_v % 17u : aquas_fc_c == 1 ? aquas_fc_v % 257u : aquas_fc_v;
+}
+#define AQUAS_FC_SET(lv, v) \\
+    do { __typeof__(lv) aquas_fc_t = (__typeof__(lv))(v); \\
+         __builtin_memcpy((void *)&(lv), &aquas_fc_t, sizeof aquas_fc_t); } while (0)
+"""
+
+
+def _fill_members(
+    t: object, lv: str, path: str, in_array: bool, aux: list[str], depth: int, top: bool = False
+) -> list[str]:
+    """C statements filling the object ``lv`` of layout ``t``: a scalar member gets a value
+    of the trial's class (an element of an array member: any bits), a pointer member a
+    fresh buffer (one per member path; the elements of an array of pointers share it)."""
+    from aquas.egraph import clayout
+
+    if isinstance(t, clayout.Scalar):
+        return [
+            f"AQUAS_FC_SET({lv}, aquas_fc_val(&aquas_fc_s, {'2' if in_array else 'aquas_fc_cls'}));"
+        ]
+    if isinstance(t, clayout.Pointer):
+        aux.append(path)
+        return [f"AQUAS_FC_SET({lv}, aquas_fc_aux[{len(aux) - 1}] + {LEAD});"]
+    if isinstance(t, clayout.Array):
+        i = f"aquas_fc_i{depth}"
+        body = _fill_members(t.elem, f"{lv}[{i}]", f"{path}[]", True, aux, depth + 1)
+        return [f"for (unsigned long {i} = 0; {i} < {t.n}u; {i}++) {{", *body, "}"]
+    if isinstance(t, clayout.Struct):
+        out: list[str] = []
+        for fld in t.fields:
+            sub = f"{path}{'->' if top else '.'}{fld.name}"
+            out += _fill_members(fld.type, f"{lv}.{fld.name}", sub, in_array, aux, depth)
+        return out
+    return []
+
+
+def _struct_fills(cf: cfront.CFunction) -> list[_StructFill]:
+    """A fill for every parameter pointing to a struct (by a name C knows)."""
+    from aquas.egraph import clayout
+
+    out = []
+    ptrs = [p for p in cf.params if p.ctype.pointer]
+    for k, p in enumerate(ptrs):
+        obj = p.ctype.obj
+        if not isinstance(obj, clayout.Struct) or obj.name.startswith("anonymous"):
+            continue
+        aux: list[str] = []
+        body = _fill_members(obj, "aquas_fc_p[aquas_fc_e]", p.name, False, aux, 0, top=True)
+        helper = f"aquas_fc_fill_{k}"
+        code = "\n".join(
+            [
+                f"void {helper}(void *aquas_fc_vp, char **aquas_fc_aux, uint64_t aquas_fc_seed,",
+                "    int aquas_fc_cls, unsigned long aquas_fc_room)",
+                "{",
+                f"    {obj.name} *aquas_fc_p = ({obj.name} *)aquas_fc_vp;",
+                "    uint64_t aquas_fc_s = aquas_fc_seed | 1u;",
+                "    (void)aquas_fc_aux; (void)aquas_fc_cls;",
+                "    unsigned long aquas_fc_n = aquas_fc_room / sizeof *aquas_fc_p;",
+                "    for (unsigned long aquas_fc_e = 0; aquas_fc_e < aquas_fc_n; aquas_fc_e++) {",
+                *("        " + ln for ln in body),
+                "    }",
+                "}",
+            ]
+        )
+        out.append(_StructFill(k, helper, aux, code))
+    return out
+
+
+def _fill_source(fills: list[_StructFill]) -> str:
+    if not fills:
+        return ""
+    return "\n".join([_FILL_PRELUDE, *(f.code for f in fills)]) + "\n"
 
 
 class _Buffers:
@@ -185,11 +292,30 @@ def _scalar(rng: random.Random, trial: int, width: int) -> int:
     return rng.getrandbits(width)
 
 
-def _run(lib_path: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int) -> tuple:
-    """One call on one trial's inputs (in the forked child): (return value, buffers)."""
-    bufs = _Buffers(sum(1 for p in cf.params if p.ctype.pointer))
+def _run(
+    lib_path: Path,
+    cf: cfront.CFunction,
+    ext: aq.ExtensionOp,
+    trial: int,
+    bufs: _Buffers,
+    fills: list[_StructFill],
+) -> tuple:
+    """One call on one trial's inputs (in the forked child): (return value, buffers).
+    Both versions run on the same buffers (same addresses), refilled alike."""
     bufs.fill(trial)
     lib = ctypes.CDLL(str(lib_path))
+    nptr = sum(1 for p in cf.params if p.ctype.pointer)
+    aux = nptr
+    for sf in fills:
+        helper = getattr(lib, sf.helper)
+        helper.restype = None
+        helper.argtypes = [
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int, ctypes.c_ulong
+        ]  # fmt: skip
+        ptrs = (ctypes.c_void_p * max(1, len(sf.aux)))(*bufs.base[aux : aux + len(sf.aux)])
+        aux += len(sf.aux)
+        seed = random.Random(f"struct/{trial}/{sf.param}").getrandbits(64)
+        helper(bufs.base[sf.param] + LEAD, ptrs, seed, trial % 3, BUF - LEAD)
     failures: list[str] = []
     keep = []
     state = [IsaxState.reset(ext)]  # the unit's state registers, kept from call to call
@@ -246,9 +372,13 @@ def _child(
     for sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT):
         signal.signal(sig, signal.SIG_DFL)
     try:
-        a = _run(orig, cf, ext, trial)
+        fills = _struct_fills(cf)
+        names = [p.name for p in cf.params if p.ctype.pointer]
+        names += [path for sf in fills for path in sf.aux]
+        bufs = _Buffers(len(names))
+        a = _run(orig, cf, ext, trial, bufs, fills)
         os.write(wfd, b"O")
-        b = _run(new, cf, ext, trial)
+        b = _run(new, cf, ext, trial, bufs, fills)
         if a[0] == "isax-error":
             res = "skip"
         elif b[0] == "isax-error":
@@ -260,7 +390,6 @@ def _child(
             for k, (x, y) in enumerate(zip(a[1], b[1], strict=True)):
                 if x != y:
                     off = next(i for i in range(BUF) if x[i] != y[i]) - LEAD
-                    names = [p.name for p in cf.params if p.ctype.pointer]
                     res = f"memory differs at {names[k]}[byte {off}] ({y[off + LEAD]} vs {x[off + LEAD]})"
                     break
             for g, x in a[2].items():
@@ -336,14 +465,17 @@ class Checker:
         if os.name != "posix" or os.uname().machine not in ("x86_64", "amd64"):
             return Verdict(False, "the final check needs a Linux x86-64 host")
         try:
+            extra = _fill_source(_struct_fills(cf))
             orig = self.originals.get(cf.name)
             if orig is None:
                 tag = f"original-{len(self.originals)}"
-                orig = _compile(self.original, cf.name, self.tmp, tag, self.flags, self.header)
+                orig = _compile(
+                    self.original, cf.name, self.tmp, tag, self.flags, self.header, extra
+                )
                 self.originals[cf.name] = orig
             self.n += 1
             new = _compile(
-                rewritten, cf.name, self.tmp, f"rewritten-{self.n}", self.flags, self.header
+                rewritten, cf.name, self.tmp, f"rewritten-{self.n}", self.flags, self.header, extra
             )
             kept = 0
             failing: set[int] = set()  # input classes (see _scalar) the original fails on

@@ -209,6 +209,27 @@ uint16_t narrow(uint16_t x, int16_t y) {
     r = r / 3 + r % 7;
     return r;
 }
+
+int32_t upd_index(const int16_t *a, int n) {
+    unsigned k = 1;
+    int32_t s = 0;
+    for (int i = 0; i < 8; i++) {
+        int16_t z = a[k++];
+        s += z * a[++k] + (n & 1 ? 3 : -1);
+        s ^= a[k--];
+    }
+    return s + (int32_t)k;
+}
+
+int32_t upd_value(int32_t a, int32_t b, uint8_t c) {
+    int32_t x;
+    int32_t y = (x = a * 3) + b;
+    int32_t z = (x += b) - (y -= 1);
+    int32_t t = (c += 200) * 2;
+    t -= c--;
+    int32_t w = (a++ > 0) + (b = b << 1);
+    return x ^ y ^ z ^ t ^ (int32_t)(--c) ^ w ^ a ^ b;
+}
 """
 
 
@@ -323,7 +344,10 @@ int f_ptrcast(int32_t *a) { const int16_t *p = (const int16_t *)a; return p[0]; 
 int f_early(int n) { for (int i = 0; i < n; i++) { if (i > 3) return 1; } return 0; }
 int f_goto(int n) { goto out; out: return n; }
 int f_switch(int n) { switch (n) { case 1: n = 2; } return n; }
-int f_assignexpr(int n) { int x; int y = (x = n) + 1; return y; }
+int f_assignexpr(int n) { int x = 0; int y = (x = n) + x; return y; }
+int f_condupd(int n) { int x = 0; int y = n && x++; return x + y; }
+int f_loopupd(int n) { int s = 0; while (n-- > 0) s += n; return s; }
+int f_memupd(int32_t *a) { return a[0]++ + 1; }
 int f_ptrcmp(int32_t *a, int32_t *b) { return a < b; }
 int f_continue(int n) { while (n) { n--; continue; } return n; }
 int f_comma(int n) { int x = (n, 2); return x; }
@@ -344,7 +368,19 @@ int ok2(int a) { return a * 2; }
         ("f_early", "early 'return'", "return 1"),
         ("f_goto", "'goto' statement", "goto out"),
         ("f_switch", "'switch' statement", "switch ("),
-        ("f_assignexpr", "assignment inside an expression", "x = n)"),
+        (
+            "f_assignexpr",
+            "'x' assigned and also read or assigned elsewhere in the same expression "
+            "(unsequenced in C)",
+            "x = n)",
+        ),
+        (
+            "f_condupd",
+            "'x' assigned in an operand evaluated only conditionally (&&, ||, ?:)",
+            "x++",
+        ),
+        ("f_loopupd", "assignment inside a loop condition", "n-- > 0"),
+        ("f_memupd", "assignment to memory inside an expression", "a[0]++"),
         ("f_ptrcmp", "pointer comparison", "a < b"),
         ("f_continue", "'continue' statement", "continue;"),
         ("f_comma", "comma operator", "n, 2"),

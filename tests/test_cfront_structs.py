@@ -387,7 +387,9 @@ def test_fir_dot_product_is_two_vdot16_chunks_and_bit_exact(tmp_path: Path) -> N
         "add32(h, mul32(k, 2))",
         "add32(mul32(k, 2), x)",
     }
-    new = rewrite_c(res, check=False)  # the final check cannot fill a fir_state (docs)
+    new = rewrite_c(res)  # the final check fills the fir_state member by member
+    assert d.status == "matched", d.detail
+    assert d.binding.proof and "final check: same outputs and memory on" in d.binding.proof
     assert "for (; k + 16 <= 32; k += 16)" in new and "aquas_vdot16(" in new
     assert "acc += h[k] * x[k];" not in new  # 32 = 2 x 16: no remainder loop
     outputs = []
@@ -406,3 +408,180 @@ def test_fir_dot_product_is_two_vdot16_chunks_and_bit_exact(tmp_path: Path) -> N
         outputs.append(subprocess.run([str(exe)], check=True, capture_output=True).stdout)
     assert outputs[0] == outputs[1]
     assert len(set(outputs[0].split())) > 100  # real data, not a constant
+
+
+def test_final_check_fills_a_struct_argument_and_refuses_a_wrong_operand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The final check fills a ``fir_state *`` argument in the host's layout (f->coef points
+    into its own buffer); a rewrite whose second vdot16 operand is off by one element
+    (x + 2k + 2) must be refused with the difference in the output."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph import emit
+    from aquas.egraph.driver import match_file
+    from aquas.egraph.matcher import FINAL
+
+    root = Path(__file__).resolve().parents[1]
+    app = root / "examples" / "dsp" / "app"
+    res = match_file(
+        app / "filters.c", root / "examples" / "dsp" / "dsp.isax", soc="picorv32",
+        include_dirs=[app],
+    )  # fmt: skip
+    real = emit._call
+
+    def off_by_one(d, names):  # type: ignore[no-untyped-def]
+        call = real(d, names)
+        assert call.endswith("(uint32_t)(uintptr_t)x)")
+        return call[:-1] + " + 2u)"
+
+    monkeypatch.setattr(emit, "_call", off_by_one)
+    new = emit.rewrite_c(res)
+    assert new == (app / "filters.c").read_text()  # nothing emitted
+    [d] = [d for d in res.decisions if d.function == "fir_process" and d.line == 35]
+    assert d.status == "rejected" and d.reason == FINAL
+    assert "memory differs at out[byte" in d.detail
+
+
+STRUCT_BASES = r"""#include <stdint.h>
+typedef struct { const int16_t *coef; int16_t a[40]; unsigned n; } st;
+int32_t dot(const st *p, const int16_t *q)
+{
+    int32_t acc = 0;
+    for (int k = 0; k < 32; k++)
+        acc += p->a[k + 4] * q[k];
+    return acc;
+}
+typedef struct { int8_t tag; const int16_t *w; int16_t x[16]; } cell;
+int32_t dotd(const cell *c, const int16_t *q)
+{
+    int32_t acc = 0;
+    for (int k = 0; k < 16; k++)
+        acc += c[2].x[k] * q[k];
+    return acc;
+}
+"""
+
+
+def _match_struct_bases(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from aquas.egraph.driver import match_file
+
+    app = tmp_path / "bases.c"
+    app.write_text(STRUCT_BASES)
+    root = Path(__file__).resolve().parents[1]
+    return match_file(app, root / "examples" / "dsp" / "dsp.isax", soc="picorv32")
+
+
+def test_operands_from_a_struct_base_are_spelled_as_members(tmp_path: Path) -> None:
+    """An operand at an RV32 byte offset from a pointer to a struct with a pointer member
+    (p + 12 + 2k, c + 88) is written as the member it addresses, so the host (where the
+    pointer member is 8 bytes) computes the same object's address: the final check,
+    which runs the rewrite on the host, accepts both."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph.emit import rewrite_c
+
+    res = _match_struct_bases(tmp_path)
+    new = rewrite_c(res)
+    assert sorted((d.function, d.isax) for d in res.matched) == [
+        ("dot", "vdot16"),
+        ("dotd", "vdot16"),
+    ]
+    assert "aquas_vdot16((uint32_t)(uintptr_t)&p->a[4] + 2u * (uint32_t)k," in new
+    assert "aquas_vdot16((uint32_t)(uintptr_t)&c[2].x[0], (uint32_t)(uintptr_t)q)" in new
+    for d in res.matched:
+        assert d.binding is not None and "final check: same outputs" in d.binding.proof
+
+
+def test_final_check_refuses_rv32_byte_offsets_from_a_struct_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the member spelling (the RV32 byte offsets written out, p + 12u), the
+    rewrite reads the wrong bytes on the host: the final check must refuse it."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph import emit
+    from aquas.egraph.matcher import FINAL
+
+    res = _match_struct_bases(tmp_path)
+    real = emit._operand_names
+    monkeypatch.setattr(emit, "_operand_names", lambda cf: emit.Names(real(cf), {}))
+    assert emit.rewrite_c(res) == STRUCT_BASES
+    for fn in ("dot", "dotd"):
+        [d] = [d for d in res.decisions if d.function == fn and d.isax == "vdot16"]
+        assert d.status == "rejected" and d.reason == FINAL, (fn, d.detail)
+        assert "returns" in d.detail
+
+
+def test_member_spelling_of_struct_offsets() -> None:
+    """c_operand on hand-built terms: element strides of the RV32 struct size become an
+    index (&c[i].y), a constant offset the member it lands in, a variable offset inside a
+    pointer-containing part is refused."""
+    from aquas.egraph.emit import EmitError, Names, c_operand
+    from aquas.egraph.terms import const, mk, var
+
+    cell = clayout.struct_layout(
+        "cell",
+        [
+            ("w", clayout.Pointer(clayout.Scalar(16, True)), False),
+            ("y", clayout.Scalar(32, True), False),
+            ("x", clayout.Array(clayout.Scalar(16, True), 4), False),
+        ],
+    )
+    assert (cell.size, cell.field("y").offset, cell.field("x").offset) == (16, 4, 8)  # RV32
+    names = Names({"c": "(uint32_t)(uintptr_t)c", "i": "(uint32_t)i"}, {"c": cell})
+    c, i = var("c", 32), var("i", 32)
+
+    def add(*ts):  # type: ignore[no-untyped-def]
+        out = ts[0]
+        for t in ts[1:]:
+            out = mk("add", 32, (out, t))
+        return out
+
+    def mul(t, k):  # type: ignore[no-untyped-def]
+        return mk("mul", 32, (t, const(32, k)))
+
+    assert c_operand(add(c, mul(i, 16), const(32, 4)), names) == "(uint32_t)(uintptr_t)&c[i].y"
+    assert c_operand(add(c, const(32, 12)), names) == "(uint32_t)(uintptr_t)&c->x[2]"
+    assert c_operand(add(c, const(32, (-16 + 10) & 0xFFFFFFFF)), names) == (
+        "(uint32_t)(uintptr_t)&c[-1].x[1]"
+    )
+    assert c_operand(add(c, mul(i, 2), const(32, 8)), names) == (
+        "(uint32_t)(uintptr_t)&c->x[0] + 2u * (uint32_t)i"
+    )
+    with pytest.raises(EmitError, match="variable offset into cell"):
+        c_operand(add(c, mul(i, 4)), names)
+
+
+NESTED_POINTERS = r"""#include <stdint.h>
+struct inner { int16_t k; const int16_t *tab[2]; };
+typedef struct { uint8_t tag; struct inner in[2]; const int32_t *w; uint16_t n; } outer;
+int32_t walk(const outer *o)
+{
+    int32_t s = o->w[o->n & 7] + o->tag;
+    for (int j = 0; j < 2; j++)
+        s += o->in[j].tab[1][o->in[j].k & 15] * o->in[j].tab[0][3] + o->w[j];
+    return s;
+}
+"""
+
+
+def test_final_check_fills_nested_structs_and_arrays_of_pointers(tmp_path: Path) -> None:
+    """Every pointer member, also inside an array of nested structs, points into a buffer
+    of its own: the original runs on every trial (small scalars; the pointers are
+    dereferenced with the members' random contents as indices), and a copy of the function
+    with one changed constant is caught."""
+    require_tool("gcc", "gcc")
+    from aquas.egraph.driver import match_file
+    from aquas.egraph.finalcheck import TRIALS, _struct_fills, check_function
+
+    app = tmp_path / "nested.c"
+    app.write_text(NESTED_POINTERS)
+    root = Path(__file__).resolve().parents[1]
+    res = match_file(app, root / "examples" / "dsp" / "dsp.isax", soc="picorv32")
+    assert res.program is not None
+    cf = next(f for f in res.program.functions if f.name == "walk")
+    (fill,) = _struct_fills(cf)
+    assert fill.aux == ["o->in[].tab[]", "o->w"]
+    same = check_function(NESTED_POINTERS, NESTED_POINTERS, cf, res.extension, [])
+    assert same.ok and same.trials == TRIALS, same.reason
+    wrong = NESTED_POINTERS.replace("tab[0][3]", "tab[0][4]")
+    bad = check_function(NESTED_POINTERS, wrong, cf, res.extension, [])
+    assert not bad.ok and "returns" in bad.reason

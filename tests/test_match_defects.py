@@ -407,3 +407,25 @@ def test_software_estimate_counts_what_compiled_code_executes(
     match_file(pc / "icp_kernels.c", pc / "pointcloud.isax", include_dirs=[pc])
     assert (48, 96, 16) in seen.values()  # icp_block_dist
     assert (16, 32, 4) in seen.values()  # icp_mat4_vec
+
+
+def test_variable_of_a_while_loop_is_named_at_the_call_site(tmp_path: Path) -> None:
+    """A `for` with run-time bounds is an scf.while; the C frontend names its carried
+    values (aquas.carried), so an operand indexed by its variable (p[j + len]) can be
+    spelled at the call site: modmul_q is bound and passes the final check (the butterfly
+    of examples/crypto's poly_ntt is this shape)."""
+    text = """#include <stdint.h>
+void scale(uint16_t *p, uint16_t z, unsigned start, unsigned len)
+{
+    for (unsigned j = start; j < start + len; j++) {
+        uint16_t t = (uint16_t)(((uint32_t)z * p[j + len]) % 3329);
+        p[j] = t;
+    }
+}
+"""
+    res = _match(tmp_path, text, KYBER)
+    new = rewrite_c(res)
+    [d] = res.matched
+    assert (d.function, d.isax, d.line) == ("scale", "modmul_q", 5)
+    assert "2u * (uint32_t)j + 2u * (uint32_t)len + (uint32_t)(uintptr_t)p + 0u" in new
+    assert d.binding is not None and "final check: same outputs and memory" in d.binding.proof
