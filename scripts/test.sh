@@ -7,4 +7,6 @@ bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+# one worker per core (CI: 2), one test file per worker at a time (files share build
+# directories within themselves); the slowest tests are listed at the end
+.venv/bin/python -m pytest -n auto --dist loadfile --durations=25 "$@"
