@@ -237,21 +237,27 @@ def _ctype_of(t: CType) -> type:
     return getattr(ctypes, f"c_{'' if t.signed else 'u'}int{t.width}")
 
 
-@pytest.fixture(scope="module")
-def kernels() -> tuple[CProgram, ctypes.CDLL]:
+def lowered_and_compiled(source: str, stem: str) -> tuple[CProgram, ctypes.CDLL]:
+    """``source`` through the frontend, and compiled by gcc into a shared library (cached
+    by content under build/cfront-tests): the two sides of a differential kernel test."""
     require_tool("gcc", "gcc")
     BUILD.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(KERNELS.encode()).hexdigest()[:16]
-    c_file, so = BUILD / f"kernels-{key}.c", BUILD / f"kernels-{key}.so"
+    key = hashlib.sha256(source.encode()).hexdigest()[:16]
+    c_file, so = BUILD / f"{stem}-{key}.c", BUILD / f"{stem}-{key}.so"
     if not so.exists():
-        c_file.write_text(KERNELS)
+        c_file.write_text(source)
         tmp = so.with_suffix(".tmp.so")
         subprocess.run(
             ["gcc", "-O1", "-fwrapv", "-shared", "-fPIC", "-o", str(tmp), str(c_file)],
             check=True,
         )
         tmp.rename(so)
-    return parse_c(KERNELS, "kernels.c"), ctypes.CDLL(str(so))
+    return parse_c(source, f"{stem}.c"), ctypes.CDLL(str(so))
+
+
+@pytest.fixture(scope="module")
+def kernels() -> tuple[CProgram, ctypes.CDLL]:
+    return lowered_and_compiled(KERNELS, "kernels")
 
 
 def _arg(rng: random.Random, name: str, t: CType) -> int:

@@ -4,23 +4,19 @@ stay opaque ``func.call`` statements that no matched region spans."""
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import random
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from cfront_eval import Evaluator
-from test_cfront import _run_both
+from test_cfront import _run_both, lowered_and_compiled
 from xdsl.dialects import func
 
 from aquas.egraph.cfront import CProgram, parse_c
 from aquas.egraph.driver import match_file
 from aquas.egraph.emit import rewrite_c
 from aquas.egraph.matcher import Options
-
-from helpers import require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build" / "cfront-tests"
@@ -96,19 +92,7 @@ KERNEL_NAMES = ["sat_all", "dists", "use_clamp", "use_sgn", "use_put"]
 
 @pytest.fixture(scope="module")
 def kernels() -> tuple[CProgram, ctypes.CDLL]:
-    require_tool("gcc", "gcc")
-    BUILD.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(KERNELS.encode()).hexdigest()[:16]
-    c_file, so = BUILD / f"calls-{key}.c", BUILD / f"calls-{key}.so"
-    if not so.exists():
-        c_file.write_text(KERNELS)
-        tmp = so.with_suffix(".tmp.so")
-        subprocess.run(
-            ["gcc", "-O1", "-fwrapv", "-shared", "-fPIC", "-o", str(tmp), str(c_file)],
-            check=True,
-        )
-        tmp.rename(so)
-    return parse_c(KERNELS, "calls.c"), ctypes.CDLL(str(so))
+    return lowered_and_compiled(KERNELS, "calls")
 
 
 def test_callers_are_lowered(kernels: tuple[CProgram, ctypes.CDLL]) -> None:

@@ -5,7 +5,6 @@ and lowered kernels agree bit for bit with the same C compiled by gcc."""
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import random
 import re
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from cfront_eval import Evaluator
-from test_cfront import _run_both
+from test_cfront import _run_both, lowered_and_compiled
 
 from aquas.egraph import clayout
 from aquas.egraph.cfront import CProgram, parse_c
@@ -211,19 +210,7 @@ KERNEL_NAMES = re.findall(r"^\w+ (\w+)\(", KERNELS, re.M)
 
 @pytest.fixture(scope="module")
 def kernels() -> tuple[CProgram, ctypes.CDLL]:
-    require_tool("gcc", "gcc")
-    BUILD.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256(KERNELS.encode()).hexdigest()[:16]
-    c_file, so = BUILD / f"structs-{key}.c", BUILD / f"structs-{key}.so"
-    if not so.exists():
-        c_file.write_text(KERNELS)
-        tmp = so.with_suffix(".tmp.so")
-        subprocess.run(
-            ["gcc", "-O1", "-fwrapv", "-shared", "-fPIC", "-o", str(tmp), str(c_file)],
-            check=True,
-        )
-        tmp.rename(so)
-    return parse_c(KERNELS, "structs.c"), ctypes.CDLL(str(so))
+    return lowered_and_compiled(KERNELS, "structs")
 
 
 def test_every_kernel_is_lowered(kernels: tuple[CProgram, ctypes.CDLL]) -> None:

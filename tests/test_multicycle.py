@@ -104,15 +104,20 @@ module tb;
   end
 endmodule
 """
+    return _icarus(tmp, tb, "div.sv")
+
+
+def _icarus(tmp: Path, tb: str, design: str) -> list[str]:
+    """Runs testbench ``tb`` against ``design`` (in ``tmp``) in Icarus: its cycle lines."""
     (tmp / "tb.v").write_text(tb)
     subprocess.run(
-        ["iverilog", "-g2012", "-o", "sim", "tb.v", "div.sv"],
+        ["iverilog", "-g2012", "-o", "sim", "tb.v", design],
         cwd=tmp,
         check=True,
         capture_output=True,
     )
     out = subprocess.run(["vvp", "-n", "sim"], cwd=tmp, check=True, capture_output=True, text=True)
-    return [ln for ln in out.stdout.splitlines() if ln and ln[0].isdigit()]
+    return [ln for ln in out.stdout.splitlines() if ln[:1].isdigit()]
 
 
 def check_timeline(
@@ -506,18 +511,7 @@ module tb;
   end
 endmodule
 """
-    (tmp / "tb.v").write_text(tb)
-    subprocess.run(
-        ["iverilog", "-g2012", "-o", "sim", "tb.v", "mul.sv"],
-        cwd=tmp,
-        check=True,
-        capture_output=True,
-    )
-    out = subprocess.run(["vvp", "-n", "sim"], cwd=tmp, check=True, capture_output=True, text=True)
-    return [
-        (int(c), int(p, 16))
-        for c, p in (ln.split() for ln in out.stdout.splitlines() if ln[:1].isdigit())
-    ]
+    return [(int(c), int(p, 16)) for c, p in (ln.split() for ln in _icarus(tmp, tb, "mul.sv"))]
 
 
 @pytest.mark.sim
