@@ -528,17 +528,7 @@ class _Program:
             elem = self.scalar_type(t.type)
             if elem is None:
                 raise _Unsupported("array of void", t)
-            n = None if t.dim is None else self.const_eval(t.dim)
-            if n is not None and n <= 0:
-                raise _Unsupported("array of non-positive length", t)
-            if n is not None and n > MAX_ARRAY_ELEMENTS:
-                # refused before anything the size of the array is built (a global's
-                # initial value is one attribute element per array element)
-                raise _Unsupported(
-                    f"array of {n} elements (more than the frontend's limit of "
-                    f"{MAX_ARRAY_ELEMENTS}, aquas.egraph.cdecl.MAX_ARRAY_ELEMENTS)",
-                    t,
-                )
+            n = self._length(t)
             return CType(elem.width, elem.signed, const="const" in t.type.quals), n
         ty = self.scalar_type(t)
         if ty is None:

@@ -415,14 +415,24 @@ DIV_ENTRY: dict[str, Any] = {
 }
 
 
+def _yosys_figures(tmp: Path, mod: hw.HWModuleOp) -> dict[str, int]:
+    """Cells, flip-flops and logic depth of ``mod`` by Yosys (``synth/yosys.py``'s script,
+    the one the units are measured with), exported to Verilog in ``tmp``."""
+    from aquas.synth.flow import export_verilog
+    from aquas.synth.rtlgen import hw_text
+    from aquas.synth.yosys import measure
+
+    name = mod.sym_name.data
+    path = tmp / f"{name}.sv"
+    path.write_text(export_verilog(hw_text(ModuleOp([mod]))))
+    fig = measure(path, name, cache_dir=tmp / "cache")
+    return {"cells": fig.cells, "flops": fig.flops, "depth": fig.depth}
+
+
 def characterize(widths: tuple[int, ...] = CHARACTERISED_WIDTHS) -> dict[str, Any]:
     """Measures the divider with Yosys (``synth/yosys.py``'s script, the one the units
     are measured with) at ``widths``: the library's ``"multicycle"."div"`` entry."""
     import tempfile
-
-    from aquas.synth.flow import export_verilog
-    from aquas.synth.rtlgen import hw_text
-    from aquas.synth.yosys import measure
 
     out: dict[str, dict[str, dict[str, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -431,15 +441,8 @@ def characterize(widths: tuple[int, ...] = CHARACTERISED_WIDTHS) -> dict[str, An
                 if w % k:
                     continue
                 name = f"char_div{w}x{k}"
-                path = Path(tmp) / f"{name}.sv"
-                mod = divider_module(name, w, radix_bits=k)
-                path.write_text(export_verilog(hw_text(ModuleOp([mod]))))
-                fig = measure(path, name, cache_dir=Path(tmp) / "cache")
-                out.setdefault(str(w), {})[str(k)] = {
-                    "cells": fig.cells,
-                    "flops": fig.flops,
-                    "depth": fig.depth,
-                }
+                fig = _yosys_figures(Path(tmp), divider_module(name, w, radix_bits=k))
+                out.setdefault(str(w), {})[str(k)] = fig
     return DIV_ENTRY | {"widths": out}
 
 
@@ -473,24 +476,14 @@ def characterize_multiplier(
     ``"multicycle"."mul"`` entry."""
     import tempfile
 
-    from aquas.synth.flow import export_verilog
-    from aquas.synth.rtlgen import hw_text
-    from aquas.synth.yosys import measure
-
     out: dict[str, dict[str, dict[str, int]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for w, digits in sizes.items():
             for d in digits:
                 name = f"char_mul{w}x{d}"
-                path = Path(tmp) / f"{name}.sv"
-                mod = multiplier_module(name, w, d)
-                path.write_text(export_verilog(hw_text(ModuleOp([mod]))))
-                fig = measure(path, name, cache_dir=Path(tmp) / "cache")
-                out.setdefault(str(w), {})[str(d)] = {
-                    "cells": fig.cells,
-                    "flops": fig.flops,
-                    "depth": fig.depth,
-                }
+                out.setdefault(str(w), {})[str(d)] = _yosys_figures(
+                    Path(tmp), multiplier_module(name, w, d)
+                )
     return MUL_ENTRY | {"widths": out}
 
 
