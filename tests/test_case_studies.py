@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_cfront_structs import VDOT16_STUB
 
 from aquas.egraph.driver import match_file
 from aquas.egraph.emit import rewrite_c
@@ -94,16 +95,7 @@ def test_matcher_offloads_the_kernels(domain: str) -> None:
 # 32-bit: the host program is linked without PIE so that its static buffers lie below
 # 4 GiB); modmul_q, the product of the low halves mod 3329.
 HOST_ISAX = {
-    "dsp": """#include <stdint.h>
-static inline uint32_t aquas_vdot16(uint32_t a, uint32_t b)
-{
-    const int16_t *x = (const int16_t *)(uintptr_t)a, *y = (const int16_t *)(uintptr_t)b;
-    uint32_t s = 0;
-    for (int i = 0; i < 16; i++)
-        s += (uint32_t)((int32_t)x[i] * y[i]);
-    return s;
-}
-""",
+    "dsp": VDOT16_STUB,
     "crypto": """#include <stdint.h>
 static inline uint32_t aquas_modmul_q(uint32_t a, uint32_t b)
 {
