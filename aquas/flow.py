@@ -351,6 +351,7 @@ class Flow:
 
     def _synth(self, d: Path) -> dict[str, Any]:
         from aquas.synth.pipeline import synthesize_unit
+        from aquas.synth.sta import tools_available
 
         module, _ = self.spec_module()
         u = synthesize_unit(
@@ -360,6 +361,10 @@ class Flow:
             self.mem_latency,
             interface="auto",
             target=self.platform,
+            # with the cell library installed, the unit is scheduled until static timing
+            # analysis says it meets the clock (the area stage then reads the same figures)
+            close_timing=tools_available(),
+            progress=lambda m: self.console.print(f"  {m}", markup=False),
         )
         if u.lint_warnings:
             raise AquasError(
@@ -374,6 +379,7 @@ class Flow:
             "isaxs": res.reports,
             "yosys": u.yosys,
             "ns_per_level": u.ns_per_level,
+            "timing_closure": u.timing_closure,
         }
 
     def _cosim(self, d: Path, unit_v: Path, unit: str, reports: dict[str, Any]) -> dict[str, Any]:

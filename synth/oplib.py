@@ -17,6 +17,7 @@ concatenation, replication, extension, truncation, constants) cost ``OpCost(0, 0
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass
@@ -150,6 +151,22 @@ class OperatorLibrary:
         self._free = free
         self.ns_per_level = ns_per_level
         self.meta: dict[str, Any] = meta or {}
+        #: Factor on every operator delay the scheduler chains (timing closure, see
+        #: :meth:`derated`); 1.0 is the characterised model.
+        self.derate = 1.0
+
+    def derated(self, factor: float) -> OperatorLibrary:
+        """This library with every chained delay multiplied by ``factor`` (> 0).
+
+        Timing closure (``aquas.synth.pipeline``) uses it when the unit's critical path on
+        the cell library exceeds the clock: the scheduler then chains less per cycle.
+        Whether an operator fits a cycle at all (and so whether it becomes multi-cycle) is
+        still decided on the characterised delays (``derate`` 1)."""
+        if not factor > 0:
+            raise ValueError(f"the derating factor must be positive, not {factor}")
+        lib = copy.copy(self)
+        lib.derate = self.derate * factor
+        return lib
 
     @staticmethod
     def load(path: Path | None = None) -> OperatorLibrary:
@@ -244,8 +261,9 @@ class OperatorLibrary:
         return math.ceil(base * (width - d.bit_length() + 1) / width)
 
     def delay_ns(self, kind: str, width: int, *, extrapolate: bool = False) -> float:
-        """The delay of ``kind`` at ``width`` in ns: ``depth * ns_per_level``."""
-        return self.cost(kind, width, extrapolate=extrapolate).depth * self.ns_per_level
+        """The delay of ``kind`` at ``width`` in ns: ``depth * ns_per_level * derate``."""
+        depth = self.cost(kind, width, extrapolate=extrapolate).depth
+        return depth * self.ns_per_level * self.derate
 
     def multicycle_units(self) -> list[str]:
         """The sequential units the library describes (``"div"``)."""

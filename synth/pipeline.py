@@ -31,6 +31,14 @@ class UnitResult:
     yosys: dict[str, Any] | None = None  # None: Yosys not run
     interface: InterfaceChoice | None = None  # the plan of each ISAX and why
     plan_mlir: str = ""  # the extension after the interface plans, before synthesis
+    # timing closure (close_timing=True): one entry per attempt, {"derate", "unit_path_ns"}
+    timing_closure: list[dict[str, float]] | None = None
+
+
+#: Timing closure: at most this many synthesis + mapping rounds, and the margin by which
+#: each round derates the chained delays beyond the measured ratio of path to clock.
+CLOSURE_ROUNDS = 4
+CLOSURE_MARGIN = 1.03
 
 
 def check_clock(clock_ns: float, what: str = "--clock-ns") -> None:
@@ -56,6 +64,7 @@ def synthesize_unit(
     bus_width: int = 32,
     target: Target | None = None,
     scratchpads: str | None = None,
+    close_timing: bool = False,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
@@ -67,8 +76,102 @@ def synthesize_unit(
     (the arguments are ignored), ``auto`` keeps per ISAX the plan the memory-interface
     model predicts fastest on it, and each ISAX's report carries that prediction.
     ``scratchpads`` (``auto``, ``sram``, ``regs``) overrides every scratchpad's ``impl``
-    directive (``None`` keeps the spec's)."""
+    directive (``None`` keeps the spec's).
+
+    ``close_timing``: map the unit onto the cell library and time it (``synth/sta.py``);
+    while its critical path exceeds ``clock_ns``, schedule again with the operator delays
+    derated by the measured ratio (plus :data:`CLOSURE_MARGIN`), at most
+    :data:`CLOSURE_ROUNDS` rounds. The scheduler then chains less per cycle; the verdict is
+    always the static timing analysis, never the model. ``module`` is left as given."""
     check_clock(clock_ns)
+    lib = lib or OperatorLibrary.load()
+    args: dict[str, Any] = dict(
+        interface=interface,
+        max_burst_beats=max_burst_beats,
+        progress=progress,
+        bus_width=bus_width,
+        target=target,
+        scratchpads=scratchpads,
+    )
+    if not close_timing:
+        result = _synthesize(module, out_dir, clock_ns, mem_latency, lib, **args)
+    else:
+        result = _close_timing(module, out_dir, clock_ns, mem_latency, lib, args)
+    if lint:
+        from aquas.synth.lint import lint as run_lint
+
+        result.lint_warnings = run_lint(result.synth.verilog_path)
+    if yosys:
+        from aquas.synth.yosys import measure
+
+        fig = measure(result.synth.verilog_path, result.synth.unit.name)  # cached by content
+        depth_ns = fig.depth * lib.ns_per_level
+        result.yosys = fig.as_dict() | {
+            "depth_ns": round(depth_ns, 3),
+            "meets_clock": depth_ns <= clock_ns,
+        }
+    return result
+
+
+def _close_timing(
+    module: ModuleOp,
+    out_dir: Path,
+    clock_ns: float,
+    mem_latency: int,
+    lib: OperatorLibrary,
+    args: dict[str, Any],
+) -> UnitResult:
+    from aquas.area import progress_printer
+    from aquas.synth import sta
+
+    if not sta.tools_available():
+        raise AquasError(
+            f"timing closure needs Yosys, OpenSTA and a Liberty file: {sta.SETUP_HINT}"
+        )
+    say = args["progress"] or (lambda _m: None)
+    attempts: list[dict[str, float]] = []
+    derate = 1.0
+    for k in range(1, CLOSURE_ROUNDS + 1):
+        result = _synthesize(
+            module.clone(), out_dir, clock_ns, mem_latency, lib.derated(derate), **args
+        )
+        unit = result.synth.unit.name
+        say(f"timing closure, round {k}: mapping {unit} onto {sta.LIBRARY_NAME}")
+        fig = sta.measure(
+            result.synth.verilog_path,
+            unit,
+            clock_ns,
+            progress=progress_printer(say, f"mapping {unit}"),
+        )
+        path = fig.critical_path_ns
+        attempts.append({"derate": round(derate, 4), "unit_path_ns": path})
+        verdict = "meets" if path <= clock_ns else "misses"
+        say(f"timing closure, round {k}: critical path {path:g} ns {verdict} {clock_ns:g} ns")
+        if path <= clock_ns:
+            break
+        if len(attempts) > 1 and path > 0.99 * attempts[-2]["unit_path_ns"]:
+            # derating did not shorten the path: it is not in the chained datapath
+            say("timing closure: derating does not shorten the critical path; stopping")
+            break
+        derate *= path / clock_ns * CLOSURE_MARGIN
+    result.timing_closure = attempts
+    return result
+
+
+def _synthesize(
+    module: ModuleOp,
+    out_dir: Path,
+    clock_ns: float,
+    mem_latency: int,
+    lib: OperatorLibrary,
+    *,
+    interface: str,
+    max_burst_beats: int,
+    progress: Callable[[str], None] | None,
+    bus_width: int,
+    target: Target | None,
+    scratchpads: str | None,
+) -> UnitResult:
     if target is not None:
         bus_width = target.isax_master.bus_width
         max_burst_beats = target.isax_master.max_burst_beats
@@ -82,7 +185,6 @@ def synthesize_unit(
     check_name(ext.sym_name.data, "the extension name")
     for isax in ext.isaxs():
         check_name(isax.sym_name.data, "the ISAX name")
-    lib = lib or OperatorLibrary.load()
     from xdsl.printer import Printer
 
     from aquas.synth.sram import apply_scratchpad_impl
@@ -108,18 +210,4 @@ def synthesize_unit(
     plan_mlir = buf.getvalue() + "\n"
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
     res = synthesize(module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width)
-    result = UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)
-    if lint:
-        from aquas.synth.lint import lint as run_lint
-
-        result.lint_warnings = run_lint(res.verilog_path)
-    if yosys:
-        from aquas.synth.yosys import measure
-
-        fig = measure(res.verilog_path, res.unit.name)  # cached by content under build/yosys
-        depth_ns = fig.depth * lib.ns_per_level
-        result.yosys = fig.as_dict() | {
-            "depth_ns": round(depth_ns, 3),
-            "meets_clock": depth_ns <= clock_ns,
-        }
-    return result
+    return UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)

@@ -73,7 +73,7 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
             c = op.operands[1].owner.value.value.data  # type: ignore[union-attr]
             var_kind = arith_kind(name)
             depth = lib.division_by_constant_depth(var_kind, width, int(c))
-            d = max(d, depth * lib.ns_per_level)
+            d = max(d, depth * lib.ns_per_level * lib.derate)
         d += 2 * lib.delay_ns("mux", width)  # RISC-V corner-case selects
     if name in ("arith.shli", "arith.shrui", "arith.shrsi") and not _const_rhs(op):
         d += lib.delay_ns("mux", width)  # shift-out guard
@@ -97,15 +97,27 @@ def schedule_extension(
     from aquas.synth.multicycle import multicycle_policy
 
     overhead_ns = OVERHEAD_LEVELS * lib.ns_per_level
+    budget_ns = clock_ns - overhead_ns
+    base = lib.derated(1 / lib.derate)  # the characterised delays
+
+    def base_delay(op: Operation) -> float:
+        return op_delay(base, op)
+
+    def delay(op: Operation) -> float:
+        # a derated library (timing closure) chains less per cycle, but an operator that
+        # fits a cycle on its characterised delay still gets one of its own
+        d = op_delay(lib, op)
+        return min(d, budget_ns) if d > budget_ns and base_delay(op) <= budget_ns else d
+
     builder = FsmBuilder(
         clock_ns,
-        lambda op: op_delay(lib, op),
+        delay,
         first_id=RESP_STATE + 1,
         overhead_ns=overhead_ns,
         scheduler=scheduler,
         bus_width=bus_width,
         # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
-        multicycle=multicycle_policy(lib, lambda op: op_delay(lib, op), clock_ns - overhead_ns),
+        multicycle=multicycle_policy(base, base_delay, budget_ns),
     )
     fsms = []
     for isax in ext.isaxs():

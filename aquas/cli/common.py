@@ -14,7 +14,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -26,6 +26,9 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from aquas.context import make_context
 from aquas.diagnostics import AquasError, SourceLoc, read_source
 from aquas.outdir import write_atomic
+
+if TYPE_CHECKING:
+    from aquas.target import Target
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,6 +74,30 @@ def soc_option(help: str) -> Callable[[F], F]:
     return click.option(
         "--soc", type=click.Choice(target_names()), default=DEFAULT, show_default=True, help=help
     )
+
+
+def clock_option() -> Callable[[F], F]:
+    """``--clock-ns N``: the clock target; by default the target core's critical path."""
+    return click.option(
+        "--clock-ns",
+        type=float,
+        default=None,
+        help="Target clock period (ns) [default: the target core's critical path on the cell "
+        "library, or 10 ns when OpenSTA or the library is missing].",
+    )
+
+
+def resolve_clock_ns(clock_ns: float | None, target: Target) -> float:
+    """``--clock-ns`` checked, or the target's default clock, said on stderr with its source."""
+    from aquas.area import resolve_clock
+    from aquas.synth.pipeline import check_clock
+
+    if clock_ns is not None:
+        check_clock(clock_ns)
+        return clock_ns
+    clock = resolve_clock(None, target, lambda m: err.print(m, markup=False))
+    err.print(f"clock target {clock.ns:g} ns: {clock.note}", markup=False)
+    return clock.ns
 
 
 def print_ir(module: ModuleOp, debuginfo: bool = False) -> str:

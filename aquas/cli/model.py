@@ -9,7 +9,7 @@ from typing import Any, Literal
 import click
 from rich.table import Table
 
-from aquas.cli.common import out, soc_option
+from aquas.cli.common import clock_option, out, resolve_clock_ns, soc_option
 
 
 @click.command(name="model")
@@ -35,7 +35,7 @@ from aquas.cli.common import out, soc_option
     show_default=True,
     help="With an L2: cold (first access to each line misses) or warm (every access hits).",
 )
-@click.option("--clock-ns", default=10.0, show_default=True, help="Target clock period (ns).")
+@clock_option()
 @click.option("--json", "as_json", is_flag=True, help="Print the predictions as JSON.")
 @click.pass_context
 def model(
@@ -45,7 +45,7 @@ def model(
     platform: Path | None,
     plan: str,
     l2: str,
-    clock_ns: float,
+    clock_ns: float | None,
     as_json: bool,
 ) -> None:
     """Predict the cycles of every ISAX of SPEC on a target, with their breakdown.
@@ -60,13 +60,12 @@ def model(
     from aquas.cli.common import load_module
     from aquas.model.formulas import MemParams
     from aquas.model.plans import choose_plan
-    from aquas.synth.pipeline import check_clock
     from aquas.target import load_target
 
-    check_clock(clock_ns)
     explicit_soc = ctx.get_parameter_source("soc") == click.core.ParameterSource.COMMANDLINE
     target = load_target(platform, soc=soc if platform is None or explicit_soc else None)
     module = load_module(spec)
+    clock_ns = resolve_clock_ns(clock_ns, target)
     mode: Literal["cold", "warm"] = "cold" if l2 == "cold" else "warm"
     choice = choose_plan(module, target, plan, l2=mode, clock_ns=clock_ns)
     p = MemParams.of(target, mode)

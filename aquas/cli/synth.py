@@ -8,14 +8,14 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from aquas.cli.common import err, out, soc_option
+from aquas.cli.common import clock_option, err, out, resolve_clock_ns, soc_option
 from aquas.diagnostics import AquasError
 from aquas.target import Target
 
 
 @click.command()
 @click.argument("spec", type=click.Path(path_type=Path))
-@click.option("--clock-ns", default=10.0, show_default=True, help="Target clock period (ns).")
+@clock_option()
 @click.option(
     "-o",
     "--out-dir",
@@ -80,6 +80,12 @@ from aquas.target import Target
     "size (auto: SRAM above 64 elements per bank), overriding the spec's impl(...) "
     "directives [default: each scratchpad's directive].",
 )
+@click.option(
+    "--close-timing",
+    is_flag=True,
+    help="Map the unit onto the cell library and time it with OpenSTA; schedule again with "
+    "derated operator delays until its critical path meets the clock (docs/synthesis.md).",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -93,7 +99,7 @@ from aquas.target import Target
 def synth(
     ctx: click.Context,
     spec: Path,
-    clock_ns: float,
+    clock_ns: float | None,
     out_dir: Path | None,
     soc: str,
     platform: Path | None,
@@ -104,6 +110,7 @@ def synth(
     bus_width: str | None,
     reencode_for: str | None,
     scratchpads: str | None,
+    close_timing: bool,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -120,9 +127,8 @@ def synth(
     from aquas.outdir import OutputDir, check_name
     from aquas.reencode import Encoding, spec_for_target
     from aquas.spec.frontend import lower_spec_file
-    from aquas.synth.pipeline import check_clock, synthesize_unit
+    from aquas.synth.pipeline import synthesize_unit
 
-    check_clock(clock_ns)
     if cosim_cases < 0:
         raise AquasError(f"--cosim must be >= 0, got {cosim_cases}")
     explicit_soc = ctx.get_parameter_source("soc") == click.core.ParameterSource.COMMANDLINE
@@ -144,6 +150,7 @@ def synth(
         encodings = [(m.isax, m.new) for m in emap.moves]
         encoding_doc = emap.to_json()
     ext = check_name(find_extension(module).sym_name.data, "the extension name")
+    clock_ns = resolve_clock_ns(clock_ns, target)
     out_dir = out_dir or Path("build") / "synth" / ext
     with OutputDir(out_dir, transactional=True) as guard:
         staging = guard.temporary("synth")
@@ -155,9 +162,10 @@ def synth(
             lint=not no_lint,
             yosys=not no_yosys,
             interface=interface,
-            progress=lambda msg: err.print(f"interface: {msg}", markup=False),
+            progress=lambda msg: err.print(msg, markup=False),
             target=target,
             scratchpads=scratchpads,
+            close_timing=close_timing,
         )
         res = u.synth
         unit_doc: dict[str, object] = {
@@ -171,6 +179,8 @@ def synth(
         }
         if encoding_doc is not None:
             unit_doc["encoding"] = encoding_doc
+        if u.timing_closure is not None:
+            unit_doc["timing_closure"] = u.timing_closure
         from aquas.synth.flow import multicycle_units
         from aquas.synth.oplib import OperatorLibrary
 

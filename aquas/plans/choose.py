@@ -247,7 +247,7 @@ def apply_interface(
         cands: dict[str, dict[str, Candidate]] = {n: {} for n in names}
         for plan in PLANS:
             if progress:
-                progress(f"scheduling every ISAX under plan {plan}")
+                progress(f"interface: scheduling every ISAX under plan {plan}")
             for n, c in _candidates(
                 module, plan, clock_ns, lib, max_beats, bus_width, target, l2
             ).items():
