@@ -41,6 +41,12 @@ def _aquas_forward_state() -> type[ModulePass]:
     return AquasForwardStatePass
 
 
+def _aquas_narrow_arith() -> type[ModulePass]:
+    from aquas.synth.narrow import AquasNarrowArithPass
+
+    return AquasNarrowArithPass
+
+
 def _aquas_schedule() -> type[ModulePass]:
     from aquas.synth.timing import AquasSchedulePass
 
@@ -102,6 +108,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,
     "aquas-forward-state": _aquas_forward_state,
     "aquas-if-convert": _aquas_if_convert,
+    "aquas-narrow-arith": _aquas_narrow_arith,
     "aquas-schedule": _aquas_schedule,
     "convert-aquas-to-hw": _convert_aquas_to_hw,
     "canonicalize": _canonicalize,

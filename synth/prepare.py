@@ -13,7 +13,9 @@
    register has a single write port);
 5. ``aquas-if-convert``: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
    ``arith.select``s, so data-dependent choices cost no FSM states;
-6. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed.
+6. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed;
+7. ``aquas-narrow-arith`` (``synth/narrow.py``): ``+``, ``-`` and ``*`` at the width their
+   operands' values need, so a product of two sign-extended bytes is an 8-by-8 multiplier.
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ class AquasForwardStatePass(ModulePass):
 
 PIPELINE = (
     "aquas-unroll,canonicalize,cse,aquas-fold-unsigned-compare,aquas-forward-state,"
-    "canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
+    "canonicalize,cse,aquas-if-convert,canonicalize,cse,dce,aquas-narrow-arith,canonicalize,cse"
 )
 """What ``aquas synth`` runs before scheduling."""
 
