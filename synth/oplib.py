@@ -154,18 +154,24 @@ class OperatorLibrary:
         #: Factor on every operator delay the scheduler chains (timing closure, see
         #: :meth:`derated`); 1.0 is the characterised model.
         self.derate = 1.0
+        #: Whether the derating also decides if an operator fits a cycle alone (else the
+        #: characterised delay does).
+        self.derate_fit = False
 
-    def derated(self, factor: float) -> OperatorLibrary:
+    def derated(self, factor: float, fit: bool = False) -> OperatorLibrary:
         """This library with every chained delay multiplied by ``factor`` (> 0).
 
         Timing closure (``aquas.synth.pipeline``) uses it when the unit's critical path on
         the cell library exceeds the clock: the scheduler then chains less per cycle.
         Whether an operator fits a cycle at all (and so whether it becomes multi-cycle) is
-        still decided on the characterised delays (``derate`` 1)."""
+        still decided on the characterised delays (``derate`` 1), unless ``fit``: then a
+        multiplication or division slower than a cycle by its derated delay becomes
+        multi-cycle (where the library has a unit for it)."""
         if not factor > 0:
             raise ValueError(f"the derating factor must be positive, not {factor}")
         lib = copy.copy(self)
         lib.derate = self.derate * factor
+        lib.derate_fit = fit
         return lib
 
     @staticmethod

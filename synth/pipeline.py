@@ -32,13 +32,17 @@ class UnitResult:
     interface: InterfaceChoice | None = None  # the plan of each ISAX and why
     plan_mlir: str = ""  # the extension after the interface plans, before synthesis
     # timing closure (close_timing=True): one entry per attempt, {"derate", "unit_path_ns"}
-    timing_closure: list[dict[str, float]] | None = None
+    timing_closure: list[dict[str, Any]] | None = None
 
 
-#: Timing closure: at most this many synthesis + mapping rounds, and the margin by which
-#: each round derates the chained delays beyond the measured ratio of path to clock.
+#: Timing closure: at most this many mapping rounds (each on a different schedule) and
+#: schedules in all; each round derates the chained delays by the measured ratio of path to
+#: clock times the margin, and by at least the step (also the step when a derating leaves
+#: the schedule as it was).
 CLOSURE_ROUNDS = 4
+CLOSURE_SCHEDULES = 12
 CLOSURE_MARGIN = 1.03
+CLOSURE_STEP = 1.1
 
 
 def check_clock(clock_ns: float, what: str = "--clock-ns") -> None:
@@ -129,13 +133,28 @@ def _close_timing(
             f"timing closure needs Yosys, OpenSTA and a Liberty file: {sta.SETUP_HINT}"
         )
     say = args["progress"] or (lambda _m: None)
-    attempts: list[dict[str, float]] = []
-    derate = 1.0
-    for k in range(1, CLOSURE_ROUNDS + 1):
-        result = _synthesize(
-            module.clone(), out_dir, clock_ns, mem_latency, lib.derated(derate), **args
-        )
+    attempts: list[dict[str, Any]] = []
+    derate, fit = 1.0, False
+    last_verilog = ""
+    for _ in range(CLOSURE_SCHEDULES):
+        try:
+            result = _synthesize(
+                module.clone(), out_dir, clock_ns, mem_latency, lib.derated(derate, fit), **args
+            )
+        except AquasError as e:
+            if not fit:
+                raise
+            # an operator too slow for a cycle, with no multi-cycle unit: stop here
+            first = str(e).splitlines()[0]
+            say(f"timing closure: derated by {derate:.3g}, the schedule fails ({first}); stopping")
+            break
+        verilog = result.synth.verilog_path.read_text()
+        if verilog == last_verilog:  # the same schedule: derate further before timing it
+            derate *= CLOSURE_STEP
+            continue
+        last_verilog = verilog
         unit = result.synth.unit.name
+        k = len(attempts) + 1
         say(f"timing closure, round {k}: mapping {unit} onto {sta.LIBRARY_NAME}")
         fig = sta.measure(
             result.synth.verilog_path,
@@ -144,16 +163,27 @@ def _close_timing(
             progress=progress_printer(say, f"mapping {unit}"),
         )
         path = fig.critical_path_ns
-        attempts.append({"derate": round(derate, 4), "unit_path_ns": path})
+        attempts.append({"derate": round(derate, 4), "fit": fit, "unit_path_ns": path})
         verdict = "meets" if path <= clock_ns else "misses"
         say(f"timing closure, round {k}: critical path {path:g} ns {verdict} {clock_ns:g} ns")
-        if path <= clock_ns:
+        if path <= clock_ns or k == CLOSURE_ROUNDS:
             break
-        if len(attempts) > 1 and path > 0.99 * attempts[-2]["unit_path_ns"]:
-            # derating did not shorten the path: it is not in the chained datapath
-            say("timing closure: derating does not shorten the critical path; stopping")
-            break
-        derate *= path / clock_ns * CLOSURE_MARGIN
+        if k > 1 and path > 0.99 * min(a["unit_path_ns"] for a in attempts[:-1]):
+            # chaining less did not help: the path is a single operator the model thinks
+            # fits a cycle; from now on the derated delays decide that too
+            fit = True
+        derate *= max(path / clock_ns * CLOSURE_MARGIN, CLOSURE_STEP)
+    best = min(attempts, key=lambda a: a["unit_path_ns"])
+    if best is not attempts[-1]:  # no round met the clock: keep the fastest one
+        say(f"timing closure: keeping round {attempts.index(best) + 1}, the shortest path")
+        result = _synthesize(
+            module.clone(),
+            out_dir,
+            clock_ns,
+            mem_latency,
+            lib.derated(best["derate"], best["fit"]),
+            **args,
+        )
     result.timing_closure = attempts
     return result
 

@@ -99,6 +99,7 @@ def schedule_extension(
     overhead_ns = OVERHEAD_LEVELS * lib.ns_per_level
     budget_ns = clock_ns - overhead_ns
     base = lib.derated(1 / lib.derate)  # the characterised delays
+    policy = lib if lib.derate_fit else base  # decides which operators become multi-cycle
 
     def base_delay(op: Operation) -> float:
         return op_delay(base, op)
@@ -117,7 +118,7 @@ def schedule_extension(
         scheduler=scheduler,
         bus_width=bus_width,
         # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
-        multicycle=multicycle_policy(base, base_delay, budget_ns),
+        multicycle=multicycle_policy(policy, lambda op: op_delay(policy, op), budget_ns),
     )
     fsms = []
     for isax in ext.isaxs():

@@ -42,6 +42,7 @@ from aquas.target import Target
 
 if TYPE_CHECKING:
     from aquas.synth.fsm import IsaxFsm
+    from aquas.synth.oplib import OperatorLibrary
 
 #: The most pointer placements averaged for a cold L2 (a deterministic stride beyond).
 MAX_PLACEMENTS = 512
@@ -335,15 +336,17 @@ def predict_module(
     clock_ns: float = 10.0,
     outstanding: int = 1,
     overlap: bool = False,
+    lib: OperatorLibrary | None = None,
 ) -> list[IsaxPrediction]:
     """Predicted cycles (command handshake to the first ``rsp_valid``) of every ISAX of the
     extension in ``module`` (left unchanged) on ``target``: the module is scheduled at the
-    target's ISAX bus width, as synthesis schedules it."""
+    target's ISAX bus width with ``lib`` (default: the packaged library), as synthesis
+    schedules it."""
     from aquas.synth.flow import schedule_isaxs
     from aquas.synth.oplib import OperatorLibrary
 
     width = target.isax_master.bus_width
-    _, fsms = schedule_isaxs(module.clone(), clock_ns, OperatorLibrary.load(), width)
+    _, fsms = schedule_isaxs(module.clone(), clock_ns, lib or OperatorLibrary.load(), width)
     return predict_scheduled(fsms, target, l2=l2, outstanding=outstanding, overlap=overlap)
 
 

@@ -281,7 +281,7 @@ def apply_interface(
         # the prediction of what synthesis will build: the rewritten module itself
         from aquas.model.predict import predict_module
 
-        preds = predict_module(module, target, l2=l2, clock_ns=clock_ns)
+        preds = predict_module(module, target, l2=l2, clock_ns=clock_ns, lib=lib)
         choice.predictions = {p.isax: p for p in preds}
     return choice
 
