@@ -4,11 +4,14 @@ For every example extension (examples/*/*.isax), synthesized for the target (def
 VexRiscv) at the default clock (the core's critical path, aquas.area.default_clock) or
 --clock-ns: the unit's logic and memory (SRAM) area in um^2 on OSU018, its total as a
 percentage of the core's (logic + caches priced the same way), and the unit's and the
-core's critical paths by OpenSTA. Mapping the core takes minutes the first time; its
-figures are cached per core and library. The last column is the Yosys + OpenSTA time of
-the unit (0 when cached).
+core's critical paths by OpenSTA. Each unit goes through timing closure (docs/synthesis.md,
+"Timing closure"; --no-closure times the model's schedule only): "first path" is the
+model's schedule, "rounds" the schedules timed. Mapping the core takes minutes the first
+time; its figures are cached per core and library. The last column is the synthesis, Yosys
+and OpenSTA time of the unit (the mapping is cached by content).
 
 Usage: .venv/bin/python benchmarks/bench_area.py [--soc vexriscv] [--clock-ns N] [--only NAME]
+       [--no-closure]
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ def main() -> None:
     ap.add_argument("--soc", default="vexriscv")
     ap.add_argument("--clock-ns", type=float, default=None, help="default: the core's path")
     ap.add_argument("--only", action="append", help="only this extension (repeatable)")
+    ap.add_argument(
+        "--no-closure", action="store_true", help="time the model's schedule only (no closure)"
+    )
     args = ap.parse_args()
     console = Console(width=160)
     say = console.print
@@ -58,7 +64,8 @@ def main() -> None:
     console.print(f"clock target: {clock.ns:g} ns ({clock.note})")
     table = Table(title=f"unit area and timing on {sta.LIBRARY_NAME} vs {target.core.module}")
     cols = ["extension", "logic um^2", "memory um^2", "total um^2", f"% of {target.core.module}"]
-    cols += ["logic %", "memory %", "unit path ns", "core path ns", "verdict", "STA s"]
+    cols += ["logic %", "memory %", "first path ns", "rounds", "unit path ns", "core path ns"]
+    cols += ["verdict", "synth + STA s"]
     for c in cols:
         table.add_column(c, justify="left" if c in ("extension", "verdict") else "right")
     core_total = core.total_area_um2
@@ -67,6 +74,7 @@ def main() -> None:
             if args.only and spec.stem not in args.only:
                 continue
             module, _ = spec_for_target(spec, target, strict=False)
+            t1 = time.perf_counter()
             u = synthesize_unit(
                 module,
                 Path(tmp) / spec.stem,
@@ -75,10 +83,13 @@ def main() -> None:
                 lint=False,
                 yosys=False,
                 target=target,
+                close_timing=not args.no_closure,
+                progress=lambda m, name=spec.stem: say(f"  {name}: {m}"),
             )
-            t1 = time.perf_counter()
             fig = sta.measure(u.synth.verilog_path, u.synth.unit.name, clock.ns)
             secs = time.perf_counter() - t1
+            rounds = u.timing_closure or []
+            first = f"{rounds[0]['unit_path_ns']:.2f}" if rounds else "-"
             ucp = fig.critical_path_ns
             verdict = "0 % fmax loss" if ucp <= core.critical_path_ns else "SLOWER than core"
             table.add_row(
@@ -89,6 +100,8 @@ def main() -> None:
                 f"{100 * fig.total_area_um2 / core_total:.1f}",
                 f"{100 * fig.logic_area_um2 / core_total:.1f}",
                 f"{100 * fig.memory_area_um2 / core_total:.1f}",
+                first,
+                str(len(rounds)),
                 f"{ucp:.2f}",
                 f"{core.critical_path_ns:.2f}",
                 verdict,
