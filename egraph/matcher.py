@@ -87,6 +87,7 @@ from aquas.egraph.terms import (
     binop,
     cast,
     const,
+    evaluate,
     linear_term,
     mask,
     show,
@@ -148,6 +149,8 @@ class Matcher(BindingChecks):
         self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
         self.substs: dict[tuple[tuple[str, Term], ...], dict[Term, Term]] = {}
         self.trials = [Trial(k) for k in range(self.opt.random_trials)]
+        # concrete values of ISAX terms by register values (see concrete_equal)
+        self.isax_values: dict[tuple[Term, tuple[tuple[str, int], ...]], int] = {}
         self.shared = Budget(self.opt.function_budget, "per function")
 
     # -- entry -------------------------------------------------------------------------
@@ -666,7 +669,16 @@ class Matcher(BindingChecks):
         )
         first: tuple[str, str] | None = None
         proven = None
-        for env, cand in itertools.islice(choices, MAX_PROOFS):
+        seen: set[tuple[Term, ...]] = set()
+        for env, cand in choices:
+            # zext and sext of one value are one choice for the proof (the ISAX reads
+            # their low bits alike, or the random filter would have told them apart)
+            key = tuple(t.args[0] if t.op in ("zext", "sext") else t for t in env.values())
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > MAX_PROOFS:
+                break
             stale = _stale_operand(fn, st, env.values(), self.values)
             if stale is not None:
                 first = first or (UNSUPPORTED, stale)
@@ -778,8 +790,15 @@ class Matcher(BindingChecks):
         found: tuple[dict[Term, Term], list[tuple[Term, Term]]] | None = None
         for choice in itertools.product(cands, repeat=len(regs)):
             env = dict(zip(regs, choice, strict=True))
+            orders = [
+                order
+                for order in itertools.permutations(range(len(values)))
+                if self.concrete_equal([(values[k], fl[j][1]) for j, k in enumerate(order)], env)
+            ]
+            if not orders:
+                continue
             isax = [fields.with_operands(f, env) for _, f in fl]
-            for order in itertools.permutations(range(len(values))):
+            for order in orders:
                 pairs = [(values[k], isax[j]) for j, k in enumerate(order)]
                 if self.random_equal(pairs):
                     found = (env, pairs)
@@ -868,10 +887,30 @@ class Matcher(BindingChecks):
             if tried and all(c in tried for c in choice):
                 continue
             env = {var(r, 32): t for r, t in zip(regs, choice, strict=True)}
+            if not self.concrete_equal([(term, p.rd)], env):
+                continue
             rd = substitute(p.rd, env)
             cand = cast("trunc", term.w, rd) if term.w < 32 else rd
             if self.random_equal([(term, cand)]):
                 yield env, cand
+
+    def concrete_equal(self, pairs: Sequence[tuple[Term, Term]], env: dict[Term, Term]) -> bool:
+        """The random filter before any term is built: on every trial, each application
+        term against its ISAX term (over rs1/rs2, no memory: a register pattern) evaluated
+        at the operands' values in that trial, truncated to the application's width.
+        Substituting the operands into the ISAX's DAG for every choice was most of the
+        matcher's time on real code; a choice that passes is then checked on the
+        substituted terms as before."""
+        for trial in self.trials:
+            regs = {str(r.val): trial.value(t) for r, t in env.items()}
+            key = tuple(sorted(regs.items()))
+            for app, isax in pairs:
+                v = self.isax_values.get((isax, key))
+                if v is None:
+                    v = self.isax_values[isax, key] = evaluate(isax, regs, trial.memory)
+                if trial.value(app) != v & mask(app.w):
+                    return False
+        return True
 
     def not_offered(
         self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern, names: set[str]
@@ -882,10 +921,17 @@ class Matcher(BindingChecks):
         is stored, assigned or returned is replaced), or an operand is a value the call
         site cannot name (a temporary of the frontend)."""
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
+        # a part that does the ISAX's multiplications, if it has any (the reduction of a
+        # sum alone, ntt_bfly with one operand 0, is not worth a report)
+        needs_mul = any(n.op == "mul" for n in walk(p.rd)) if p.rd is not None else False
         subs = [
             n
             for n in walk(term)
-            if n is not term and n.w <= 32 and n.size >= 4 and n.op not in ("zext", "sext")
+            if n is not term
+            and n.w <= 32
+            and n.size >= 4
+            and n.op not in ("zext", "sext")
+            and (not needs_mul or any(x.op == "mul" for x in walk(n)))
         ]
         subs.sort(key=lambda n: -n.size)
         for n in subs[:MAX_PARTS]:
