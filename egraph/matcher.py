@@ -632,12 +632,24 @@ class Matcher(BindingChecks):
                             break
         return out
 
-    def expression(self, fn: AppFunction, st: AppStmt) -> Term:
+    def expression(self, fn: AppFunction, st: AppStmt, named: bool = False) -> Term:
         """The statement's value, with the loads the statement itself performs as load
-        terms (so they can become ISAX operands)."""
+        terms (so they can become ISAX operands). ``named``: values of C variables the
+        statement reads are variables, not their recomputed definitions (the statement's
+        own computation only)."""
         assert st.value is not None
         inside = {o for op in st.ops for o in op.walk()}
-        ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget, shared=self.shared)
+        resolve = self.resolver(fn, inside)
+        if named:
+            outer = resolve
+
+            def resolve(v: SSAValue) -> Term:
+                name = fn.names.get(v)
+                if name is not None and isinstance(v, OpResult) and v.op not in inside:
+                    return var(name, width_of(v.type))
+                return outer(v)
+
+        ex = Executor(resolve=resolve, budget=self.opt.budget, shared=self.shared)
         for op in st.ops:
             if op.dialect_name() == "arith" or isinstance(op, memref.LoadOp):
                 ex.op(op)
@@ -924,6 +936,10 @@ class Matcher(BindingChecks):
         # a part that does the ISAX's multiplications, if it has any (the reduction of a
         # sum alone, ntt_bfly with one operand 0, is not worth a report)
         needs_mul = any(n.op == "mul" for n in walk(p.rd)) if p.rd is not None else False
+        try:  # the statement's own computation: a variable's earlier value is its candidate
+            term = self.expression(fn, st, named=True)
+        except Unsupported:
+            return None
         subs = [
             n
             for n in walk(term)
