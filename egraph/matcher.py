@@ -673,7 +673,9 @@ class Matcher(BindingChecks):
             )
             return d
         names = self._nameable(fn)
-        computed = computed_operands(term, names)
+        # computed operands only where the statement does the ISAX's multiplications (a
+        # cheap signature: every further candidate multiplies the choices to try)
+        computed = computed_operands(term, names) if _has_muls_of(term, p) else []
         choices = itertools.chain(
             self.operand_choices(term, p, regs, leaves),
             # constants and computed sub-expressions as operands, when leaves do not do
@@ -789,6 +791,8 @@ class Matcher(BindingChecks):
         if len(writes) != 2 or any(w.width != fields.FIELD_W or w.value is None for w in writes):
             return None
         values = [w.value for w in writes if w.value is not None]
+        if not all(_has_muls_of(v, p) for v in values):
+            return None
         names = self._nameable(fn)
         leaves = list(dict.fromkeys(x for v in values for x in leaf_operands(v, names)))
         if not leaves or len(leaves) > MAX_LEAVES:
@@ -935,7 +939,8 @@ class Matcher(BindingChecks):
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
         # a part that does the ISAX's multiplications, if it has any (the reduction of a
         # sum alone, ntt_bfly with one operand 0, is not worth a report)
-        needs_mul = any(n.op == "mul" for n in walk(p.rd)) if p.rd is not None else False
+        if not _has_muls_of(term, p):
+            return None
         try:  # the statement's own computation: a variable's earlier value is its candidate
             term = self.expression(fn, st, named=True)
         except Unsupported:
@@ -947,7 +952,7 @@ class Matcher(BindingChecks):
             and n.w <= 32
             and n.size >= 4
             and n.op not in ("zext", "sext")
-            and (not needs_mul or any(x.op == "mul" for x in walk(n)))
+            and _has_muls_of(n, p)
         ]
         subs.sort(key=lambda n: -n.size)
         for n in subs[:MAX_PARTS]:
@@ -1025,6 +1030,14 @@ def _stale_operand(
                             f"{name} again; the call at line {st.line} would read the new one"
                         )
     return None
+
+
+def _has_muls_of(t: Term, p: Pattern) -> bool:
+    """Whether ``t`` multiplies (by anything: an operand may be a constant), when the ISAX
+    ``p`` multiplies its operands (a product of non-constants)."""
+    if p.rd is None or not any(n.op == "mul" and n.args[1].op != "const" for n in walk(p.rd)):
+        return True
+    return any(n.op == "mul" for n in walk(t))
 
 
 def _address_names(fn: AppFunction, store: memref.StoreOp) -> set[str]:

@@ -76,9 +76,10 @@ def test_near_miss_is_never_matched(cf, tmp_path: Path) -> None:  # type: ignore
     """A near miss is never replaced by the ISAX of its calling convention. A register
     ISAX may still be found on computed operands (``modmul_q_helper_mask_fff`` is
     ``modmul_q(a & 0xfff, b & 0xfff)``): such a rewrite is correct for the program, so it
-    must keep the computation in an operand and give the same output on the ISS."""
+    must keep the computation in an operand and give the same output on the ISS. (A
+    helper function of the file may be the ISAX itself, `fqmul`: the ISS run covers it.)"""
     for res in (result(cf.name), result(cf.name, profit=False)):  # ... even unprofitable
-        for d in res.matched:
+        for d in (d for d in res.matched if d.function == "kernel"):
             assert d.binding is not None
             plain = [t.args[0] if t.op in ("zext", "sext") else t for t in d.binding.regs.values()]
             assert any(t.op not in ("var", "load") for t in plain), (d.isax, d.line, d.detail)
