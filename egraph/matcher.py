@@ -675,7 +675,10 @@ class Matcher(BindingChecks):
         names = self._nameable(fn)
         # computed operands only where the statement does the ISAX's multiplications (a
         # cheap signature: every further candidate multiplies the choices to try)
-        computed = computed_operands(term, names) if _has_muls_of(term, p) else []
+        # (C input only: the MLIR emitter spells operands as argument + offset)
+        computed = (
+            computed_operands(term, names) if st.src is not None and _has_muls_of(term, p) else []
+        )
         choices = itertools.chain(
             self.operand_choices(term, p, regs, leaves),
             # constants and computed sub-expressions as operands, when leaves do not do
