@@ -141,10 +141,10 @@ def c_operand(t: Term, names: dict[str, str]) -> str:
         return f"(uint32_t){_narrow(t, names)}"
     if t.op == "const":
         return f"{t.val}u"
-    try:
-        return _address(linear(t), names, t)
-    except EmitError:
-        return f"(uint32_t){c_term(t, names)}"  # a computed operand
+    lin = linear(t)
+    if all(atom.op == "var" for atom, _ in lin.terms):
+        return _address(lin, names, t)  # its refusals stand (struct offsets)
+    return f"(uint32_t){c_term(t, names)}"  # a computed operand
 
 
 _C_BINARY = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
@@ -178,6 +178,8 @@ def c_term(t: Term, names: dict[str, str]) -> str:
         name = str(t.val)
         if name not in names:
             raise EmitError(f"operand {t} cannot be expressed in C at the call site")
+        if name in getattr(names, "structs", {}):  # RV32 byte offsets: see _address
+            raise EmitError(f"operand {t}: arithmetic on a pointer to a struct")
         return names[name] if w == 32 else f"((uint{w}_t){name})" if w > 1 else name
     if t.op == "load":
         return _narrow(t, names)

@@ -1025,8 +1025,11 @@ def _stale_operand(
                 for s in stmts:
                     w = getattr(s.src, "writes", {}).get(name)
                     assert s.span is not None
-                    if s.span[0] <= st.span[0] and st.span[1] <= s.span[1]:
-                        continue  # a statement enclosing the candidate (`if (c) r = f(r);`)
+                    if s.kind == "if" and s.span[0] <= st.span[0] and st.span[1] <= s.span[1]:
+                        # a branch enclosing the candidate (`if (c) r = f(r);`) assigns r
+                        # by the candidate itself; an enclosing loop may assign an operand
+                        # for the next iteration, and stays a reassignment
+                        continue
                     if w is not None and w is not v and start < s.span[0] < st.span[0]:
                         return (
                             f"operand {name} is the value before line {s.line} assigns "

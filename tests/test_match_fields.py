@@ -80,6 +80,30 @@ uint16_t fqpow(uint16_t base, unsigned e)
     _checked(res)
 
 
+def test_an_enclosing_loop_that_assigns_the_operand_still_refuses(tmp_path: Path) -> None:
+    """Only an enclosing `if` is skipped: a loop around the candidate that assigns an
+    operand's variable changes it for the next iteration."""
+    res = _match(
+        tmp_path,
+        """#include <stdint.h>
+uint32_t f(uint32_t x, uint32_t y, int n)
+{
+    uint32_t t = (x & 0xffff) * (y & 0xffff);
+    uint32_t r = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t u = t % 3329;
+        r ^= u;
+        x = x + 1;
+    }
+    return r + x;
+}
+""",
+    )
+    assert not res.matched
+    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    assert d.line == 7 and "operand x is the value before line 6 assigns x again" in d.detail
+
+
 # -- 2. computed and constant operands ------------------------------------------------------
 
 INVNTT = """#include <stdint.h>
