@@ -23,7 +23,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from aquas.diagnostics import AquasError
-from aquas.egraph import cfront, clayout
+from aquas.egraph import cfront, clayout, fields
 from aquas.egraph.driver import MatchResult
 from aquas.egraph.matcher import AppStmt, Decision, params_of_mlir
 from aquas.egraph.patterns import UNSUPPORTED
@@ -131,9 +131,110 @@ def c_operand(t: Term, names: dict[str, str]) -> str:
         if t.op == "zext":
             return f"(uint32_t)(uint{w}_t){inner}"
         return f"(uint32_t)(int32_t)(int{w}_t){inner}"
+    parts = fields.packed_parts(t)
+    if parts is not None:  # {hi:16, lo:16} built by the rewrite (egraph/fields.py)
+        hi, lo = (f"(uint32_t)(uint16_t){_narrow(x, names)}" for x in parts)
+        return f"({hi} << 16 | {lo})"
+    if t.op in ("zext", "sext") and t.w == 32 and t.args[0].op not in ("var", "load"):
+        return f"(uint32_t){c_term(t, names)}"  # a computed operand
     if t.op == "load" and t.w == 32:
         return f"(uint32_t){_narrow(t, names)}"
-    return _address(linear(t), names, t)
+    if t.op == "const":
+        return f"{t.val}u"
+    lin = linear(t)
+    if all(atom.op == "var" for atom, _ in lin.terms):
+        return _address(lin, names, t)  # its refusals stand (struct offsets)
+    return f"(uint32_t){c_term(t, names)}"  # a computed operand
+
+
+_C_BINARY = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
+_C_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def c_term(t: Term, names: dict[str, str]) -> str:
+    """C text of a side-effect-free term (a computed register operand): its value as an
+    unsigned integer of the term's width. Arithmetic runs in at least 32-bit unsigned
+    types, so C's promotion to int never overflows; only shifts by constants below the
+    width and divisions by non-zero constants (other than -1 when signed) are written,
+    the cases whose C meaning is the term's. Written by hand: a term printer is a few
+    lines over the term language, which no library knows."""
+    w = t.w
+    if w not in (1, 8, 16, 32, 64):
+        raise EmitError(f"operand {t}: no C type of {w} bits")
+    u = "uint64_t" if w == 64 else "uint32_t"  # the type the arithmetic runs in
+
+    def sub(x: Term) -> str:
+        return c_term(x, names)
+
+    def typed(text: str) -> str:
+        return f"(({u})({text}))" if w in (32, 64) else f"((uint{w}_t)({text}))" if w > 1 else text
+
+    a = t.args
+    if t.op == "const":
+        if w in (32, 64):
+            return f"{t.val}{'ull' if w == 64 else 'u'}"
+        return f"((uint{w}_t){t.val}u)" if w > 1 else str(t.val)
+    if t.op == "var":
+        name = str(t.val)
+        if name not in names:
+            raise EmitError(f"operand {t} cannot be expressed in C at the call site")
+        if name in getattr(names, "structs", {}):  # RV32 byte offsets: see _address
+            raise EmitError(f"operand {t}: arithmetic on a pointer to a struct")
+        return names[name] if w == 32 else f"((uint{w}_t){name})" if w > 1 else name
+    if t.op == "load":
+        return _narrow(t, names)
+    if t.op in _C_BINARY:
+        if w in (32, 64):  # both sides already have type u
+            return f"({sub(a[0])} {_C_BINARY[t.op]} {sub(a[1])})"
+        return typed(f"({u}){sub(a[0])} {_C_BINARY[t.op]} ({u}){sub(a[1])}")
+    if t.op in ("shl", "shru", "shrs", "divu", "remu", "divs", "rems"):
+        k = a[1]
+        if k.op != "const":
+            raise EmitError(f"operand {t}: a shift or division by a variable")
+        val = int(k.val)
+        signed_k = val - (1 << w) if val >> (w - 1) else val
+        if t.op in ("shl", "shru", "shrs") and val >= w:
+            raise EmitError(f"operand {t}: a shift by {val} of a {w}-bit value")
+        if t.op in ("divu", "remu", "divs", "rems") and (
+            val == 0 or (t.op in ("divs", "rems") and signed_k == -1)
+        ):
+            raise EmitError(f"operand {t}: a division by {signed_k}")
+        if t.op == "shl":
+            return typed(f"({u}){sub(a[0])} << {val}")
+        if t.op == "shru":
+            return typed(f"({u}){sub(a[0])} >> {val}")
+        if t.op in ("divu", "remu"):
+            return typed(f"({u}){sub(a[0])} {'/' if t.op == 'divu' else '%'} {val}u")
+        if w == 1:
+            raise EmitError(f"operand {t}: signed arithmetic on one bit")
+        s = f"int{w}_t"
+        if t.op == "shrs":
+            return typed(f"({s}){sub(a[0])} >> {val}")
+        op = "/" if t.op == "divs" else "%"
+        return typed(f"({s}){sub(a[0])} {op} ({s}){signed_k}")
+    if t.op == "cmp":
+        pred = str(t.val)
+        rel = pred if pred in ("eq", "ne") else pred[1:]
+        x, y = sub(a[0]), sub(a[1])
+        if pred[0] == "s":
+            if a[0].w == 1:
+                raise EmitError(f"operand {t}: a signed comparison of one bit")
+            x, y = f"(int{a[0].w}_t){x}", f"(int{a[0].w}_t){y}"
+        return f"({x} {_C_COMPARE[rel]} {y} ? 1u : 0u)"
+    if t.op == "select":
+        return typed(f"{sub(a[0])} ? {sub(a[1])} : {sub(a[2])}")
+    if t.op == "zext":
+        return typed(sub(a[0]))
+    if t.op == "trunc":
+        return typed(sub(a[0])) if w > 1 else f"({sub(a[0])} & 1u)"
+    if t.op == "sext":
+        src = a[0].w
+        if src == 1:
+            return typed(f"{sub(a[0])} ? ({u})-1 : 0u")
+        if src not in (8, 16, 32):
+            raise EmitError(f"operand {t}: no C type of {src} bits")
+        return typed(f"(int{w if w > src else 32}_t)(int{src}_t){sub(a[0])}")
+    raise EmitError(f"operand {t} cannot be expressed in C at the call site")
 
 
 def _narrow(t: Term, names: dict[str, str]) -> str:
@@ -200,6 +301,8 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     assert d.binding is not None
     if d.binding.chunk is not None:
         return start, end, _strip_mined(d, cf, source, call, ind)
+    if d.fields:
+        return start, end, _fields_text(d, cf, source, call, ind, end)
     if d.store:  # the store is kept: only its right-hand side becomes the call
         return start, end, f"/* aquas: {d.isax} */ {_assigned(source[start:end])} = {call};"
     lines: list[str] = []
@@ -224,6 +327,36 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
         lines.append(f"{decl}{d.liveout} {op} ({ty}){call};")
     lines[0] = f"/* aquas: {d.isax} */ " + lines[0]
     return start, end, ("\n" + ind).join(lines)
+
+
+def _fields_text(
+    d: Decision, cf: cfront.CFunction, source: str, call: str, ind: str, end: int
+) -> str:
+    """A packed-result register pattern (egraph/fields.py): the statements become one call
+    whose result's fields are stored to the original destinations, in the original order,
+    after every operand (loads included) has been read, as the original read them first.
+    Variables the replaced statements declared and later code names again are declared
+    before the block (their values were not used after it: no live-outs)."""
+    lines: list[str] = []
+    after = source[end : cf.span.end]
+    for s in d.region:
+        src = s.src
+        if (
+            isinstance(src, cfront.CStmt)
+            and src.kind == "decl"
+            and src.target
+            and re.search(rf"\b{re.escape(src.target)}\b", after)
+        ):
+            lines.append(f"{_ctype_of(cf, src.target).c_name()} {src.target};")
+    lines.append(f"{{ /* aquas: {d.isax} */")
+    lines.append(f"    uint32_t aquas_rd = {call};")
+    for st, lo, w in sorted(d.fields, key=lambda f: f[0].span or (0, 0)):  # source order
+        assert st.span is not None
+        lhs = _assigned(source[st.span[0] : st.span[1]])
+        field = f"aquas_rd >> {lo}" if lo else "aquas_rd"
+        lines.append(f"    {lhs} = (uint{w}_t)({field});")
+    lines.append("}")
+    return ("\n" + ind).join(lines)
 
 
 def _assigned(text: str) -> str:
@@ -436,8 +569,8 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
     declared: set[str] = set()
     for d in result.matched:
         assert d.binding is not None and d.pattern is not None
-        if d.binding.chunk is not None:
-            raise EmitError("strip-mined matches are emitted for C input only")
+        if d.binding.chunk is not None or d.fields:
+            raise EmitError("strip-mined and packed-result matches are emitted for C input only")
         ops = [op for s in d.region for op in s.ops if not isinstance(op, func.ReturnOp)]
         fop = next(
             o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == d.function

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import MemRefType, StringAttr, UnrealizedConversionCastOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
+from aquas.egraph import fields
 from aquas.egraph.binding import BindingChecks, Options, RegionFx, iv_name
 from aquas.egraph.cost import software_cycles
 from aquas.egraph.egg import Normalizer
@@ -75,6 +76,7 @@ from aquas.egraph.semantics import (
 from aquas.egraph.soundness import (
     Trial,
     c_type_name,
+    computed_operands,
     dedup,
     leaf_operands,
     pieces,
@@ -85,6 +87,7 @@ from aquas.egraph.terms import (
     binop,
     cast,
     const,
+    evaluate,
     linear_term,
     mask,
     show,
@@ -146,6 +149,8 @@ class Matcher(BindingChecks):
         self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
         self.substs: dict[tuple[tuple[str, Term], ...], dict[Term, Term]] = {}
         self.trials = [Trial(k) for k in range(self.opt.random_trials)]
+        # concrete values of ISAX terms by register values (see concrete_equal)
+        self.isax_values: dict[tuple[Term, tuple[tuple[str, int], ...]], int] = {}
         self.shared = Budget(self.opt.function_budget, "per function")
 
     # -- entry -------------------------------------------------------------------------
@@ -178,6 +183,7 @@ class Matcher(BindingChecks):
                 else:
                     decisions.extend(tried)
         if reg:
+            decisions.extend(self.match_fields(fn, reg, claimed))
             decisions.extend(self.match_expressions(fn, reg, claimed))
         return decisions
 
@@ -600,6 +606,7 @@ class Matcher(BindingChecks):
                 if (
                     st.value is None
                     or id(st) in claimed
+                    or any(id(o) in claimed for o in st.ops)
                     or st.kind
                     not in (
                         "return",
@@ -625,12 +632,24 @@ class Matcher(BindingChecks):
                             break
         return out
 
-    def expression(self, fn: AppFunction, st: AppStmt) -> Term:
+    def expression(self, fn: AppFunction, st: AppStmt, named: bool = False) -> Term:
         """The statement's value, with the loads the statement itself performs as load
-        terms (so they can become ISAX operands)."""
+        terms (so they can become ISAX operands). ``named``: values of C variables the
+        statement reads are variables, not their recomputed definitions (the statement's
+        own computation only)."""
         assert st.value is not None
         inside = {o for op in st.ops for o in op.walk()}
-        ex = Executor(resolve=self.resolver(fn, inside), budget=self.opt.budget, shared=self.shared)
+        resolve = self.resolver(fn, inside)
+        if named:
+            outer = resolve
+
+            def resolve(v: SSAValue) -> Term:
+                name = fn.names.get(v)
+                if name is not None and isinstance(v, OpResult) and v.op not in inside:
+                    return var(name, width_of(v.type))
+                return outer(v)
+
+        ex = Executor(resolve=resolve, budget=self.opt.budget, shared=self.shared)
         for op in st.ops:
             if op.dialect_name() == "arith" or isinstance(op, memref.LoadOp):
                 ex.op(op)
@@ -646,8 +665,6 @@ class Matcher(BindingChecks):
             return None
         leaves = leaf_operands(term, self._nameable(fn))
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
-        if not leaves:
-            return None
         if len(leaves) > MAX_LEAVES:
             d.reason = UNSUPPORTED
             d.detail = (
@@ -655,47 +672,318 @@ class Matcher(BindingChecks):
                 f"...); register patterns try at most {MAX_LEAVES}"
             )
             return d
-        # a narrower operand enters rs zero- or sign-extended, whichever the ISAX needs
-        wide = [c for t in leaves for c in _extensions(t)]
-        found = None
-        for choice in itertools.product(wide, repeat=len(regs)):
-            env = {var(r, 32): t for r, t in zip(regs, choice, strict=True)}
-            rd = substitute(p.rd, env)
-            cand = cast("trunc", term.w, rd) if term.w < 32 else rd
-            if self.random_equal([(term, cand)]):
-                found = (env, cand)
+        names = self._nameable(fn)
+        # computed operands only where the statement does the ISAX's multiplications (a
+        # cheap signature: every further candidate multiplies the choices to try)
+        # (C input only: the MLIR emitter spells operands as argument + offset)
+        computed = (
+            computed_operands(term, names) if st.src is not None and _has_muls_of(term, p) else []
+        )
+        choices = itertools.chain(
+            self.operand_choices(term, p, regs, leaves),
+            # constants and computed sub-expressions as operands, when leaves do not do
+            self.operand_choices(term, p, regs, leaves + computed, skip_only=leaves),
+        )
+        first: tuple[str, str] | None = None
+        proven = None
+        seen: set[tuple[Term, ...]] = set()
+        for env, cand in choices:
+            # zext and sext of one value are one choice for the proof (the ISAX reads
+            # their low bits alike, or the random filter would have told them apart)
+            key = tuple(t.args[0] if t.op in ("zext", "sext") else t for t in env.values())
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > MAX_PROOFS:
                 break
-        if found is None:
-            return None  # not this ISAX (say nothing: most expressions compute other things)
-        env, cand = found
-        stale = _stale_operand(fn, st, env.values(), self.values)
-        if stale is not None:
-            d.reason, d.detail = UNSUPPORTED, stale
-            d.seconds = time.perf_counter() - t0
-            return d
-        kept = _statement_effects(fn, st)
-        if isinstance(kept, str):  # every effect of the statement must be accounted for
-            d.reason, d.detail = UNSUPPORTED, kept
-            d.seconds = time.perf_counter() - t0
-            return d
-        d.store = kept
-        ok, prover = self.prove([(term, cand)])
-        if not ok:
-            d.reason = RULE
-            d.detail = (
+            stale = _stale_operand(fn, st, env.values(), self.values)
+            if stale is not None:
+                first = first or (UNSUPPORTED, stale)
+                continue
+            kept = _statement_effects(fn, st)
+            if isinstance(kept, str):  # every effect of the statement must be accounted for
+                first = first or (UNSUPPORTED, kept)
+                break
+            ok, prover = self.prove([(term, cand)])
+            if ok:
+                proven = env
+                d.store = kept
+                break
+            first = first or (
+                RULE,
                 f"equal on random inputs but not proven ({prover.stats.stopped} after "
-                f"{prover.stats.iterations} iterations)"
+                f"{prover.stats.iterations} iterations)",
             )
+        if proven is None:
+            if first is None:
+                why = self.not_offered(fn, st, term, p, names)
+                if why is None:
+                    return None  # not this ISAX (most expressions compute other things)
+                first = (UNSUPPORTED, why)
+            d.reason, d.detail = first
             d.seconds = time.perf_counter() - t0
             return d
+        env = proven
         d.binding = Binding({str(k.val): v for k, v in env.items()})
         d.liveout = None if d.store else ("return" if st.kind == "return" else st.target)
-        fx = Effects(ops=sum(1 for _ in walk(term)))
-        fx.muls = sum(1 for n in walk(term) if n.op == "mul")
-        fx.divs = sum(1 for n in walk(term) if n.op in ("divu", "divs", "remu", "rems"))
+        # the operands' own computation stays in software: it is not saved
+        kept_sw = {n for t in env.values() for n in walk(t)}
+        nodes = [n for n in walk(term) if n not in kept_sw]
+        fx = Effects(ops=len(nodes))
+        fx.muls = sum(1 for n in nodes if n.op == "mul")
+        fx.divs = sum(1 for n in nodes if n.op in ("divu", "divs", "remu", "rems"))
         d = self.finish(d, fx, p)
         d.seconds = time.perf_counter() - t0
         return d
+
+    # -- register-only ISAXs with a packed result over a few statements ------------------
+    def match_fields(
+        self, fn: AppFunction, pats: Sequence[Pattern], claimed: set[int]
+    ) -> list[Decision]:
+        """Windows of consecutive statements that store two values, each one bit field of
+        a packed ISAX result (egraph/fields.py). The largest window ending at a store is
+        tried first (it includes the statements computing the operands' products)."""
+        multi = [(p, f) for p in pats if (f := fields.result_fields(p.rd)) is not None]
+        out: list[Decision] = []
+        if not multi:
+            return out
+        for blk in fn.blocks:
+            sts = blk.stmts
+            for hi in range(len(sts)):
+                if not fields.is_store(sts[hi]):
+                    continue
+                for lo in range(max(0, hi - fields.MAX_WINDOW + 1), hi):
+                    window = sts[lo : hi + 1]
+                    if any(id(o) in claimed for s in window for o in s.ops):
+                        continue
+                    if sum(map(fields.is_store, window)) != 2 or not all(
+                        fields.is_store(s) or fields.is_local_def(s) for s in window
+                    ):
+                        continue
+                    done = None
+                    for p, fl in multi:
+                        d = self.match_window(fn, blk, lo, hi, p, fl)
+                        if d is not None:
+                            out.append(d)
+                            if d.status == "matched":
+                                done = d
+                                break
+                    if done is not None:
+                        claimed.update(id(o) for s in window for op in s.ops for o in op.walk())
+                        break
+        return out
+
+    def match_window(
+        self,
+        fn: AppFunction,
+        blk: AppBlock,
+        lo: int,
+        hi: int,
+        p: Pattern,
+        fl: list[tuple[int, Term]],
+    ) -> Decision | None:
+        t0 = time.perf_counter()
+        window = blk.stmts[lo : hi + 1]
+        if fields.load_after_store(window):
+            return None
+        try:
+            rfx = self.region_effects(fn, blk, lo, hi, blk.stmts[hi], None)
+        except Unsupported:
+            return None
+        writes = rfx.fx.writes
+        if len(writes) != 2 or any(w.width != fields.FIELD_W or w.value is None for w in writes):
+            return None
+        values = [w.value for w in writes if w.value is not None]
+        if not all(_has_muls_of(v, p) for v in values):
+            return None
+        names = self._nameable(fn)
+        leaves = list(dict.fromkeys(x for v in values for x in leaf_operands(v, names)))
+        if not leaves or len(leaves) > MAX_LEAVES:
+            return None
+        half = [x for x in leaves if x.w == fields.FIELD_W]
+        cands = list(dict.fromkeys(c for t in leaves for c in _extensions(t)))
+        cands += [fields.pack(h, lo_) for h in half for lo_ in half if h is not lo_]
+        regs = fields.regs_of(p.uses)
+        d = Decision(fn.name, p.name, window[0].line, "rejected", pattern=p, anchor=window[0])
+        d.region = list(window)
+        found: tuple[dict[Term, Term], list[tuple[Term, Term]]] | None = None
+        for choice in itertools.product(cands, repeat=len(regs)):
+            env = dict(zip(regs, choice, strict=True))
+            orders = [
+                order
+                for order in itertools.permutations(range(len(values)))
+                if self.concrete_equal([(values[k], fl[j][1]) for j, k in enumerate(order)], env)
+            ]
+            if not orders:
+                continue
+            isax = [fields.with_operands(f, env) for _, f in fl]
+            for order in orders:
+                pairs = [(values[k], isax[j]) for j, k in enumerate(order)]
+                if self.random_equal(pairs):
+                    found = (env, pairs)
+                    # final writes are in first-write order: the store statements' order
+                    stores = [s for s in window if fields.is_store(s)]
+                    d.fields = [(stores[k], fl[j][0], fields.FIELD_W) for j, k in enumerate(order)]
+                    break
+            if found is not None:
+                break
+        if found is None:
+            return None  # not this ISAX
+        env, pairs = found
+        if rfx.liveouts:
+            names_out = sorted({fn.names.get(v, "?") for v in rfx.liveouts if v is not None})
+            d.reason = LIVEOUT
+            d.detail = (
+                f"{p.name}'s two fields are the stored values, but the statements also "
+                f"define {', '.join(names_out) or 'the return value'}, used after line "
+                f"{window[-1].line}"
+            )
+            return d
+        why = _stale_operand(fn, window[0], env.values(), self.values) or self._moved_lvalue(
+            fn, window
+        )
+        if why is not None:
+            d.reason, d.detail = UNSUPPORTED, why
+            return d
+        ok, prover = self.prove(pairs)
+        if not ok:
+            d.reason = RULE
+            d.detail = (
+                f"both fields equal on random inputs but not proven ({prover.stats.stopped} "
+                f"after {prover.stats.iterations} iterations)"
+            )
+            return d
+        d.binding = Binding({str(k.val): v for k, v in env.items()})
+        d.store = True
+        kept_sw = {n for t in env.values() for n in walk(t)}
+        nodes = list(dict.fromkeys(n for v in values for n in walk(v) if n not in kept_sw))
+        fx = Effects(ops=len(nodes))
+        fx.muls = sum(1 for n in nodes if n.op == "mul")
+        fx.divs = sum(1 for n in nodes if n.op in ("divu", "divs", "remu", "rems"))
+        d = self.finish(d, fx, p)
+        d.seconds = time.perf_counter() - t0
+        return d
+
+    def _moved_lvalue(self, fn: AppFunction, window: Sequence[AppStmt]) -> str | None:
+        """The rewrite stores after the call, where the statements it replaces no longer
+        define their variables: a store's address must not use one of them."""
+        defined = {s.target for s in window if not fields.is_store(s) and s.target}
+        for s in window:
+            if not fields.is_store(s):
+                continue
+            store = next(o for op in s.ops for o in op.walk() if isinstance(o, memref.StoreOp))
+            used = _address_names(fn, store)
+            clash = sorted(defined & used)
+            if clash:
+                return (
+                    f"the store at line {s.line} addresses memory with {clash[0]}, which the "
+                    f"replaced statements define"
+                )
+        return None
+
+    def operands(
+        self, term: Term, p: Pattern, regs: Sequence[str], cands: Sequence[Term]
+    ) -> tuple[dict[Term, Term], Term] | None:
+        """The first choice of operands (see :meth:`operand_choices`), or None."""
+        return next(self.operand_choices(term, p, regs, cands), None)
+
+    def operand_choices(
+        self,
+        term: Term,
+        p: Pattern,
+        regs: Sequence[str],
+        cands: Sequence[Term],
+        skip_only: Sequence[Term] = (),
+    ) -> Iterator[tuple[dict[Term, Term], Term]]:
+        """Choices of operands for ``regs`` among ``cands`` with which ``p``'s result
+        equals ``term`` on the random inputs: the environment and the ISAX side. Choices
+        made only of ``skip_only`` (already tried) are skipped."""
+        assert p.rd is not None
+        # a narrower operand enters rs zero- or sign-extended, whichever the ISAX needs
+        wide = list(dict.fromkeys(c for t in cands for c in _extensions(t)))
+        tried = {c for t in skip_only for c in _extensions(t)}
+        for choice in itertools.product(wide, repeat=len(regs)):
+            if tried and all(c in tried for c in choice):
+                continue
+            env = {var(r, 32): t for r, t in zip(regs, choice, strict=True)}
+            if not self.concrete_equal([(term, p.rd)], env):
+                continue
+            rd = substitute(p.rd, env)
+            cand = cast("trunc", term.w, rd) if term.w < 32 else rd
+            if self.random_equal([(term, cand)]):
+                yield env, cand
+
+    def concrete_equal(self, pairs: Sequence[tuple[Term, Term]], env: dict[Term, Term]) -> bool:
+        """The random filter before any term is built: on every trial, each application
+        term against its ISAX term (over rs1/rs2, no memory: a register pattern) evaluated
+        at the operands' values in that trial, truncated to the application's width.
+        Substituting the operands into the ISAX's DAG for every choice was most of the
+        matcher's time on real code; a choice that passes is then checked on the
+        substituted terms as before."""
+        for trial in self.trials:
+            regs = {str(r.val): trial.value(t) for r, t in env.items()}
+            key = tuple(sorted(regs.items()))
+            for app, isax in pairs:
+                v = self.isax_values.get((isax, key))
+                if v is None:
+                    v = self.isax_values[isax, key] = evaluate(isax, regs, trial.memory)
+                if trial.value(app) != v & mask(app.w):
+                    return False
+        return True
+
+    def not_offered(
+        self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern, names: set[str]
+    ) -> str | None:
+        """Why a statement that does contain ``p``'s computation is not offered as a
+        candidate (``--explain`` must never be silent about it), or None when it does not:
+        the computation is a proper part of the statement's value (only a whole value that
+        is stored, assigned or returned is replaced), or an operand is a value the call
+        site cannot name (a temporary of the frontend)."""
+        regs = [r for r in ("rs1", "rs2") if r in p.uses]
+        # a part that does the ISAX's multiplications, if it has any (the reduction of a
+        # sum alone, ntt_bfly with one operand 0, is not worth a report)
+        if not _has_muls_of(term, p):
+            return None
+        try:  # the statement's own computation: a variable's earlier value is its candidate
+            term = self.expression(fn, st, named=True)
+        except Unsupported:
+            return None
+        subs = [
+            n
+            for n in walk(term)
+            if n is not term
+            and n.w <= 32
+            and n.size >= 4
+            and n.op not in ("zext", "sext")
+            and _has_muls_of(n, p)
+        ]
+        subs.sort(key=lambda n: -n.size)
+        for n in subs[:MAX_PARTS]:
+            cands = leaf_operands(n, names) + computed_operands(n, names, limit=4)
+            if len(cands) <= MAX_LEAVES and self.operands(n, p, regs, cands) is not None:
+                return (
+                    f"not offered: {p.name} computes a part of the value ({show(n, 3)}); "
+                    f"only a statement's whole value (stored, assigned or returned) is "
+                    f"replaced by an ISAX call"
+                )
+        hidden = leaf_operands(term) + computed_operands(term)
+        hidden = [
+            t
+            for t in hidden
+            if any(
+                str(v.val).startswith("%") or str(v.val) not in names
+                for v in walk(t)
+                if v.op == "var"
+            )
+        ]
+        if hidden and len(hidden) <= MAX_LEAVES:
+            allc = leaf_operands(term, names) + computed_operands(term, names) + hidden
+            if self.operands(term, p, regs, allc) is not None:
+                return (
+                    f"not offered: an operand of {p.name} is a value the call site cannot "
+                    f"name ({show(hidden[0], 3)})"
+                )
+        return None
 
 
 def _add_member_pointers(fn: AppFunction) -> None:
@@ -731,16 +1019,58 @@ def _stale_operand(
                 continue
             name = str(leaf.val)
             for v in values.get(leaf, ()):
+                if not _in_function(v, fn):  # the same name in another function
+                    continue
                 start = _defined_at(fn, v, stmts)
                 for s in stmts:
                     w = getattr(s.src, "writes", {}).get(name)
                     assert s.span is not None
+                    if s.kind == "if" and s.span[0] <= st.span[0] and st.span[1] <= s.span[1]:
+                        # a branch enclosing the candidate (`if (c) r = f(r);`) assigns r
+                        # by the candidate itself; an enclosing loop may assign an operand
+                        # for the next iteration, and stays a reassignment
+                        continue
                     if w is not None and w is not v and start < s.span[0] < st.span[0]:
                         return (
                             f"operand {name} is the value before line {s.line} assigns "
                             f"{name} again; the call at line {st.line} would read the new one"
                         )
     return None
+
+
+def _has_muls_of(t: Term, p: Pattern) -> bool:
+    """Whether ``t`` multiplies (by anything: an operand may be a constant), when the ISAX
+    ``p`` multiplies its operands (a product of non-constants)."""
+    if p.rd is None or not any(n.op == "mul" and n.args[1].op != "const" for n in walk(p.rd)):
+        return True
+    return any(n.op == "mul" for n in walk(t))
+
+
+def _address_names(fn: AppFunction, store: memref.StoreOp) -> set[str]:
+    """The C variables the address of ``store`` is computed from (conservatively: every
+    named value its index and base operands depend on)."""
+    out: set[str] = set()
+    stack: list[SSAValue] = [store.memref, *store.indices]
+    seen: set[SSAValue] = set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        name = fn.names.get(v)
+        if name is not None:
+            out.add(name)
+        if isinstance(v, OpResult):
+            stack.extend(v.op.operands)
+    return out
+
+
+def _in_function(v: SSAValue, fn: AppFunction) -> bool:
+    owner = v.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    while op is not None and op is not fn.func:
+        op = op.parent_op()
+    return op is fn.func
 
 
 def _defined_at(fn: AppFunction, v: SSAValue, stmts: Sequence[AppStmt]) -> int:
@@ -791,6 +1121,8 @@ def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:
 
 
 MAX_LEAVES = 6  # candidate operands of a register pattern (bindings grow as n^2)
+MAX_PROOFS = 4  # operand choices equal on random inputs that a register pattern tries to prove
+MAX_PARTS = 16  # sub-expressions of a statement's value --explain tries per pattern
 
 
 def _extensions(t: Term) -> list[Term]:

@@ -220,6 +220,7 @@ def modulo(x: Term, q: int) -> Term:
     """``x mod q`` (unsigned ``x``) in canonical form, at the width of ``x``: ``x`` itself when
     ``x < q``; otherwise a ``remu`` at the narrowest of 8/16/32/64 bits that holds both ``x``
     and ``q`` (the remainder is below q, so zero-extending it back is exact)."""
+    x = _drop_inner_reductions(x, q)
     hi = unsigned(x)[1]
     if hi < q:
         return x
@@ -228,6 +229,85 @@ def modulo(x: Term, q: int) -> Term:
     if n < x.w:
         return cast("zext", x.w, binop("remu", cast("trunc", n, x), const(n, q)))
     return binop("remu", x, const(x.w, q))
+
+
+def _sum_parts(t: Term, w: int, k: int, acc: dict[Term, int]) -> int:
+    """``t`` (simplified) as a sum of atoms with integer coefficients plus a constant, over
+    add/sub/mul-by-constant chains of width ``w``; returns the constant."""
+    t = simplify(t) or t
+    if t.op == "const":
+        return k * signed(int(t.val), w) if t.w == w else k * int(t.val)
+    if t.w == w and t.op in ("add", "sub"):
+        c = _sum_parts(t.args[0], w, k, acc)
+        return c + _sum_parts(t.args[1], w, -k if t.op == "sub" else k, acc)
+    if t.w == w and t.op == "mul" and t.args[1].op == "const":
+        return _sum_parts(t.args[0], w, k * signed(int(t.args[1].val), w), acc)
+    acc[t] = acc.get(t, 0) + k
+    return 0
+
+
+def _peel(t: Term) -> Term:
+    """``t`` simplified, without the extensions and truncations that keep its value."""
+    while True:
+        t = simplify(t) or t
+        if t.op == "zext" or (t.op == "trunc" and unsigned(t.args[0])[1] <= mask(t.w)):
+            t = t.args[0]
+            continue
+        return t
+
+
+def _math_range(parts: dict[Term, int], k0: int) -> tuple[int, int]:
+    lo = hi = k0
+    for atom, c in parts.items():
+        a, b = unsigned(atom)
+        lo, hi = lo + min(c * a, c * b), hi + max(c * a, c * b)
+    return lo, hi
+
+
+def _drop_inner_reductions(x: Term, q: int) -> Term:
+    """``x`` with every added term ``y mod q`` (coefficient +1) replaced by ``y``, when the
+    sum neither wraps before nor after: then the two sums differ by ``q * floor(y / q)``
+    as integers, so they are equal modulo q. ``(a mod q + t) mod q`` is ``(a + t) mod q``
+    (the Kyber butterfly reduces ``a`` first, C code often does not)."""
+    w = x.w
+    parts: dict[Term, int] = {}
+    k0 = _sum_parts(x, w, 1, parts)
+    lo, hi = _math_range(parts, k0)
+    if lo < 0 or hi > mask(w):
+        return x
+    changed = False
+    for atom, c in list(parts.items()):
+        inner = _peel(atom)
+        if c != 1 or inner.op != "remu" or inner.args[1].op != "const":
+            continue
+        y = inner.args[0]
+        if int(inner.args[1].val) != q or unsigned(y)[1] > mask(w):
+            continue
+        new = dict(parts)
+        del new[atom]
+        y = _resize(y, w)
+        new[y] = new.get(y, 0) + 1
+        nlo, nhi = _math_range(new, k0)
+        if nlo < 0 or nhi > mask(w):
+            continue
+        parts, changed = new, True
+    if not changed:
+        return x
+    out: Term | None = None
+    for atom, c in sorted(parts.items(), key=lambda p: show_key(p[0])):
+        if c == 0:
+            continue
+        term = atom if c == 1 else binop("mul", atom, const(w, c))
+        out = term if out is None else binop("add", out, term)
+    if out is None:
+        return const(w, k0)
+    return binop("add", out, const(w, k0)) if k0 else out
+
+
+def show_key(t: Term) -> int:
+    from aquas.egraph.terms import digest
+
+    return digest(t)
 
 
 def condition(c: Term) -> tuple[str, Term, Term, bool] | None:
@@ -317,13 +397,20 @@ def _barrett_input(r: Term, q: int) -> Term | None:
     """``x`` when ``r = x - floor(x * floor(2^32/q) / 2^32) * q`` with ``x < 2^32``, the
     product formed in 64 bits."""
     terms, k0 = linear_parts(r)
-    if k0 or len(terms) != 2:
-        return None
-    (u, cu), (v, cv) = terms.items()
-    if cu != 1:
-        (u, cu), (v, cv) = (v, cv), (u, cu)
-    if cu != 1 or cv != (-q) & mask(r.w):
-        return None
+    if r.op == "sub" and r.args[1].op == "mul" and r.args[1].args[1].op == "const":
+        # x - est * q read as written: x may itself be a product by a constant
+        # (linear_parts would open it into c * u, which is no longer the x of est)
+        u, v = r.args[0], r.args[1].args[0]
+        if int(r.args[1].args[1].val) != q:
+            return None
+    else:
+        if k0 or len(terms) != 2:
+            return None
+        (u, cu), (v, cv) = terms.items()
+        if cu != 1:
+            (u, cu), (v, cv) = (v, cv), (u, cu)
+        if cu != 1 or cv != (-q) & mask(r.w):
+            return None
     x, est = _strip(u), _strip(v)
     if unsigned(x)[1] > mask(32) or est.op != "shru" or est.args[1].op != "const":
         return None

@@ -79,6 +79,9 @@ class Decision:
     liveout: str | None = None  # C variable receiving rd ("return" for a return value)
     liveout_type: str | None = None
     store: bool = False  # a register pattern's value is stored (the store is kept)
+    # a register pattern with a packed result (egraph/fields.py): each stored value is one
+    # bit field of rd, (store statement, field's lowest bit, field's width)
+    fields: list[tuple[AppStmt, int, int]] = field(default_factory=list)
     blockers: list[str] = field(default_factory=list)  # other regions' / bindings' reasons
     pattern: Pattern | None = None
     anchor: AppStmt | None = None

@@ -145,6 +145,42 @@ def leaf_operands(t: Term, names: set[str] | None = None) -> list[Term]:
     return out
 
 
+def computed_operands(t: Term, names: set[str] | None = None, limit: int = 12) -> list[Term]:
+    """Further candidate register operands: constants and side-effect-free sub-expressions
+    of ``t`` of at most 32 bits over values the call site can name (variables with a C
+    name, loads whose address is a linear form over them), the smallest first, at most
+    ``limit``. The rewrite evaluates such an operand as the call's argument, in the
+    statement that evaluated it before, so exactly once and at the same point."""
+    leaves = set(leaf_operands(t, names))
+    top = t  # the value itself, under its casts, is no operand: the ISAX must do the work
+    while top.op in ("zext", "sext", "trunc"):
+        top = top.args[0]
+
+    def nameable(x: Term) -> bool:
+        return (
+            x.op == "var"
+            and not str(x.val).startswith("%")
+            and (names is None or str(x.val) in names)
+        )
+
+    ok: dict[Term, bool] = {}
+    out = []
+    for n in walk(t):  # children before parents
+        if n.op == "var":
+            ok[n] = nameable(n)
+        elif n.op == "load":
+            ok[n] = all(nameable(a) for a, _ in linear(n.args[0]).terms)
+        else:
+            ok[n] = all(ok[a] for a in n.args)
+        if n is t or n is top or n in leaves or not ok[n] or n.w > 32 or n.w == 1:
+            continue
+        if n.op in ("zext", "sext") and n.args[0] in leaves:
+            continue  # an extended leaf: tried as the leaf
+        out.append(n)
+    out.sort(key=lambda n: (n.op != "const", n.size))
+    return out[:limit]
+
+
 def base_name(a: Access) -> str | None:
     names = [str(t.val) for t, _ in a.lin.terms if t.op == "var" and t.w == ADDR_W]
     return names[0] if len(names) >= 1 else None

@@ -25,11 +25,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # domain -> (the line the host reference prints, the kernels the matcher must offload)
 CASES = {
-    # fqpow: base = fqmul(base, base) with the static inline helper inlined; poly_ntt:
-    # t = fqmul(zeta, p->coeffs[j + len]) (zeta = zetas[k++], j a while loop's variable)
+    # fqpow: r = fqmul(r, base), base = fqmul(base, base) with the static inline helper
+    # inlined; poly_ntt: the butterfly's four statements (t = fqmul(zeta, p->coeffs[j +
+    # len]), a = p->coeffs[j], the two stores) as ntt_bfly on {p[j + len], p[j]} and zeta;
+    # poly_invntt: fqmul(zinv, (a + q - b) % q) with a computed operand, and the final
+    # fqmul(p->coeffs[j], KYBER_NINV) with a constant one
     "crypto": (
         "host reference: 0 wrong coefficients",
-        {("fqmul", "modmul_q"), ("fqpow", "modmul_q"), ("poly_ntt", "modmul_q")},
+        {
+            ("fqmul", "modmul_q"),
+            ("fqpow", "modmul_q"),
+            ("poly_ntt", "ntt_bfly"),
+            ("poly_invntt", "modmul_q"),
+        },
     ),
     "llm": (
         "host reference: 0 mismatches",
@@ -93,13 +101,21 @@ def test_matcher_offloads_the_kernels(domain: str) -> None:
 # The ISAXs as examples/{dsp,crypto}/*.isax define them, written independently of the
 # matcher: vdot16, the sum of 16 products of i16 elements wrapping in 32 bits (addresses are
 # 32-bit: the host program is linked without PIE so that its static buffers lie below
-# 4 GiB); modmul_q, the product of the low halves mod 3329.
+# 4 GiB); modmul_q, the product of the low halves mod 3329; ntt_bfly, the butterfly of
+# kyber.isax's comment: a = rs1[15:0] mod q, t = rs1[31:16] * rs2[15:0] mod q, rd =
+# {(a - t) mod q : 16, (a + t) mod q : 16}.
 HOST_ISAX = {
     "dsp": VDOT16_STUB,
     "crypto": """#include <stdint.h>
 static inline uint32_t aquas_modmul_q(uint32_t a, uint32_t b)
 {
     return (uint32_t)(((uint64_t)(a & 0xffffu) * (b & 0xffffu)) % 3329u);
+}
+static inline uint32_t aquas_ntt_bfly(uint32_t rs1, uint32_t rs2)
+{
+    int64_t a = (rs1 & 0xffffu) % 3329, t = ((int64_t)(rs1 >> 16) * (rs2 & 0xffffu)) % 3329;
+    int64_t sum = (a + t) % 3329, diff = ((a - t) % 3329 + 3329) % 3329;
+    return (uint32_t)diff << 16 | (uint32_t)sum;
 }
 """,
 }
@@ -108,8 +124,8 @@ static inline uint32_t aquas_modmul_q(uint32_t a, uint32_t b)
 @pytest.mark.parametrize("domain", sorted(HOST_ISAX))
 def test_rewritten_application_is_bit_identical_on_the_host(domain: str, tmp_path: Path) -> None:
     """The rewrite `aquas match` writes for the case study (dsp: fir_process through
-    vdot16 on a fir_state *; crypto: fqmul, fqpow and the poly_ntt butterfly through
-    modmul_q), compiled on the host with the ISAXs written out in C, prints exactly what
+    vdot16 on a fir_state *; crypto: fqmul, fqpow and poly_invntt through modmul_q, the
+    poly_ntt butterfly through ntt_bfly), compiled on the host with the ISAXs written out in C, prints exactly what
     the original program prints."""
     cc = shutil.which("gcc") or shutil.which("cc")
     assert cc, "a host C compiler is needed (gcc)"

@@ -72,11 +72,19 @@ def test_corpus_found_rate() -> None:
 
 
 @pytest.mark.parametrize("cf", NEGATIVES, ids=lambda f: f.name)
-def test_near_miss_is_never_matched(cf) -> None:  # type: ignore[no-untyped-def]
-    res = result(cf.name)
-    assert not res.matched, [(d.isax, d.line, d.detail) for d in res.matched]
-    # ... even when offloading would not pay off
-    assert not result(cf.name, profit=False).matched
+def test_near_miss_is_never_matched(cf, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A near miss is never replaced by the ISAX of its calling convention. A register
+    ISAX may still be found on computed operands (``modmul_q_helper_mask_fff`` is
+    ``modmul_q(a & 0xfff, b & 0xfff)``): such a rewrite is correct for the program, so it
+    must keep the computation in an operand and give the same output on the ISS. (A
+    helper function of the file may be the ISAX itself, `fqmul`: the ISS run covers it.)"""
+    for res in (result(cf.name), result(cf.name, profit=False)):  # ... even unprofitable
+        for d in (d for d in res.matched if d.function == "kernel"):
+            assert d.binding is not None
+            plain = [t.args[0] if t.op in ("zext", "sext") else t for t in d.binding.regs.values()]
+            assert any(t.op not in ("var", "load") for t in plain), (d.isax, d.line, d.detail)
+    if result(cf.name, profit=False).matched:
+        same_output_on_the_iss(cf, result(cf.name, profit=False), tmp_path)
 
 
 def test_alias_negatives_are_rejected_for_the_dependence() -> None:
@@ -96,9 +104,13 @@ MATCHED = [cf for cf in POSITIVES if result(cf.name, profit=False).matched]
 
 @pytest.mark.parametrize("cf", MATCHED, ids=lambda f: f.name)
 def test_rewritten_program_has_the_same_output(cf, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    res = result(cf.name, profit=False)
+    same_output_on_the_iss(cf, result(cf.name, profit=False), tmp_path)
+
+
+def same_output_on_the_iss(cf, res, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     new = rewrite_c(res)
-    assert new != cf.path.read_text() and f"aquas_{cf.isax}(" in new
+    isaxs = {d.isax for d in res.matched}
+    assert new != cf.path.read_text() and any(f"aquas_{i}(" in new for i in isaxs)
     (tmp_path / "orig").mkdir()
     (tmp_path / "new").mkdir()
     (tmp_path / "orig" / "kernel.c").write_text(cf.path.read_text())

@@ -198,3 +198,30 @@ def test_bit_tests_counting_selects_and_shift_chains() -> None:
         t = binop(op, binop(op, X8, const(8, a)), const(8, b))
         r = simplify(t)
         assert r is not None and same_everywhere(t, r)
+
+
+def test_an_added_inner_remainder_is_dropped_only_when_no_sum_wraps() -> None:
+    """(a mod q + t) mod q = (a + t) mod q when neither sum wraps (the Kyber butterfly
+    reduces a first, C code does not); a subtracted remainder, or a sum that may wrap,
+    keeps its inner reduction. Every result is compared on all inputs."""
+    a, b = binop("and", X8, const(8, 127)), binop("and", Y8, const(8, 127))
+
+    def inner_remainders(t: Term) -> int:
+        from aquas.egraph.terms import walk
+
+        return sum(1 for n in walk(t) if n.op == "remu") - 1
+
+    added = rx(binop("add", rx(a), b))
+    r = simplify(added)
+    assert r is not None and inner_remainders(r) == 0 and same_everywhere(added, r)
+    both = rx(binop("add", rx(a), rx(b)))  # both terms: a + b <= 254 still fits
+    r = simplify(both)
+    assert r is not None and inner_remainders(r) == 0 and same_everywhere(both, r)
+    # a - (b mod q) + q: the subtracted remainder stays (a - b may be negative)
+    diff = rx(binop("add", binop("sub", a, rx(b)), const(8, Q)))
+    r = simplify(diff) or diff
+    assert inner_remainders(r) == 1 and same_everywhere(diff, r)
+    # x mod q + y for any 8-bit y may wrap: kept
+    wraps = rx(binop("add", rx(X8), Y8))
+    r = simplify(wraps) or wraps
+    assert inner_remainders(r) == 1 and same_everywhere(wraps, r)
