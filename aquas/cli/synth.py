@@ -175,6 +175,9 @@ def synth(
         from aquas.synth.oplib import OperatorLibrary
 
         unit_doc["multicycle_units"] = multicycle_units(res.unit, OperatorLibrary.load())
+        from aquas.synth.binding import report as sharing_report
+
+        unit_doc["shared_units"] = sharing_report(res.unit.binding, OperatorLibrary.load())
         if u.lint_warnings is not None:
             unit_doc["lint_warnings"] = u.lint_warnings
             if u.lint_warnings:
@@ -253,6 +256,18 @@ def synth(
         out.print(
             f"plan {name}: {rep['interface']['plan']} ({rep['interface']['reason']})", markup=False
         )
+    for su in unit_doc["shared_units"]:  # type: ignore[attr-defined]
+        out.print(
+            f"shared {su['class']}: {su['units']} unit(s) of {su['width']} bits for {su['ops']} "
+            f"multiplies (per unit {su['ops_per_unit']}; about {su['estimated_cells']} cells "
+            f"with input selects, against {su['unshared_cells']} unshared)",
+            markup=False,
+        )
+        per_isax: dict[str, int] = {}
+        for u in su["users"]:
+            per_isax[u.split("@")[0]] = per_isax.get(u.split("@")[0], 0) + 1
+        users = ", ".join(f"{n} x{k}" for n, k in per_isax.items())
+        out.print(f"  users: {users}", markup=False)
     if "yosys" in unit_doc:
         y = unit_doc["yosys"]
         assert isinstance(y, dict)
