@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, comb
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.dialects import aquas as aq
@@ -120,6 +120,149 @@ def class_of(op: Operation, lib: OperatorLibrary) -> UnitClass | None:
     return UnitClass(kind, w) if worth_sharing(lib, kind, w) else None
 
 
+NARROW_DEPTH = 8
+"""How far the operand-width analysis follows a value back."""
+
+
+def _const(v: SSAValue) -> int | None:
+    if isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp):
+        attr = v.owner.value
+        if isinstance(attr, IntegerAttr):
+            return int(attr.value.data)
+    return None
+
+
+def unsigned_bits(v: SSAValue, depth: int = NARROW_DEPTH) -> int:
+    """Bits ``k`` such that ``v`` (``w`` bits) is the zero extension of its low ``k`` bits
+    (``w`` when nothing is known): a zero extension, a mask by a constant, a logical
+    shift right by a constant, a truncation of such a value."""
+    w = _width(v)
+    c = _const(v)
+    if c is not None:
+        return (c & ((1 << w) - 1)).bit_length()
+    if depth == 0 or not isinstance(v, OpResult):
+        return w
+    op, d = v.owner, depth - 1
+    if isinstance(op, arith.ExtUIOp):
+        return min(w, unsigned_bits(op.input, d))
+    if isinstance(op, arith.TruncIOp):
+        return min(w, unsigned_bits(op.input, d))
+    if isinstance(op, arith.AndIOp):
+        return min(unsigned_bits(op.lhs, d), unsigned_bits(op.rhs, d))
+    if isinstance(op, arith.ShRUIOp):
+        amt = _const(op.rhs)
+        if amt is not None and 0 <= amt < w:
+            return max(0, unsigned_bits(op.lhs, d) - amt)
+    return w
+
+
+def signed_bits(v: SSAValue, depth: int = NARROW_DEPTH) -> int:
+    """Bits ``k`` (at least 1) such that ``v`` (``w`` bits) is the sign extension of its
+    low ``k`` bits: a sign extension, a zero extension (one bit more), a sum or difference
+    of such values (one bit more than the wider), a truncation of such a value."""
+    w = _width(v)
+    c = _const(v)
+    if c is not None:
+        c &= (1 << w) - 1
+        if c >> (w - 1):
+            c -= 1 << w
+        return max(1, (c if c >= 0 else ~c).bit_length() + 1)
+    fallback = min(w, unsigned_bits(v, depth) + 1)
+    if depth == 0 or not isinstance(v, OpResult):
+        return fallback
+    op, d = v.owner, depth - 1
+    if isinstance(op, arith.ExtSIOp):
+        return min(w, signed_bits(op.input, d))
+    if isinstance(op, arith.TruncIOp):
+        return min(w, signed_bits(op.input, d))
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        return min(w, max(signed_bits(op.lhs, d), signed_bits(op.rhs, d)) + 1, fallback)
+    return fallback
+
+
+@dataclass(frozen=True)
+class Narrow:
+    """A ``w``-bit multiply whose operands are the zero (``signed=False``) or sign
+    extensions of their low ``bits`` bits: the low ``w`` bits of the product are those of
+    a ``bits`` x ``bits`` multiply (see :func:`narrow_mul`)."""
+
+    bits: int
+    signed: bool
+
+
+def narrowing(ops: Iterable[Operation]) -> Narrow | None:
+    """The narrowing every multiply of ``ops`` (of one width) allows, or None: unsigned
+    if all operands are zero extensions, else signed over the widest sign extension."""
+    ops = list(ops)
+    if not ops:
+        return None
+    w = _width(ops[0].results[0])
+    ku = max(max(unsigned_bits(v) for v in op.operands) for op in ops)
+    ks = max(max(signed_bits(v) for v in op.operands) for op in ops)
+    if ku < w and ku <= ks:
+        return Narrow(max(1, ku), False)
+    if ks < w:
+        return Narrow(ks, True)
+    return None
+
+
+def narrow_mul(
+    h: object, a: SSAValue, b: SSAValue, w: int, narrow: Narrow | None, hint: str
+) -> SSAValue:
+    """The low ``w`` bits of ``a * b`` for ``bits``-wide operands ``a``, ``b`` (the low
+    bits of the multiply's operands; ``w``-bit ones without ``narrow``).
+
+    Unsigned: a ``bits`` x ``bits`` multiply of zero-extended operands, which Yosys maps at
+    that width. Signed: with ``B = 2^(bits-1)``, ``a' = a + B`` and ``b' = b + B`` are the
+    operands with their sign bit flipped, unsigned, and ``a*b = a'b' - B(a' + b') + B^2``
+    (mod ``2^w``): an unsigned multiply plus one addition after it (the rest is computed
+    beside the array). Yosys maps it in as many cells as its own signed multiply and no
+    deeper than the full ``w``-bit multiply (``tests/test_sharing.py`` measures both)."""
+    from aquas.synth.hwemit import HwBuilder
+
+    assert isinstance(h, HwBuilder)
+    kind, x, y = narrow_parts(h, a, b, w, narrow, hint)
+    return h.binop(kind, x, y, hint)
+
+
+def narrow_parts(
+    h: object, a: SSAValue, b: SSAValue, w: int, narrow: Narrow | None, hint: str
+) -> tuple[str, SSAValue, SSAValue]:
+    """:func:`narrow_mul` without its last op: (comb op name, its two operands)."""
+    from aquas.synth.hwemit import HwBuilder
+
+    assert isinstance(h, HwBuilder)
+    if narrow is None:
+        return "comb.mul", a, b
+    k = narrow.bits
+    if not narrow.signed:
+        return "comb.mul", h.zext(a, w, f"{hint}_az"), h.zext(b, w, f"{hint}_bz")
+    flip = h.const(1 << (k - 1), k)
+    az = h.zext(h.binop("comb.xor", a, flip, f"{hint}_af"), w, f"{hint}_az")
+    bz = h.zext(h.binop("comb.xor", b, flip, f"{hint}_bf"), w, f"{hint}_bz")
+    prod = h.binop("comb.mul", az, bz, f"{hint}_p")
+    total = h.binop("comb.add", az, bz, f"{hint}_s")
+    if k > 1:
+        total = h.concat(
+            h.extract(total, 0, w - (k - 1), f"{hint}_s_lo"), h.const(0, k - 1), f"{hint}_sb"
+        )
+    bias = h.const((1 << (2 * k - 2)) & ((1 << w) - 1), w)
+    fix = h.binop("comb.sub", bias, total, f"{hint}_fix")
+    return "comb.add", prod, fix
+
+
+def emit_mul(h: object, op: Operation, a: SSAValue, b: SSAValue, hint: str) -> SSAValue:
+    """A multiply with its own operator, narrowed to the operand bits it uses."""
+    from aquas.synth.hwemit import HwBuilder
+
+    assert isinstance(h, HwBuilder)
+    w = _width(op.results[0])
+    narrow = None if any(_is_const(v) for v in op.operands) else narrowing([op])
+    if narrow is not None:
+        a, b = h.extract(a, 0, narrow.bits), h.extract(b, 0, narrow.bits)
+    return narrow_mul(h, a, b, w, narrow, hint)
+
+
 @dataclass
 class Sharing:
     """What the scheduler needs to know about shared units: which op uses which class,
@@ -132,6 +275,8 @@ class Sharing:
     """(ISAX, class) → uses per cycle; absent: no limit (the class's op count)."""
     directives: dict[str, int] = field(default_factory=dict)
     """ISAX → its ``#[mul_units(N)]``."""
+    narrow: dict[UnitClass, Narrow | None] = field(default_factory=dict)
+    """Class → the operand bits its units take (None: all ``w``)."""
 
     @staticmethod
     def plan(
@@ -165,6 +310,8 @@ class Sharing:
             # select keeps its own operator
             if s.users[c] > 1 and delay(op) + s.select[c] <= budget_ns:
                 s.classes[op] = c
+        for c in s.users:
+            s.narrow[c] = narrowing(op for op, oc in s.classes.items() if oc == c)
         return s
 
     def extra_ns(self, op: Operation) -> float:
@@ -272,6 +419,8 @@ class Binding:
     users: dict[tuple[UnitClass, int], list[Operation]] = field(default_factory=dict)
     dedicated: list[Operation] = field(default_factory=list)
     """Ops of a shared class that got an operator of their own (a loop across classes)."""
+    narrow: dict[UnitClass, Narrow | None] = field(default_factory=dict)
+    """Class → the operand bits its units take."""
 
     def counts(self) -> dict[UnitClass, int]:
         out: dict[UnitClass, int] = {}
@@ -282,7 +431,7 @@ class Binding:
 
 def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
     """Binds the shared ops of each state to units (see the module docstring)."""
-    b = Binding()
+    b = Binding(narrow=dict(sharing.narrow))
     # unit → units whose output reaches its input within some state
     feeds: dict[tuple[UnitClass, int], set[tuple[UnitClass, int]]] = {}
 
@@ -352,6 +501,7 @@ class SharedUnits:
         assert isinstance(h, HwBuilder)
         self.h = h
         self.binding = binding
+        self.narrow = binding.narrow
         self.ops: dict[tuple[UnitClass, int], Operation] = {}
         self.inputs: dict[tuple[UnitClass, int], list[tuple[SSAValue, SSAValue, SSAValue]]] = {}
 
@@ -363,11 +513,18 @@ class SharedUnits:
         whose enable is ``en``."""
         unit = self.binding.unit_of[op]
         c, i = unit
+        narrow = self.narrow.get(c)
         if unit not in self.ops:
+            # the unit's last op (the multiply, or the addition after a signed narrowed
+            # one); its operands are connected in ``finish``
             zero = self.h.const(0, c.width)
-            mul = comb.MulOp([zero, zero])
-            self.h.add(mul, f"{c.key}_u{i}")
-            self.ops[unit] = mul
+            last = (
+                comb.AddOp([zero, zero]) if narrow and narrow.signed else comb.MulOp([zero, zero])
+            )
+            self.h.add(last, f"{c.key}_u{i}")
+            self.ops[unit] = last
+        if narrow is not None:
+            a, b = self.h.extract(a, 0, narrow.bits), self.h.extract(b, 0, narrow.bits)
         self.inputs.setdefault(unit, []).append((en, a, b))
         return self.ops[unit].results[0]
 
@@ -391,17 +548,22 @@ class SharedUnits:
 
         h = self.h
         h.loc = basename_loc(None)
-        for unit, mul in sorted(self.ops.items(), key=lambda kv: kv[0]):
+        for unit, last in sorted(self.ops.items(), key=lambda kv: kv[0]):
             c, i = unit
+            narrow = self.narrow.get(c)
+            bits = c.width if narrow is None else narrow.bits
             items = self.inputs[unit]
-            a = self._select([(en, x) for en, x, _ in items], c.width, f"{c.key}_u{i}_a")
-            b = self._select([(en, y) for en, _, y in items], c.width, f"{c.key}_u{i}_b")
-            mul.operands = [a, b]
+            a = self._select([(en, x) for en, x, _ in items], bits, f"{c.key}_u{i}_a")
+            b = self._select([(en, y) for en, _, y in items], bits, f"{c.key}_u{i}_b")
+            _, x, y = narrow_parts(h, a, b, c.width, narrow, f"{c.key}_u{i}")
+            last.operands = [x, y]
 
 
 def report(binding: Binding, lib: OperatorLibrary) -> list[dict[str, object]]:
-    """The bound units: class, width, users (ISAX and spec location), and the estimated
-    cells of the operator and its selects against one operator per op."""
+    """The bound units: class, width, operand bits, users (ISAX and spec location), and
+    the estimated cells of the units and their selects against one operator per op (by
+    the library's full-width multiplier: an upper bound when the operands are narrowed;
+    Yosys measures the real figure)."""
     from pathlib import PurePath
 
     from aquas.diagnostics import loc_of
@@ -423,16 +585,21 @@ def report(binding: Binding, lib: OperatorLibrary) -> list[dict[str, object]]:
                 name = isax.sym_name.data if isinstance(isax, aq.IsaxOp) else "?"
                 users.append(f"{name}@{where}")
         op_cells = lib.cost(c.kind, c.width).cells
-        sel = sum(max(0, n - 1) for n in per_unit) * select_cells(lib, c.width)
+        narrow = binding.narrow.get(c)
+        bits = c.width if narrow is None else narrow.bits
+        sel = sum(max(0, n - 1) for n in per_unit) * select_cells(lib, bits)
         out.append(
             {
                 "class": c.key,
                 "kind": c.kind,
                 "width": c.width,
                 "units": counts[c],
+                "operand_bits": bits,
+                "operands_signed": None if narrow is None else narrow.signed,
                 "ops": sum(per_unit),
                 "ops_per_unit": per_unit,
                 "users": users,
+                # the library's w-bit multiplier (an upper bound on a narrowed one)
                 "estimated_cells": counts[c] * op_cells + sel,
                 "unshared_cells": sum(per_unit) * op_cells,
             }

@@ -36,7 +36,7 @@ from xdsl.printer import Printer
 
 from aquas.dialects import aquas as aq
 from aquas.intops import BY_ARITH, PREDICATES
-from aquas.synth.binding import Binding, SharedUnits
+from aquas.synth.binding import Binding, SharedUnits, emit_mul
 from aquas.synth.fsm import (
     Branch,
     FsmBuilder,
@@ -490,6 +490,8 @@ class UnitGenerator:
             out(val)
         elif op in self.shared:  # a multiply on a shared unit: its inputs select this state's
             out(self.shared.use(op, self.is_state[st.id], r(0), r(1)))
+        elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow
+            out(emit_mul(h, op, r(0), r(1), hint))
         elif name in BY_ARITH:
             out(h.binop(BY_ARITH[name].comb, r(0), r(1), hint))
         elif name == "arith.cmpi":

@@ -242,7 +242,7 @@ def test_shared_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> Non
     from aquas.synth.flow import synthesize
     from aquas.synth.lint import lint
 
-    for k, src in enumerate((spec(), spec(", mul_units(1)"), CROSS)):
+    for k, src in enumerate((spec(), spec(", mul_units(1)"), CROSS, NARROW)):
         path = tmp_path / f"shr{k}.isax"
         path.write_text(src)
         out = tmp_path / f"out{k}"
@@ -258,5 +258,114 @@ def test_shared_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> Non
             cache_dir=ROOT / "build" / "cosim",
         )
         assert cs.mismatches == []
-        names = ("ab", "ba") if k == 2 else ("four", "two")
+        names = [("four", "two"), ("four", "two"), ("ab", "ba"), ("bytes", "halves")][k]
         assert all(cs.stats[n]["cases"] == 200 for n in names)
+
+
+# operands narrower than the multiply: sign-extended bytes and halves, a difference of two
+# sign-extended words (33 bits), zero-extended halves, and a mix of both on one unit
+NARROW = """
+extension nar;
+
+#[opcode(custom0), funct7(5)]
+isax bytes(rs1, rs2) -> rd {
+    let p0: i32 = sext<i32>(rs1[7:0] as i8) * sext<i32>(rs2[7:0] as i8);
+    let p1: i32 = sext<i32>(rs1[15:8] as i8) * sext<i32>(rs2[15:8] as i8);
+    return (p0 + p1) as u32;
+}
+
+#[opcode(custom0), funct7(6)]
+isax halves(rs1, rs2) -> rd {
+    let p: i40 = sext<i40>(rs1[15:0] as i16) * sext<i40>(rs2[31:16] as i16);
+    let q: i40 = sext<i40>(rs2[15:0] as i16) * sext<i40>(rs1[31:16] as i16);
+    return trunc<u32>((p - q) >> 8);
+}
+
+#[opcode(custom0), funct7(7)]
+isax diff(rs1, rs2) -> rd {
+    let d: i64 = sext<i64>(rs1 as i32) - sext<i64>(rs2 as i32);
+    let e: i64 = sext<i64>(rs2 as i32) - sext<i64>(0 - rs1 as i32);
+    let x: i64 = d * d;
+    let y: i64 = d * e;
+    return trunc<u32>(x >> 31) ^ trunc<u32>(y >> 17) ^ trunc<u32>(x);
+}
+
+#[opcode(custom0), funct7(8)]
+isax unsig(rs1, rs2) -> rd {
+    let x: u64 = zext<u64>(rs1[15:0]) * zext<u64>(rs2[15:0]);
+    let y: u64 = zext<u64>(rs1[31:16]) * zext<u64>(rs2[31:16]);
+    return trunc<u32>((x + y) >> 3);
+}
+"""
+
+
+def test_operand_widths_are_read_off_the_extensions() -> None:
+    from aquas.synth.binding import Narrow, narrowing
+    from aquas.synth.prepare import prepare
+
+    module = lower_spec(NARROW, "nar.isax")
+    prepare(module)
+    muls: dict[str, list] = {}  # type: ignore[type-arg]
+    for op in module.walk():
+        if op.name == "arith.muli":
+            isax = op.parent_op()
+            while isax is not None and isax.name != "aquas.isax":
+                isax = isax.parent_op()
+            assert isax is not None
+            muls.setdefault(isax.sym_name.data, []).append(op)  # type: ignore[attr-defined]
+    assert narrowing(muls["bytes"]) == Narrow(8, True)
+    assert narrowing(muls["halves"]) == Narrow(16, True)
+    assert narrowing(muls["diff"]) == Narrow(33, True)  # sext(i32) - sext(i32)
+    assert narrowing(muls["unsig"]) == Narrow(16, False)
+    # the shared class of a unit covers its widest user
+    assert narrowing(muls["bytes"] + muls["halves"]) == Narrow(16, True)
+    assert narrowing(muls["unsig"] + muls["bytes"]) == Narrow(17, True)
+
+
+def test_pointcloud_covariance_multiplies_are_33_bits() -> None:
+    builder, _ = schedule_isaxs(
+        lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax"),
+        10.0,
+        LIB,
+        mem_latency=12,
+    )
+    assert builder.sharing is not None
+    narrow = {c.key: n for c, n in builder.sharing.narrow.items()}
+    assert narrow["mul64"] is not None and (narrow["mul64"].bits, narrow["mul64"].signed) == (
+        33,
+        True,
+    )
+    assert narrow["mul32"] is None  # (pa - pb) as i32 and the matrix entries use all bits
+
+
+@pytest.mark.parametrize(
+    ("k", "w", "signed"), [(8, 32, True), (16, 40, True), (33, 64, True), (16, 64, False)]
+)
+def test_a_narrowed_multiplier_is_smaller_and_no_deeper(
+    k: int, w: int, signed: bool, tmp_path: Path
+) -> None:
+    """Yosys (the units' script) on the narrowed multiplier alone: fewer cells than the
+    w-bit multiply and no more depth, so the scheduler's delay (the w-bit multiply's)
+    stays an upper bound."""
+    from xdsl.dialects import hw
+    from xdsl.dialects.builtin import ArrayAttr, IntegerType, StringAttr
+    from xdsl.ir import Block, Region
+
+    from aquas.synth.binding import Narrow, narrow_mul
+    from aquas.synth.hwemit import HwBuilder
+    from aquas.synth.multicycle import _yosys_figures
+
+    block = Block(arg_types=[IntegerType(k), IntegerType(k)])
+    h = HwBuilder(block, block.args[0], block.args[1])
+    y = narrow_mul(h, block.args[0], block.args[1], w, Narrow(k, signed), "y")
+    block.add_op(hw.OutputOp([y]))
+    ports = [
+        hw.ModulePort(StringAttr(n), IntegerType(k), hw.DirectionAttr(hw.Direction.INPUT))
+        for n in ("a", "b")
+    ] + [hw.ModulePort(StringAttr("y"), IntegerType(w), hw.DirectionAttr(hw.Direction.OUTPUT))]
+    name = f"nm{k}x{w}"
+    mod = hw.HWModuleOp(StringAttr(name), hw.ModuleType(ArrayAttr(ports)), Region(block))
+    fig = _yosys_figures(tmp_path, mod)
+    full = LIB.cost("mul", w)
+    assert fig["depth"] <= full.depth
+    assert fig["cells"] < 0.7 * full.cells

@@ -259,8 +259,10 @@ def synth(
     for su in unit_doc["shared_units"]:  # type: ignore[attr-defined]
         out.print(
             f"shared {su['class']}: {su['units']} unit(s) of {su['width']} bits for {su['ops']} "
-            f"multiplies (per unit {su['ops_per_unit']}; about {su['estimated_cells']} cells "
-            f"with input selects, against {su['unshared_cells']} unshared)",
+            f"multiplies (per unit {su['ops_per_unit']}; operands {su['operand_bits']} bits"
+            f"{'' if su['operands_signed'] is None else (' signed' if su['operands_signed'] else ' unsigned')}"
+            f"; full-width estimate {su['estimated_cells']} cells with input selects, "
+            f"against {su['unshared_cells']} unshared)",
             markup=False,
         )
         per_isax: dict[str, int] = {}
