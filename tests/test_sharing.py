@@ -369,3 +369,34 @@ def test_a_narrowed_multiplier_is_smaller_and_no_deeper(
     full = LIB.cost("mul", w)
     assert fig["depth"] <= full.depth
     assert fig["cells"] < 0.7 * full.cells
+
+
+def test_synth_prints_the_shared_units_and_no_share_turns_them_off(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from aquas.cli import main
+
+    path = tmp_path / "shr.isax"
+    path.write_text(spec())
+    docs = {}
+    for flag in ((), ("--no-share",)):
+        out = tmp_path / ("plain" if flag else "shared")
+        args = ["synth", str(path), "--no-yosys", "--no-lint", "-o", str(out), *flag]
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 0, r.output
+        docs[bool(flag)] = (json.loads((out / "unit.json").read_text()), r.output)
+    (shared, text), (plain, plain_text) = docs[False], docs[True]
+    (su,) = shared["shared_units"]
+    assert (su["class"], su["units"], su["ops"], su["ops_per_unit"]) == (
+        "mul32",
+        4,
+        6,
+        [2, 2, 1, 1],
+    )
+    assert su["operand_bits"] == 32 and su["operands_signed"] is None
+    assert "shared mul32: 4 unit(s) of 32 bits for 6 multiplies" in text
+    assert "users: four x4, two x2" in text
+    assert plain["shared_units"] == [] and "shared mul32" not in plain_text
+    assert count_muls((out / "shr_isax_unit.sv").read_text()) == 6

@@ -80,6 +80,12 @@ from aquas.target import Target
     "size (auto: SRAM above 64 elements per bank), overriding the spec's impl(...) "
     "directives [default: each scratchpad's directive].",
 )
+@click.option(
+    "--no-share",
+    is_flag=True,
+    help="Give every multiply its own multiplier instead of sharing units across states "
+    "and ISAXs (for comparison).",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -104,6 +110,7 @@ def synth(
     bus_width: str | None,
     reencode_for: str | None,
     scratchpads: str | None,
+    no_share: bool,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -158,6 +165,7 @@ def synth(
             progress=lambda msg: err.print(f"interface: {msg}", markup=False),
             target=target,
             scratchpads=scratchpads,
+            share=not no_share,
         )
         res = u.synth
         unit_doc: dict[str, object] = {
