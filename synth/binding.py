@@ -345,8 +345,8 @@ class Sharing:
 
 
 DEFAULT_SLOWDOWN = 0.10
-"""How much slower (a fraction of its cycles without sharing, at the flow's memory
-latency) the default lets an ISAX become to save units: the issue's floor."""
+"""How much slower (a fraction of its fixed cycles without sharing, i.e. at memory
+latency 0) the default lets an ISAX become to save units: the issue's floor."""
 
 
 def within(cycles: tuple[int, int], base: tuple[int, int], slowdown: float) -> bool:
@@ -365,8 +365,8 @@ def choose_limits(
     """Sets each ISAX's limit per class (``sharing.limits``).
 
     An ISAX with ``#[mul_units(N)]`` gets ``N`` (or its peak, if lower). For the others,
-    the fewest units with which the ISAX's cycles (``cycles(isax)``: min and max at the
-    flow's memory latency, under the limits set so far) stay within ``1 + slowdown`` of
+    the fewest units with which the ISAX's cycles (``cycles(isax)``: min and max of the
+    fixed part, under the limits set so far) stay within ``1 + slowdown`` of
     ``base`` (its cycles without sharing), by bisection from its peak. A class then has
     the most units any ISAX needs, and every ISAX may use all of them (up to its peak):
     fewer would save no area and could cost cycles."""

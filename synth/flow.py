@@ -22,7 +22,7 @@ from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare
 from aquas.synth.rtlgen import Unit, UnitGenerator
-from aquas.synth.timing import DEFAULT_MEM_LATENCY, schedule_extension
+from aquas.synth.timing import schedule_extension
 
 
 @dataclass
@@ -130,12 +130,10 @@ def schedule_isaxs(
     clock_ns: float,
     lib: OperatorLibrary,
     bus_width: int = 32,
-    mem_latency: int = DEFAULT_MEM_LATENCY,
     share: bool = True,
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Prepare ``module`` in place and schedule every ISAX of its extension (binding its
-    multiplies to shared units unless ``share`` is false; ``mem_latency`` is the memory
-    latency at which the number of units is chosen)."""
+    multiplies to shared units unless ``share`` is false)."""
     from aquas.synth.sram import fit_partitions
 
     prepare(module)
@@ -145,7 +143,6 @@ def schedule_isaxs(
         clock_ns,
         lib,
         bus_width=bus_width,
-        mem_latency=mem_latency,
         share=share,
     )
 
@@ -163,7 +160,7 @@ def isax_latencies(
     Schedules a clone of ``module`` (no RTL is generated), so callers keep their IR.
     """
     _, fsms = schedule_isaxs(
-        module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width, mem_latency, share
+        module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width, share
     )
     out = {}
     for f in fsms:
@@ -177,13 +174,12 @@ def build_unit(
     clock_ns: float,
     lib: OperatorLibrary,
     bus_width: int = 32,
-    mem_latency: int = DEFAULT_MEM_LATENCY,
     share: bool = True,
 ) -> Unit:
     from aquas.synth.sram import check_supported
 
     ext = find_extension(module)
-    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width, mem_latency, share)
+    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width, share)
     check_supported(ext, bus_width)
     builder.allocate_registers()
     return UnitGenerator(ext, builder, fsms).generate()
@@ -293,7 +289,7 @@ def synthesize(
     ext_name = find_extension(module).sym_name.data
     from aquas.synth.sram import SramShape, inventory, is_sram, render_model
 
-    unit = build_unit(module, clock_ns, lib, bus_width, mem_latency, share)
+    unit = build_unit(module, clock_ns, lib, bus_width, share)
     verilog = header_comment(unit, clock_ns) + export_verilog(unit.circt_text)
     ext = find_extension(module)
     shapes = dict.fromkeys(SramShape.of(s) for s in ext.scratchpads() if is_sram(s))

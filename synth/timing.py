@@ -30,9 +30,6 @@ IDLE_STATE, RESP_STATE = 0, 1
 # register-input select (an AND-OR tree over the register's writers, then a hold mux) and
 # the state decode feeding it. Checked against Yosys' depth of every example unit.
 OVERHEAD_LEVELS = 10
-# The memory latency at which the default number of shared units is chosen when the
-# caller gives none (synthesize's default).
-DEFAULT_MEM_LATENCY = 4
 
 
 def _w(op: Operation) -> int:
@@ -95,7 +92,6 @@ def schedule_extension(
     scheduler: Scheduler = list_schedule,
     bus_width: int = 32,
     share: bool = True,
-    mem_latency: int = DEFAULT_MEM_LATENCY,
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines, for
     an ISAX memory master ``bus_width`` bits wide, and bind its multiplies to shared
@@ -104,8 +100,11 @@ def schedule_extension(
     With sharing, the extension is scheduled without sharing (the reference cycles), then
     without a limit on the shared units (each ISAX's peak use per class), the number of
     units is chosen (``binding.choose_limits``: the ``#[mul_units(N)]`` directives, else
-    the fewest units that keep every ISAX within 10 % of its reference cycles at
-    ``mem_latency``), and the extension is scheduled with those limits and bound."""
+    the fewest units that keep every ISAX within 10 % of its reference cycles), and the
+    extension is scheduled with those limits and bound. The cycles compared are the fixed
+    part of the latency (memory latency 0): sharing changes only that part, so an ISAX
+    within 10 % there is within 10 % at any memory latency, and the unit does not depend
+    on the memory."""
     from aquas.synth.binding import DEFAULT_SLOWDOWN, Sharing, bind, choose_limits, within
     from aquas.synth.multicycle import multicycle_policy
 
@@ -143,7 +142,7 @@ def schedule_extension(
         return plain
 
     def cycles_of(fsms: list[IsaxFsm]) -> dict[str, tuple[int, int]]:
-        return {f.isax.sym_name.data: f.latency.at(mem_latency) for f in fsms}
+        return {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
 
     # without sharing: the reference cycles the default may slow by 10 % at most
     base = cycles_of(plain[1])
@@ -177,7 +176,7 @@ def schedule_extension(
             multicycle=policy,
             sharing=chosen,
         )
-        return b.build_isax(isaxs[name]).latency.at(mem_latency)
+        return b.build_isax(isaxs[name]).latency.at(0)
 
     choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
     builder, fsms = run()

@@ -66,9 +66,9 @@ def spec(directive: str = "") -> str:
     return FOUR.format(directive=directive)
 
 
-def schedule(src: str, share: bool = True, mem_latency: int = 4):  # type: ignore[no-untyped-def]
+def schedule(src: str, share: bool = True):  # type: ignore[no-untyped-def]
     module = lower_spec(src, "shr.isax")
-    return schedule_isaxs(module, 10.0, LIB, mem_latency=mem_latency, share=share)
+    return schedule_isaxs(module, 10.0, LIB, share=share)
 
 
 def cycles(fsms) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
@@ -202,12 +202,14 @@ def test_binding_orders_chained_units_within_a_class() -> None:
 
 def test_pointcloud_default_shares_within_ten_percent() -> None:
     module = lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax")
-    _, plain = schedule_isaxs(module.clone(), 10.0, LIB, mem_latency=12, share=False)
-    builder, fsms = schedule_isaxs(module, 10.0, LIB, mem_latency=12)
-    before = {f.isax.sym_name.data: f.latency.at(12) for f in plain}
-    after = {f.isax.sym_name.data: f.latency.at(12) for f in fsms}
-    for name, (_, hi) in after.items():
-        assert hi <= int(before[name][1] * 1.1), (name, before[name], after[name])
+    _, plain = schedule_isaxs(module.clone(), 10.0, LIB, share=False)
+    builder, fsms = schedule_isaxs(module, 10.0, LIB)
+    # chosen on the fixed cycles, so within 10 % at any memory latency
+    for mem in (0, 4, 12, 40):
+        before = {f.isax.sym_name.data: f.latency.at(mem) for f in plain}
+        after = {f.isax.sym_name.data: f.latency.at(mem) for f in fsms}
+        for name, (_, hi) in after.items():
+            assert hi <= int(before[name][1] * 1.1), (mem, name, before[name], after[name])
     assert builder.binding is not None
     counts = {c.key: n for c, n in builder.binding.counts().items()}
     # 28 32-bit and 24 64-bit multiplies without sharing
@@ -327,7 +329,6 @@ def test_pointcloud_covariance_multiplies_are_33_bits() -> None:
         lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax"),
         10.0,
         LIB,
-        mem_latency=12,
     )
     assert builder.sharing is not None
     narrow = {c.key: n for c, n in builder.sharing.narrow.items()}
