@@ -731,6 +731,13 @@ NOALIAS_ATTR = "aquas.noalias"
 guarantees that the bytes the ISAX addresses through ``rs1``, through ``rs2`` and through
 absolute addresses are three disjoint regions. Interface plans may rely on it."""
 
+MUL_UNITS_ATTR = "aquas.mul_units"
+"""Discardable ``aquas.isax`` attribute (the spec's ``#[mul_units(N)]``, i64): at most
+``N`` multipliers of each width in one cycle of the ISAX (synth/binding.py)."""
+
+MAX_MUL_UNITS = 64
+"""The largest ``N`` of ``#[mul_units(N)]``."""
+
 # aquas IR carries discardable attributes on arith ops; xDSL's cmpi format drops them.
 compat.install()
 

@@ -126,14 +126,25 @@ def multicycle_units(unit: Unit, lib: OperatorLibrary) -> list[dict[str, Any]]:
 
 
 def schedule_isaxs(
-    module: ModuleOp, clock_ns: float, lib: OperatorLibrary, bus_width: int = 32
+    module: ModuleOp,
+    clock_ns: float,
+    lib: OperatorLibrary,
+    bus_width: int = 32,
+    share: bool = True,
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
-    """Prepare ``module`` in place and schedule every ISAX of its extension."""
+    """Prepare ``module`` in place and schedule every ISAX of its extension (binding its
+    multiplies to shared units unless ``share`` is false)."""
     from aquas.synth.sram import fit_partitions
 
     prepare(module)
     fit_partitions(find_extension(module), bus_width)
-    return schedule_extension(find_extension(module), clock_ns, lib, bus_width=bus_width)
+    return schedule_extension(
+        find_extension(module),
+        clock_ns,
+        lib,
+        bus_width=bus_width,
+        share=share,
+    )
 
 
 def isax_latencies(
@@ -142,12 +153,15 @@ def isax_latencies(
     mem_latency: int,
     lib: OperatorLibrary | None = None,
     bus_width: int = 32,
+    share: bool = True,
 ) -> dict[str, tuple[int, int]]:
     """ISAX name -> (min, max) cycles at memory latency ``mem_latency``, as in the reports.
 
     Schedules a clone of ``module`` (no RTL is generated), so callers keep their IR.
     """
-    _, fsms = schedule_isaxs(module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width)
+    _, fsms = schedule_isaxs(
+        module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width, share
+    )
     out = {}
     for f in fsms:
         lo, hi = f.latency.at(mem_latency)
@@ -156,12 +170,16 @@ def isax_latencies(
 
 
 def build_unit(
-    module: ModuleOp, clock_ns: float, lib: OperatorLibrary, bus_width: int = 32
+    module: ModuleOp,
+    clock_ns: float,
+    lib: OperatorLibrary,
+    bus_width: int = 32,
+    share: bool = True,
 ) -> Unit:
     from aquas.synth.sram import check_supported
 
     ext = find_extension(module)
-    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width)
+    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width, share)
     check_supported(ext, bus_width)
     builder.allocate_registers()
     return UnitGenerator(ext, builder, fsms).generate()
@@ -263,6 +281,7 @@ def synthesize(
     lib: OperatorLibrary | None = None,
     extra: dict[str, dict[str, Any]] | None = None,
     bus_width: int = 32,
+    share: bool = True,
 ) -> SynthResult:
     """``extra``: per ISAX, more keys for its JSON report (the interface plan)."""
     t0 = time.perf_counter()
@@ -270,7 +289,7 @@ def synthesize(
     ext_name = find_extension(module).sym_name.data
     from aquas.synth.sram import SramShape, inventory, is_sram, render_model
 
-    unit = build_unit(module, clock_ns, lib, bus_width)
+    unit = build_unit(module, clock_ns, lib, bus_width, share)
     verilog = header_comment(unit, clock_ns) + export_verilog(unit.circt_text)
     ext = find_extension(module)
     shapes = dict.fromkeys(SramShape.of(s) for s in ext.scratchpads() if is_sram(s))

@@ -38,6 +38,7 @@ from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
 from aquas.dialects.aquas import scratchpad_of as spm_of
 from aquas.dialects.linear import linear_form
+from aquas.synth.binding import Binding, Sharing
 from aquas.synth.oplib import MultiCycleOp
 from aquas.synth.schedule import (
     Access,
@@ -297,6 +298,7 @@ class FsmBuilder:
         scheduler: Scheduler = list_schedule,
         bus_width: int = 32,
         multicycle: Callable[[Operation], MultiCycleOp | None] | None = None,
+        sharing: Sharing | None = None,
     ):
         if bus_width not in BUS_WIDTHS:
             raise AquasError(f"the ISAX bus width must be 32, 64 or 128 bits, got {bus_width}")
@@ -329,6 +331,10 @@ class FsmBuilder:
         # the state an op is issued in (its ``def_state`` differs for an SRAM read and a
         # multi-cycle op)
         self.state_of: dict[Operation, int] = {}
+        # multiplies bound to shared units (synth/binding.py): their class, select delay
+        # and per-ISAX limit; the binding itself is made after scheduling
+        self.sharing = sharing
+        self.binding: Binding | None = None
 
     # -- naming ------------------------------------------------------------------------
 
@@ -594,13 +600,26 @@ class FsmBuilder:
                 if spec is not None:
                     self.multicycle[op] = spec
             riders = pair_divisions([o for o in ops if o in self.multicycle])
+        sharing = self.sharing
+        delay = self.delay
+        shared = None
+        if sharing is not None:
+            isax = self.isax_name
+
+            def delay(op: Operation) -> float:
+                return self.delay(op) + sharing.extra_ns(op)
+
+            def shared(op: Operation) -> tuple[str, int] | None:
+                return sharing.resource(isax, op)
+
         problem = segment_problem(
             [o for o in ops if o not in riders],
-            self.delay,
+            delay,
             self.clock_ns,
             self.budget_ns,
             self.multicycle,
             riders,
+            shared,
         )
         try:
             problem.check()
@@ -653,6 +672,7 @@ def segment_problem(
     budget_ns: float,
     multicycle: dict[Operation, MultiCycleOp] | None = None,
     riders: dict[Operation, Operation] | None = None,
+    shared: Callable[[Operation], tuple[str, int] | None] | None = None,
 ) -> SchedulingProblem:
     """The scheduling problem of one straight-line segment (ops in program order):
 
@@ -670,7 +690,9 @@ def segment_problem(
       (one per kind and width) held from the issue state through the state reading the
       result, and their consumers ``latency`` cycles later; the consumers of a ``rider``
       (the other output of a leader's division, not itself in ``ops``) depend on the
-      leader.
+      leader;
+    * shared units (``shared``, ``synth/binding.py``): an op bound to a class of shared
+      operators uses the class's resource, limited to the ISAX's number of units.
     """
     problem = SchedulingProblem(clock_ns, budget_ns)
     mc = multicycle or {}
@@ -687,9 +709,12 @@ def segment_problem(
             uses.append(f"@{op.state.root_reference.data} write port")
         if isinstance(op, MEM_OPS):
             uses.append(MEMORY_PORT)
-        problem.add_operation(op, delay(op), uses)
+        unit = shared(op) if shared is not None else None
+        problem.add_operation(op, delay(op), [*uses, unit[0]] if unit else uses)
         for i, r in enumerate(uses):
             problem.limits[r] = ports if i < len(keys) else 1
+        if unit is not None:
+            problem.limits[unit[0]] = unit[1]
         access = storage_access(op)
         if access is not None:
             problem.add_access(op, access)

@@ -69,6 +69,7 @@ def synthesize_unit(
     target: Target | None = None,
     scratchpads: str | None = None,
     close_timing: bool = False,
+    share: bool = True,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
@@ -80,7 +81,8 @@ def synthesize_unit(
     (the arguments are ignored), ``auto`` keeps per ISAX the plan the memory-interface
     model predicts fastest on it, and each ISAX's report carries that prediction.
     ``scratchpads`` (``auto``, ``sram``, ``regs``) overrides every scratchpad's ``impl``
-    directive (``None`` keeps the spec's).
+    directive (``None`` keeps the spec's). ``share=False`` gives every multiply its own
+    multiplier (docs/synthesis.md, "Sharing").
 
     ``close_timing``: map the unit onto the cell library and time it (``synth/sta.py``);
     while its critical path exceeds ``clock_ns``, schedule again with the operator delays
@@ -96,6 +98,7 @@ def synthesize_unit(
         bus_width=bus_width,
         target=target,
         scratchpads=scratchpads,
+        share=share,
     )
     if not close_timing:
         result = _synthesize(module, out_dir, clock_ns, mem_latency, lib, **args)
@@ -201,6 +204,7 @@ def _synthesize(
     bus_width: int,
     target: Target | None,
     scratchpads: str | None,
+    share: bool,
 ) -> UnitResult:
     if target is not None:
         bus_width = target.isax_master.bus_width
@@ -239,5 +243,7 @@ def _synthesize(
     Printer(stream=buf).print_op(module)
     plan_mlir = buf.getvalue() + "\n"
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
-    res = synthesize(module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width)
+    res = synthesize(
+        module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width, share=share
+    )
     return UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)

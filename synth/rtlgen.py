@@ -36,6 +36,7 @@ from xdsl.printer import Printer
 
 from aquas.dialects import aquas as aq
 from aquas.intops import BY_ARITH, PREDICATES
+from aquas.synth.binding import Binding, SharedUnits, emit_mul
 from aquas.synth.fsm import (
     Branch,
     FsmBuilder,
@@ -87,6 +88,7 @@ class Unit:
     registers: dict[str, int] = field(default_factory=dict)  # name → width
     state_names: dict[int, str] = field(default_factory=dict)  # state id → localparam
     bus_width: int = 32  # the memory master's data width
+    binding: Binding = field(default_factory=Binding)  # the shared multipliers
 
     _text: str = ""
 
@@ -172,6 +174,8 @@ class UnitGenerator:
         # the shared multi-cycle units (sequential dividers), one instance per width
         read = {op: builder.multicycle[op] for st in builder.states for op in st.completes}
         self.mc = MultiCycleUnits(self.h, self.name, read)
+        # the shared multipliers (synth/binding.py)
+        self.shared = SharedUnits(self.h, builder.binding or Binding())
 
     def _register_locations(self) -> dict[str, LocationAttr]:
         """Register name → the spec location it comes from (a let, a loop, a state)."""
@@ -314,6 +318,7 @@ class UnitGenerator:
         self.scratchpad_registers()
         self.state_registers()
         sub_modules = self.mc.finish()
+        self.shared.finish()
 
         outputs: list[tuple[str, SSAValue]] = [
             ("cmd_ready", idle),
@@ -354,6 +359,7 @@ class UnitGenerator:
             dict(self.regs),
             self.state_names,
             self.bus_width,
+            self.shared.binding,
         )
 
     # -- per-state datapath ------------------------------------------------------------
@@ -482,6 +488,10 @@ class UnitGenerator:
                 )
                 val = h.mux(over, fill, val, hint)
             out(val)
+        elif op in self.shared:  # a multiply on a shared unit: its inputs select this state's
+            out(self.shared.use(op, self.is_state[st.id], r(0), r(1)))
+        elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow
+            out(emit_mul(h, op, r(0), r(1), hint))
         elif name in BY_ARITH:
             out(h.binop(BY_ARITH[name].comb, r(0), r(1), hint))
         elif name == "arith.cmpi":

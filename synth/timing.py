@@ -91,42 +91,102 @@ def schedule_extension(
     lib: OperatorLibrary,
     scheduler: Scheduler = list_schedule,
     bus_width: int = 32,
+    share: bool = True,
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines, for
-    an ISAX memory master ``bus_width`` bits wide."""
+    an ISAX memory master ``bus_width`` bits wide, and bind its multiplies to shared
+    units (``synth/binding.py``; ``share=False``: one operator per op, as before).
+
+    With sharing, the extension is scheduled without sharing (the reference cycles), then
+    without a limit on the shared units (each ISAX's peak use per class), the number of
+    units is chosen (``binding.choose_limits``: the ``#[mul_units(N)]`` directives, else
+    the fewest units that keep every ISAX within 10 % of its reference cycles), and the
+    extension is scheduled with those limits and bound. The cycles compared are the fixed
+    part of the latency (memory latency 0): sharing changes only that part, so an ISAX
+    within 10 % there is within 10 % at any memory latency, and the unit does not depend
+    on the memory."""
+    from aquas.synth.binding import DEFAULT_SLOWDOWN, Sharing, bind, choose_limits, within
     from aquas.synth.multicycle import multicycle_policy
 
     overhead_ns = OVERHEAD_LEVELS * lib.ns_per_level
     budget_ns = clock_ns - overhead_ns
-    base = lib.derated(1 / lib.derate)  # the characterised delays
-    policy = lib if lib.derate_fit else base  # decides which operators become multi-cycle
-
-    def base_delay(op: Operation) -> float:
-        return op_delay(base, op)
+    base_lib = lib.derated(1 / lib.derate)  # the characterised delays
+    policy_lib = lib if lib.derate_fit else base_lib  # decides what becomes multi-cycle
 
     def delay(op: Operation) -> float:
         # a derated library (timing closure) chains less per cycle, but an operator that
         # fits a cycle on its characterised delay still gets one of its own
         d = op_delay(lib, op)
-        return min(d, budget_ns) if d > budget_ns and base_delay(op) <= budget_ns else d
+        return min(d, budget_ns) if d > budget_ns and op_delay(base_lib, op) <= budget_ns else d
 
-    builder = FsmBuilder(
-        clock_ns,
-        delay,
-        first_id=RESP_STATE + 1,
-        overhead_ns=overhead_ns,
-        scheduler=scheduler,
-        bus_width=bus_width,
-        # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
-        multicycle=multicycle_policy(policy, lambda op: op_delay(policy, op), budget_ns),
-    )
-    fsms = []
-    for isax in ext.isaxs():
-        fsm = builder.build_isax(isax)
-        builder.finish(RESP_STATE)
-        if fsm.entry < 0:
-            fsm.entry = RESP_STATE
-        fsms.append(fsm)
+    # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
+    policy = multicycle_policy(policy_lib, lambda op: op_delay(policy_lib, op), budget_ns)
+    sharing: Sharing | None = None
+
+    def run() -> tuple[FsmBuilder, list[IsaxFsm]]:
+        builder = FsmBuilder(
+            clock_ns,
+            delay,
+            first_id=RESP_STATE + 1,
+            overhead_ns=overhead_ns,
+            scheduler=scheduler,
+            bus_width=bus_width,
+            multicycle=policy,
+            sharing=sharing,
+        )
+        fsms = []
+        for isax in ext.isaxs():
+            fsm = builder.build_isax(isax)
+            builder.finish(RESP_STATE)
+            if fsm.entry < 0:
+                fsm.entry = RESP_STATE
+            fsms.append(fsm)
+        return builder, fsms
+
+    plain = run()
+    if not share:
+        return plain
+
+    def cycles_of(fsms: list[IsaxFsm]) -> dict[str, tuple[int, int]]:
+        return {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
+
+    # without sharing: the reference cycles the default may slow by 10 % at most
+    base = cycles_of(plain[1])
+    excluded: frozenset[str] = frozenset()
+    while True:
+        sharing = Sharing.plan(ext, lib, delay, clock_ns - overhead_ns, policy, excluded)
+        if not sharing.classes:
+            return plain
+        # without limits: each ISAX's peak use per class. An ISAX that the input selects'
+        # delay alone makes too slow keeps its own operators (unless a directive asks).
+        builder, fsms = run()
+        slow = {
+            name
+            for name, cyc in cycles_of(fsms).items()
+            if name not in sharing.directives and not within(cyc, base[name], DEFAULT_SLOWDOWN)
+        }
+        if not slow:
+            break
+        excluded |= slow
+    chosen = sharing
+    isaxs = {i.sym_name.data: i for i in ext.isaxs()}
+
+    def isax_cycles(name: str) -> tuple[int, int]:
+        b = FsmBuilder(
+            clock_ns,
+            delay,
+            first_id=RESP_STATE + 1,
+            overhead_ns=overhead_ns,
+            scheduler=scheduler,
+            bus_width=bus_width,
+            multicycle=policy,
+            sharing=chosen,
+        )
+        return b.build_isax(isaxs[name]).latency.at(0)
+
+    choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
+    builder, fsms = run()
+    builder.binding = bind(chosen, builder.states)
     return builder, fsms
 
 

@@ -86,6 +86,12 @@ from aquas.target import Target
     help="Map the unit onto the cell library and time it with OpenSTA; schedule again with "
     "derated operator delays until its critical path meets the clock (docs/synthesis.md).",
 )
+@click.option(
+    "--no-share",
+    is_flag=True,
+    help="Give every multiply its own multiplier instead of sharing units across states "
+    "and ISAXs (for comparison).",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -111,6 +117,7 @@ def synth(
     reencode_for: str | None,
     scratchpads: str | None,
     close_timing: bool,
+    no_share: bool,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -166,6 +173,7 @@ def synth(
             target=target,
             scratchpads=scratchpads,
             close_timing=close_timing,
+            share=not no_share,
         )
         res = u.synth
         unit_doc: dict[str, object] = {
@@ -185,6 +193,9 @@ def synth(
         from aquas.synth.oplib import OperatorLibrary
 
         unit_doc["multicycle_units"] = multicycle_units(res.unit, OperatorLibrary.load())
+        from aquas.synth.binding import report as sharing_report
+
+        unit_doc["shared_units"] = sharing_report(res.unit.binding, OperatorLibrary.load())
         if u.lint_warnings is not None:
             unit_doc["lint_warnings"] = u.lint_warnings
             if u.lint_warnings:
@@ -263,6 +274,20 @@ def synth(
         out.print(
             f"plan {name}: {rep['interface']['plan']} ({rep['interface']['reason']})", markup=False
         )
+    for su in unit_doc["shared_units"]:  # type: ignore[attr-defined]
+        out.print(
+            f"shared {su['class']}: {su['units']} unit(s) of {su['width']} bits for {su['ops']} "
+            f"multiplies (per unit {su['ops_per_unit']}; operands {su['operand_bits']} bits"
+            f"{'' if su['operands_signed'] is None else (' signed' if su['operands_signed'] else ' unsigned')}"
+            f"; full-width estimate {su['estimated_cells']} cells with input selects, "
+            f"against {su['unshared_cells']} unshared)",
+            markup=False,
+        )
+        per_isax: dict[str, int] = {}
+        for u in su["users"]:
+            per_isax[u.split("@")[0]] = per_isax.get(u.split("@")[0], 0) + 1
+        users = ", ".join(f"{n} x{k}" for n, k in per_isax.items())
+        out.print(f"  users: {users}", markup=False)
     if "yosys" in unit_doc:
         y = unit_doc["yosys"]
         assert isinstance(y, dict)

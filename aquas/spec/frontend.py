@@ -314,6 +314,8 @@ class SpecFrontend(ExprLowering):
         op = aq.IsaxOp(name, enc[0], enc[1], enc[2], uses)
         if self.noalias:
             op.attributes[aq.NOALIAS_ATTR] = UnitAttr()
+        if self.mul_units is not None:
+            op.attributes[aq.MUL_UNITS_ATTR] = IntegerAttr(self.mul_units, i64)
         # Move the lowered ops into the ISAX's region.
         op.body.detach_block(0)
         op.body.add_block(self.block)
@@ -363,6 +365,7 @@ class SpecFrontend(ExprLowering):
         funct7: int | None = None
         seen: dict[str, Token] = {}
         self.noalias = False
+        self.mul_units: int | None = None
         for a in attrs:
             assert isinstance(a, Tree)
             for item in a.children:
@@ -379,6 +382,19 @@ class SpecFrontend(ExprLowering):
                     continue
                 if arg is None:
                     raise self.error(key_tok, f"attribute '{key}' needs a value, e.g. {key}(1)")
+                if key == "mul_units":
+                    # a synthesis directive: multipliers of each width this ISAX may use
+                    # in one cycle (docs/spec-language.md, docs/synthesis.md "Sharing")
+                    n = self.int_token(arg)
+                    if not 1 <= n <= aq.MAX_MUL_UNITS:
+                        raise self.error(
+                            arg,
+                            f"mul_units must be in 1..{aq.MAX_MUL_UNITS}, got {n}",
+                            hint="the number of multipliers of each width the ISAX may use "
+                            "in one cycle",
+                        )
+                    self.mul_units = n
+                    continue
                 if key == "opcode":
                     if isinstance(arg, Token) and arg.type == "NAME":
                         if str(arg) not in aq.CUSTOM_OPCODES:
@@ -406,7 +422,7 @@ class SpecFrontend(ExprLowering):
                     raise self.error(
                         key_tok,
                         f"unknown ISAX attribute '{key}'",
-                        hint="use opcode, funct3, funct7, noalias",
+                        hint="use opcode, funct3, funct7, noalias, mul_units",
                     )
         if opcode is None or funct7 is None:
             missing = "opcode" if opcode is None else "funct7"

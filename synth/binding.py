@@ -1,0 +1,622 @@
+"""Resource sharing: expensive combinational operators bound to a few shared units.
+
+Every multiply of the datapath used to get its own multiplier, although an ISAX uses each
+only in one state and only one ISAX of a unit runs at a time. Here the multiplies of one
+width (a *unit class*, ``mul32``, ``mul64``) share a bounded set of functional units:
+
+* **Which ops.** A kind is shared at a width when its operator costs more than
+  ``SHARE_FACTOR`` times the input select one more user adds (an AND and an OR per bit
+  of each of the two operands), by the operator library's Yosys figures
+  (``synth/oplib.json``): ``mul`` from 8 bits (140 cells against 2 x (8 + 8) = 32 per
+  user) up to 64 (12,312 against 256). Adders, subtracters and comparators are never
+  worth it (``add`` at 32 bits: 220 cells against 128 per user, and the select also
+  lengthens the chained path), nor are the ops chained after a shared unit. Multiplies
+  by a constant stay where they are (the constant folds into the array), so do those on
+  the sequential multiplier (``synth/multicycle.py``, already one unit per width) and a
+  class with a single op in the whole extension (nothing to share with).
+* **How many units.** The number of units of a class is a per-cycle resource limit of
+  each ISAX's scheduling problems (``synth/schedule.py``), so the list scheduler and
+  ``verify`` respect it. It is, per ISAX, the ``#[mul_units(N)]`` directive of the spec
+  if there is one, else the ISAX's own peak use in the schedule without a limit: the
+  default costs no cycle (the schedule is the same) and shares across the states of an
+  ISAX and across ISAXs. The unit has ``max`` over the ISAXs of that limit.
+* **Input multiplexers.** A unit's operands are an AND-OR select over the states using
+  it; its delay (an AND and ``ceil(log2 n)`` ORs for ``n`` users, ``n`` counted over the
+  whole extension, an upper bound) is added to the op's chaining delay, and an op whose
+  delay with the select no longer fits the cycle stays on an operator of its own.
+* **Binding** (:func:`bind`), after scheduling: in each state the class's ops take the
+  free units in program order. A unit's output feeds datapath logic that may feed another
+  unit's input in the same state; with the AND-OR selects over all states that is a
+  structural loop (a false path, but a combinational loop for Verilator, Yosys and STA)
+  as soon as another state chains the two units the other way round. Taking units in
+  program order makes chains within a class go from lower to higher unit indices; a
+  binding that would close a loop across classes is refused, and that op gets an
+  operator of its own (none of the examples needs one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, comb
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from aquas.dialects import aquas as aq
+from aquas.synth.oplib import OperatorLibrary
+
+SHARED_KINDS: dict[str, str] = {"arith.muli": "mul"}
+"""arith op → operator kind of the library that is bound to shared units."""
+
+SHARE_FACTOR = 4
+"""A kind is shared at a width when its operator costs at least this many times the
+input select one more user adds (see the module docstring)."""
+
+UNITS_ATTR = "aquas.mul_units"
+"""ISAX attribute of the ``#[mul_units(N)]`` directive: at most ``N`` multipliers of each
+width in one cycle of this ISAX."""
+
+
+@dataclass(frozen=True, order=True)
+class UnitClass:
+    """The units of one operator kind and width (``mul64``)."""
+
+    kind: str
+    width: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}{self.width}"
+
+    @property
+    def resource(self) -> str:
+        return f"{self.key} unit"
+
+
+def _width(v: SSAValue) -> int:
+    t = v.type
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _is_const(v: SSAValue) -> bool:
+    return isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp)
+
+
+def select_cells(lib: OperatorLibrary, width: int) -> int:
+    """Cells one more user adds to a unit's input selects: an AND and an OR per bit, for
+    each of the two operands."""
+    return 2 * (lib.cost("and", width).cells + lib.cost("or", width).cells)
+
+
+def worth_sharing(lib: OperatorLibrary, kind: str, width: int) -> bool:
+    """Whether an operator of ``kind`` at ``width`` costs ``SHARE_FACTOR`` times the
+    select a user adds (``mul`` from 8 bits; never ``add``)."""
+    if width < 2:
+        return False
+    try:
+        cells = lib.cost(kind, width).cells
+    except ValueError:  # wider than characterised
+        return False
+    return cells >= SHARE_FACTOR * select_cells(lib, width)
+
+
+def select_ns(lib: OperatorLibrary, width: int, users: int) -> float:
+    """Delay of a unit's input select over ``users`` states (0 for one)."""
+    if users <= 1:
+        return 0.0
+    ors = math.ceil(math.log2(users))
+    return lib.delay_ns("and", width) + ors * lib.delay_ns("or", width)
+
+
+def class_of(op: Operation, lib: OperatorLibrary) -> UnitClass | None:
+    """The unit class ``op`` would be bound to (before the checks of :class:`Sharing`)."""
+    kind = SHARED_KINDS.get(op.name)
+    if kind is None or any(_is_const(v) for v in op.operands):
+        return None
+    w = _width(op.results[0])
+    return UnitClass(kind, w) if worth_sharing(lib, kind, w) else None
+
+
+NARROW_DEPTH = 8
+"""How far the operand-width analysis follows a value back."""
+
+
+def _const(v: SSAValue) -> int | None:
+    if isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp):
+        attr = v.owner.value
+        if isinstance(attr, IntegerAttr):
+            return int(attr.value.data)
+    return None
+
+
+def unsigned_bits(v: SSAValue, depth: int = NARROW_DEPTH) -> int:
+    """Bits ``k`` such that ``v`` (``w`` bits) is the zero extension of its low ``k`` bits
+    (``w`` when nothing is known): a zero extension, a mask by a constant, a logical
+    shift right by a constant, a truncation of such a value."""
+    w = _width(v)
+    c = _const(v)
+    if c is not None:
+        return (c & ((1 << w) - 1)).bit_length()
+    if depth == 0 or not isinstance(v, OpResult):
+        return w
+    op, d = v.owner, depth - 1
+    if isinstance(op, arith.ExtUIOp):
+        return min(w, unsigned_bits(op.input, d))
+    if isinstance(op, arith.TruncIOp):
+        return min(w, unsigned_bits(op.input, d))
+    if isinstance(op, arith.AndIOp):
+        return min(unsigned_bits(op.lhs, d), unsigned_bits(op.rhs, d))
+    if isinstance(op, arith.ShRUIOp):
+        amt = _const(op.rhs)
+        if amt is not None and 0 <= amt < w:
+            return max(0, unsigned_bits(op.lhs, d) - amt)
+    return w
+
+
+def signed_bits(v: SSAValue, depth: int = NARROW_DEPTH) -> int:
+    """Bits ``k`` (at least 1) such that ``v`` (``w`` bits) is the sign extension of its
+    low ``k`` bits: a sign extension, a zero extension (one bit more), a sum or difference
+    of such values (one bit more than the wider), a truncation of such a value."""
+    w = _width(v)
+    c = _const(v)
+    if c is not None:
+        c &= (1 << w) - 1
+        if c >> (w - 1):
+            c -= 1 << w
+        return max(1, (c if c >= 0 else ~c).bit_length() + 1)
+    fallback = min(w, unsigned_bits(v, depth) + 1)
+    if depth == 0 or not isinstance(v, OpResult):
+        return fallback
+    op, d = v.owner, depth - 1
+    if isinstance(op, arith.ExtSIOp):
+        return min(w, signed_bits(op.input, d))
+    if isinstance(op, arith.TruncIOp):
+        return min(w, signed_bits(op.input, d))
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        return min(w, max(signed_bits(op.lhs, d), signed_bits(op.rhs, d)) + 1, fallback)
+    return fallback
+
+
+@dataclass(frozen=True)
+class Narrow:
+    """A ``w``-bit multiply whose operands are the zero (``signed=False``) or sign
+    extensions of their low ``bits`` bits: the low ``w`` bits of the product are those of
+    a ``bits`` x ``bits`` multiply (see :func:`narrow_mul`)."""
+
+    bits: int
+    signed: bool
+
+
+def narrowing(ops: Iterable[Operation]) -> Narrow | None:
+    """The narrowing every multiply of ``ops`` (of one width) allows, or None: unsigned
+    if all operands are zero extensions, else signed over the widest sign extension."""
+    ops = list(ops)
+    if not ops:
+        return None
+    w = _width(ops[0].results[0])
+    ku = max(max(unsigned_bits(v) for v in op.operands) for op in ops)
+    ks = max(max(signed_bits(v) for v in op.operands) for op in ops)
+    if ku < w and ku <= ks:
+        return Narrow(max(1, ku), False)
+    if ks < w:
+        return Narrow(ks, True)
+    return None
+
+
+def narrow_mul(
+    h: object, a: SSAValue, b: SSAValue, w: int, narrow: Narrow | None, hint: str
+) -> SSAValue:
+    """The low ``w`` bits of ``a * b`` for ``bits``-wide operands ``a``, ``b`` (the low
+    bits of the multiply's operands; ``w``-bit ones without ``narrow``).
+
+    Unsigned: a ``bits`` x ``bits`` multiply of zero-extended operands, which Yosys maps at
+    that width. Signed: with ``B = 2^(bits-1)``, ``a' = a + B`` and ``b' = b + B`` are the
+    operands with their sign bit flipped, unsigned, and ``a*b = a'b' - B(a' + b') + B^2``
+    (mod ``2^w``): an unsigned multiply plus one addition after it (the rest is computed
+    beside the array). Yosys maps it in as many cells as its own signed multiply and no
+    deeper than the full ``w``-bit multiply (``tests/test_sharing.py`` measures both)."""
+    from aquas.synth.hwemit import HwBuilder
+
+    assert isinstance(h, HwBuilder)
+    kind, x, y = narrow_parts(h, a, b, w, narrow, hint)
+    return h.binop(kind, x, y, hint)
+
+
+def narrow_parts(
+    h: object, a: SSAValue, b: SSAValue, w: int, narrow: Narrow | None, hint: str
+) -> tuple[str, SSAValue, SSAValue]:
+    """:func:`narrow_mul` without its last op: (comb op name, its two operands)."""
+    from aquas.synth.hwemit import HwBuilder
+
+    assert isinstance(h, HwBuilder)
+    if narrow is None:
+        return "comb.mul", a, b
+    k = narrow.bits
+    if not narrow.signed:
+        return "comb.mul", h.zext(a, w, f"{hint}_az"), h.zext(b, w, f"{hint}_bz")
+    flip = h.const(1 << (k - 1), k)
+    az = h.zext(h.binop("comb.xor", a, flip, f"{hint}_af"), w, f"{hint}_az")
+    bz = h.zext(h.binop("comb.xor", b, flip, f"{hint}_bf"), w, f"{hint}_bz")
+    prod = h.binop("comb.mul", az, bz, f"{hint}_p")
+    total = h.binop("comb.add", az, bz, f"{hint}_s")
+    if k > 1:
+        total = h.concat(
+            h.extract(total, 0, w - (k - 1), f"{hint}_s_lo"), h.const(0, k - 1), f"{hint}_sb"
+        )
+    bias = h.const((1 << (2 * k - 2)) & ((1 << w) - 1), w)
+    fix = h.binop("comb.sub", bias, total, f"{hint}_fix")
+    return "comb.add", prod, fix
+
+
+def emit_mul(h: object, op: Operation, a: SSAValue, b: SSAValue, hint: str) -> SSAValue:
+    """A multiply with its own operator, narrowed to the operand bits it uses."""
+    from aquas.synth.hwemit import HwBuilder
+
+    assert isinstance(h, HwBuilder)
+    w = _width(op.results[0])
+    narrow = None if any(_is_const(v) for v in op.operands) else narrowing([op])
+    if narrow is not None:
+        a, b = h.extract(a, 0, narrow.bits), h.extract(b, 0, narrow.bits)
+    return narrow_mul(h, a, b, w, narrow, hint)
+
+
+@dataclass
+class Sharing:
+    """What the scheduler needs to know about shared units: which op uses which class,
+    the extra chaining delay of the input select, and each ISAX's limit per class."""
+
+    classes: dict[Operation, UnitClass] = field(default_factory=dict)
+    users: dict[UnitClass, int] = field(default_factory=dict)
+    select: dict[UnitClass, float] = field(default_factory=dict)
+    limits: dict[tuple[str, UnitClass], int] = field(default_factory=dict)
+    """(ISAX, class) → uses per cycle; absent: no limit (the class's op count)."""
+    directives: dict[str, int] = field(default_factory=dict)
+    """ISAX → its ``#[mul_units(N)]``."""
+    narrow: dict[UnitClass, Narrow | None] = field(default_factory=dict)
+    """Class → the operand bits its units take (None: all ``w``)."""
+
+    @staticmethod
+    def plan(
+        ext: aq.ExtensionOp,
+        lib: OperatorLibrary,
+        delay: Callable[[Operation], float],
+        budget_ns: float,
+        multicycle: Callable[[Operation], object | None],
+        exclude: frozenset[str] = frozenset(),
+    ) -> Sharing:
+        """The classes of ``ext``'s (prepared) ops, without limits yet; the ISAXs in
+        ``exclude`` keep one operator per op."""
+        s = Sharing()
+        found: list[tuple[Operation, UnitClass]] = []
+        for isax in ext.isaxs():
+            attr = isax.attributes.get(UNITS_ATTR)
+            if attr is not None:
+                s.directives[isax.sym_name.data] = int(attr.value.data)
+            if isax.sym_name.data in exclude:
+                continue
+            for op in isax.body.walk():
+                c = class_of(op, lib)
+                if c is not None and multicycle(op) is None:
+                    found.append((op, c))
+        for _, c in found:
+            s.users[c] = s.users.get(c, 0) + 1
+        for c, n in s.users.items():
+            s.select[c] = select_ns(lib, c.width, n)
+        for op, c in found:
+            # a class of one op shares nothing; an op that no longer fits with the
+            # select keeps its own operator
+            if s.users[c] > 1 and delay(op) + s.select[c] <= budget_ns:
+                s.classes[op] = c
+        for c in s.users:
+            s.narrow[c] = narrowing(op for op, oc in s.classes.items() if oc == c)
+        return s
+
+    def extra_ns(self, op: Operation) -> float:
+        c = self.classes.get(op)
+        return 0.0 if c is None else self.select[c]
+
+    def resource(self, isax: str, op: Operation) -> tuple[str, int] | None:
+        """The resource ``op`` uses in ``isax`` and its per-cycle limit, or None."""
+        c = self.classes.get(op)
+        if c is None:
+            return None
+        return c.resource, self.limits.get((isax, c), self.users[c])
+
+    def peaks(self, states: Iterable[StateLike]) -> dict[tuple[str, UnitClass], int]:
+        """(ISAX, class) → the most ops of the class in one state."""
+        out: dict[tuple[str, UnitClass], int] = {}
+        for st in states:
+            count: dict[UnitClass, int] = {}
+            for op in st.ops:
+                c = self.classes.get(op)
+                if c is not None:
+                    count[c] = count.get(c, 0) + 1
+            for c, n in count.items():
+                out[(st.isax, c)] = max(out.get((st.isax, c), 0), n)
+        return out
+
+    def set_limits(self, peaks: dict[tuple[str, UnitClass], int]) -> None:
+        """Each ISAX's limit: its directive, else its peak without a limit."""
+        for (isax, c), n in peaks.items():
+            self.limits[(isax, c)] = self.directives.get(isax, n)
+
+
+DEFAULT_SLOWDOWN = 0.10
+"""How much slower (a fraction of its fixed cycles without sharing, i.e. at memory
+latency 0) the default lets an ISAX become to save units: the issue's floor."""
+
+
+def within(cycles: tuple[int, int], base: tuple[int, int], slowdown: float) -> bool:
+    """Whether ``cycles`` (min, max) are at most ``1 + slowdown`` times ``base``, rounded
+    down (an ISAX of 1 to 9 cycles may not get slower at all)."""
+    return all(c <= math.floor(b * (1 + slowdown)) for c, b in zip(cycles, base, strict=True))
+
+
+def choose_limits(
+    sharing: Sharing,
+    peaks: dict[tuple[str, UnitClass], int],
+    cycles: Callable[[str], tuple[int, int]],
+    base: dict[str, tuple[int, int]],
+    slowdown: float = DEFAULT_SLOWDOWN,
+) -> None:
+    """Sets each ISAX's limit per class (``sharing.limits``).
+
+    An ISAX with ``#[mul_units(N)]`` gets ``N`` (or its peak, if lower). For the others,
+    the fewest units with which the ISAX's cycles (``cycles(isax)``: min and max of the
+    fixed part, under the limits set so far) stay within ``1 + slowdown`` of
+    ``base`` (its cycles without sharing), by bisection from its peak. A class then has
+    the most units any ISAX needs, and every ISAX may use all of them (up to its peak):
+    fewer would save no area and could cost cycles."""
+    need: dict[UnitClass, int] = {}
+    by_isax: dict[str, list[UnitClass]] = {}
+    for isax, c in sorted(peaks, key=lambda k: (k[0], k[1])):
+        by_isax.setdefault(isax, []).append(c)
+
+    def ok(isax: str) -> bool:
+        return within(cycles(isax), base[isax], slowdown)
+
+    for isax, classes in by_isax.items():
+        for c in classes:
+            sharing.limits[(isax, c)] = peaks[(isax, c)]
+        if isax in sharing.directives:
+            for c in classes:
+                n = min(peaks[(isax, c)], sharing.directives[isax])
+                sharing.limits[(isax, c)] = n
+                need[c] = max(need.get(c, 0), n)
+            continue
+        for c in classes:
+            lo, hi = 1, peaks[(isax, c)]
+            while lo < hi:
+                mid = (lo + hi) // 2
+                sharing.limits[(isax, c)] = mid
+                if ok(isax):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            sharing.limits[(isax, c)] = lo
+            need[c] = max(need.get(c, 0), lo)
+    for (isax, c), p in peaks.items():
+        if isax not in sharing.directives:
+            sharing.limits[(isax, c)] = min(p, need[c])
+
+
+class StateLike:
+    """What binding reads of an FSM state (``synth/fsm.py:State``)."""
+
+    id: int
+    isax: str
+    ops: list[Operation]
+
+
+@dataclass
+class Binding:
+    """Op → (class, unit index); the ops each unit serves, in state order."""
+
+    unit_of: dict[Operation, tuple[UnitClass, int]] = field(default_factory=dict)
+    users: dict[tuple[UnitClass, int], list[Operation]] = field(default_factory=dict)
+    dedicated: list[Operation] = field(default_factory=list)
+    """Ops of a shared class that got an operator of their own (a loop across classes)."""
+    narrow: dict[UnitClass, Narrow | None] = field(default_factory=dict)
+    """Class → the operand bits its units take."""
+
+    def counts(self) -> dict[UnitClass, int]:
+        out: dict[UnitClass, int] = {}
+        for c, i in self.users:
+            out[c] = max(out.get(c, 0), i + 1)
+        return out
+
+
+def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
+    """Binds the shared ops of each state to units (see the module docstring)."""
+    b = Binding(narrow=dict(sharing.narrow))
+    # unit → units whose output reaches its input within some state
+    feeds: dict[tuple[UnitClass, int], set[tuple[UnitClass, int]]] = {}
+
+    def reaches(src: tuple[UnitClass, int], dst: tuple[UnitClass, int]) -> bool:
+        # depth-first search over a graph of a few units: not worth a graph library
+        seen, todo = {src}, [src]
+        while todo:
+            u = todo.pop()
+            if u == dst:
+                return True
+            for v in feeds.get(u, ()):
+                if v not in seen:
+                    seen.add(v)
+                    todo.append(v)
+        return False
+
+    # the units of each class: the most any ISAX may use in one cycle; an op may take any
+    # of them (its ISAX's limit bounds how many it uses in a cycle, not which)
+    count: dict[UnitClass, int] = {}
+    for (_, cls), n in sharing.limits.items():
+        count[cls] = max(count.get(cls, 0), n)
+    for st in states:
+        mine = set(st.ops)
+        upstream: dict[Operation, set[tuple[UnitClass, int]]] = {}
+        taken: set[tuple[UnitClass, int]] = set()
+        for op in st.ops:  # program order: a topological order of the state
+            up: set[tuple[UnitClass, int]] = set()
+            for v in op.operands:
+                if isinstance(v, OpResult) and v.owner in mine:
+                    up |= upstream.get(v.owner, set())
+                    if v.owner in b.unit_of:
+                        up.add(b.unit_of[v.owner])
+            upstream[op] = up
+            c = sharing.classes.get(op)
+            if c is None:
+                continue
+            chosen: tuple[UnitClass, int] | None = None
+            for i in range(count.get(c, sharing.users[c])):
+                unit = (c, i)
+                if unit in taken or any(reaches(unit, u) for u in up):
+                    continue
+                chosen = unit
+                break
+            if chosen is None:
+                b.dedicated.append(op)
+                continue
+            taken.add(chosen)
+            for u in up:
+                feeds.setdefault(u, set()).add(chosen)
+            b.unit_of[op] = chosen
+            b.users.setdefault(chosen, []).append(op)
+    return b
+
+
+# -- hardware -----------------------------------------------------------------------------
+
+
+class SharedUnits:
+    """The shared operators of one generated unit (``synth/rtlgen.py``): one ``comb`` op
+    per unit, created at its first use; its operands, an AND-OR select over the states
+    using it, are connected in :meth:`finish`, once every user is known (``hw.module``
+    bodies are graph regions, so the op may come before its operands)."""
+
+    def __init__(self, h: object, binding: Binding):
+        from aquas.synth.hwemit import HwBuilder
+
+        assert isinstance(h, HwBuilder)
+        self.h = h
+        self.binding = binding
+        self.narrow = binding.narrow
+        self.ops: dict[tuple[UnitClass, int], Operation] = {}
+        self.inputs: dict[tuple[UnitClass, int], list[tuple[SSAValue, SSAValue, SSAValue]]] = {}
+
+    def __contains__(self, op: Operation) -> bool:
+        return op in self.binding.unit_of
+
+    def use(self, op: Operation, en: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        """``op``'s result: its unit's output; ``a``, ``b`` its operands in the state
+        whose enable is ``en``."""
+        unit = self.binding.unit_of[op]
+        c, i = unit
+        narrow = self.narrow.get(c)
+        if unit not in self.ops:
+            # the unit's last op (the multiply, or the addition after a signed narrowed
+            # one); its operands are connected in ``finish``
+            zero = self.h.const(0, c.width)
+            last = (
+                comb.AddOp([zero, zero]) if narrow and narrow.signed else comb.MulOp([zero, zero])
+            )
+            self.h.add(last, f"{c.key}_u{i}")
+            self.ops[unit] = last
+        if narrow is not None:
+            a, b = self.h.extract(a, 0, narrow.bits), self.h.extract(b, 0, narrow.bits)
+        self.inputs.setdefault(unit, []).append((en, a, b))
+        return self.ops[unit].results[0]
+
+    def _select(self, items: list[tuple[SSAValue, SSAValue]], w: int, hint: str) -> SSAValue:
+        """The operand of the enabled state (0 when none is): states passing the same value
+        share one AND."""
+        h = self.h
+        by_value: dict[SSAValue, list[SSAValue]] = {}
+        for en, v in items:
+            by_value.setdefault(v, []).append(en)
+        if len(by_value) == 1:
+            return next(iter(by_value))
+        masked = []
+        for v, ens in by_value.items():
+            en = h.or_tree(ens, 1, f"{hint}_en")
+            masked.append(h.add(comb.AndOp([h.replicate(en, w, f"{hint}_mask"), v]), f"{hint}_sel"))
+        return h.or_tree(masked, w, hint)
+
+    def finish(self) -> None:
+        from aquas.synth.hwemit import basename_loc
+
+        h = self.h
+        h.loc = basename_loc(None)
+        for unit, last in sorted(self.ops.items(), key=lambda kv: kv[0]):
+            c, i = unit
+            narrow = self.narrow.get(c)
+            bits = c.width if narrow is None else narrow.bits
+            items = self.inputs[unit]
+            a = self._select([(en, x) for en, x, _ in items], bits, f"{c.key}_u{i}_a")
+            b = self._select([(en, y) for en, _, y in items], bits, f"{c.key}_u{i}_b")
+            _, x, y = narrow_parts(h, a, b, c.width, narrow, f"{c.key}_u{i}")
+            last.operands = [x, y]
+
+
+def report(binding: Binding, lib: OperatorLibrary) -> list[dict[str, object]]:
+    """The bound units: class, width, operand bits, users (ISAX and spec location), and
+    the estimated cells of the units and their selects against one operator per op (by
+    the library's full-width multiplier: an upper bound when the operands are narrowed;
+    Yosys measures the real figure)."""
+    from pathlib import PurePath
+
+    from aquas.diagnostics import loc_of
+
+    out: list[dict[str, object]] = []
+    counts = binding.counts()
+    for c in sorted(counts):
+        users: list[str] = []
+        per_unit: list[int] = []
+        for i in range(counts[c]):
+            ops = binding.users.get((c, i), [])
+            per_unit.append(len(ops))
+            for op in ops:
+                isax = op.parent_op()
+                while isax is not None and not isinstance(isax, aq.IsaxOp):
+                    isax = isax.parent_op()
+                loc = loc_of(op)
+                where = f"{PurePath(loc.filename).name}:{loc.line}:{loc.column}" if loc else "?"
+                name = isax.sym_name.data if isinstance(isax, aq.IsaxOp) else "?"
+                users.append(f"{name}@{where}")
+        op_cells = lib.cost(c.kind, c.width).cells
+        narrow = binding.narrow.get(c)
+        bits = c.width if narrow is None else narrow.bits
+        sel = sum(max(0, n - 1) for n in per_unit) * select_cells(lib, bits)
+        out.append(
+            {
+                "class": c.key,
+                "kind": c.kind,
+                "width": c.width,
+                "units": counts[c],
+                "operand_bits": bits,
+                "operands_signed": None if narrow is None else narrow.signed,
+                "ops": sum(per_unit),
+                "ops_per_unit": per_unit,
+                "users": users,
+                # the library's w-bit multiplier (an upper bound on a narrowed one)
+                "estimated_cells": counts[c] * op_cells + sel,
+                "unshared_cells": sum(per_unit) * op_cells,
+            }
+        )
+    return out
+
+
+__all__ = [
+    "SHARED_KINDS",
+    "UNITS_ATTR",
+    "Binding",
+    "SharedUnits",
+    "Sharing",
+    "UnitClass",
+    "bind",
+    "class_of",
+    "report",
+    "select_ns",
+    "worth_sharing",
+]
