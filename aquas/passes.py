@@ -23,6 +23,12 @@ def _aquas_unroll() -> type[ModulePass]:
     return AquasUnrollPass
 
 
+def _aquas_pipeline_loops() -> type[ModulePass]:
+    from aquas.synth.loop_pipeline import AquasPipelineLoopsPass
+
+    return AquasPipelineLoopsPass
+
+
 def _aquas_if_convert() -> type[ModulePass]:
     from aquas.synth.prepare import AquasIfConvertPass
 
@@ -102,6 +108,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,
     "aquas-forward-state": _aquas_forward_state,
     "aquas-if-convert": _aquas_if_convert,
+    "aquas-pipeline-loops": _aquas_pipeline_loops,
     "aquas-schedule": _aquas_schedule,
     "convert-aquas-to-hw": _convert_aquas_to_hw,
     "canonicalize": _canonicalize,

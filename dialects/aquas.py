@@ -726,6 +726,10 @@ Aquas = Dialect(
 UNROLL_ATTR = "aquas.unroll"
 """Discardable ``scf.for`` attribute: unroll factor requested by the spec (i64)."""
 
+PIPELINE_ATTR = "aquas.pipeline"
+"""Discardable ``scf.for`` attribute: the spec's ``#[pipeline]`` directive (i64): the II to
+aim for, 0 for the lowest the loop allows, -1 for ``#[pipeline(off)]``."""
+
 NOALIAS_ATTR = "aquas.noalias"
 """Discardable ``aquas.isax`` unit attribute (the spec's ``#[noalias]``): the caller
 guarantees that the bytes the ISAX addresses through ``rs1``, through ``rs2`` and through
@@ -737,6 +741,7 @@ compat.install()
 __all__ = [
     "CUSTOM_OPCODES",
     "NOALIAS_ATTR",
+    "PIPELINE_ATTR",
     "UNROLL_ATTR",
     "Aquas",
     "BurstReadOp",

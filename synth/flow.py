@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from aquas.diagnostics import AquasError, loc_of
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
-from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
+from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, LoopLatch, mem_beats
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare
 from aquas.synth.rtlgen import Unit, UnitGenerator
@@ -126,14 +126,33 @@ def multicycle_units(unit: Unit, lib: OperatorLibrary) -> list[dict[str, Any]]:
 
 
 def schedule_isaxs(
-    module: ModuleOp, clock_ns: float, lib: OperatorLibrary, bus_width: int = 32
+    module: ModuleOp,
+    clock_ns: float,
+    lib: OperatorLibrary,
+    bus_width: int = 32,
+    pipeline: str = "auto",
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
-    """Prepare ``module`` in place and schedule every ISAX of its extension."""
+    """Prepare ``module`` in place and schedule every ISAX of its extension.
+
+    ``pipeline``: ``auto`` pipelines the loops with a ``#[pipeline]`` directive and the
+    loops over scratchpad data that are not unrolled (when it saves cycles),
+    ``directive`` only the former, ``off`` none (``synth/loop_pipeline.py``); the
+    reports are in ``builder.loop_reports``."""
+    from aquas.synth.loop_pipeline import PIPELINE_MODES, pipeline_loops
     from aquas.synth.sram import fit_partitions
 
+    if pipeline not in PIPELINE_MODES:
+        raise AquasError(
+            f"unknown loop pipelining mode {pipeline!r}", hint="use auto, directive or off"
+        )
     prepare(module)
     fit_partitions(find_extension(module), bus_width)
-    return schedule_extension(find_extension(module), clock_ns, lib, bus_width=bus_width)
+    reports = []
+    if pipeline != "off":
+        reports = pipeline_loops(module, clock_ns, lib, auto=pipeline == "auto")
+    builder, fsms = schedule_extension(find_extension(module), clock_ns, lib, bus_width=bus_width)
+    builder.loop_reports = reports
+    return builder, fsms
 
 
 def isax_latencies(
@@ -142,12 +161,15 @@ def isax_latencies(
     mem_latency: int,
     lib: OperatorLibrary | None = None,
     bus_width: int = 32,
+    pipeline: str = "auto",
 ) -> dict[str, tuple[int, int]]:
     """ISAX name -> (min, max) cycles at memory latency ``mem_latency``, as in the reports.
 
     Schedules a clone of ``module`` (no RTL is generated), so callers keep their IR.
     """
-    _, fsms = schedule_isaxs(module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width)
+    _, fsms = schedule_isaxs(
+        module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width, pipeline
+    )
     out = {}
     for f in fsms:
         lo, hi = f.latency.at(mem_latency)
@@ -156,15 +178,37 @@ def isax_latencies(
 
 
 def build_unit(
-    module: ModuleOp, clock_ns: float, lib: OperatorLibrary, bus_width: int = 32
+    module: ModuleOp,
+    clock_ns: float,
+    lib: OperatorLibrary,
+    bus_width: int = 32,
+    pipeline: str = "auto",
 ) -> Unit:
     from aquas.synth.sram import check_supported
 
     ext = find_extension(module)
-    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width)
+    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width, pipeline)
     check_supported(ext, bus_width)
     builder.allocate_registers()
-    return UnitGenerator(ext, builder, fsms).generate()
+    unit = UnitGenerator(ext, builder, fsms).generate()
+    unit.loop_reports = loop_reports(builder)
+    return unit
+
+
+def loop_reports(builder: FsmBuilder) -> dict[str, list[dict[str, Any]]]:
+    """ISAX → its pipelining candidates (``synth/loop_pipeline.LoopReport``), each with
+    ``kernel_states``: the states the kernel took in the state machine (the II achieved)."""
+    latches = {
+        id(st.next.loop.op): st.id - st.next.body + 1
+        for st in builder.states
+        if isinstance(st.next, LoopLatch)
+    }
+    out: dict[str, list[dict[str, Any]]] = {}
+    for rep in builder.loop_reports:
+        d = rep.as_dict()
+        d["kernel_states"] = latches.get(id(rep.kernel), 0) if rep.kernel is not None else 0
+        out.setdefault(rep.isax, []).append(d)
+    return out
 
 
 def header_comment(unit: Unit, clock_ns: float) -> str:
@@ -263,6 +307,7 @@ def synthesize(
     lib: OperatorLibrary | None = None,
     extra: dict[str, dict[str, Any]] | None = None,
     bus_width: int = 32,
+    pipeline: str = "auto",
 ) -> SynthResult:
     """``extra``: per ISAX, more keys for its JSON report (the interface plan)."""
     t0 = time.perf_counter()
@@ -270,7 +315,7 @@ def synthesize(
     ext_name = find_extension(module).sym_name.data
     from aquas.synth.sram import SramShape, inventory, is_sram, render_model
 
-    unit = build_unit(module, clock_ns, lib, bus_width)
+    unit = build_unit(module, clock_ns, lib, bus_width, pipeline)
     verilog = header_comment(unit, clock_ns) + export_verilog(unit.circt_text)
     ext = find_extension(module)
     shapes = dict.fromkeys(SramShape.of(s) for s in ext.scratchpads() if is_sram(s))
@@ -282,6 +327,7 @@ def synthesize(
     vpath = out_dir / f"{unit.name}.sv"
     reports = {
         f.isax.sym_name.data: isax_report(f, unit.states, clock_ns, mem_latency, bus_width)
+        | {"pipelined_loops": unit.loop_reports.get(f.isax.sym_name.data, [])}
         | (extra or {}).get(f.isax.sym_name.data, {})
         | ({"sram_scratchpads": srams} if srams else {})
         for f in unit.fsms

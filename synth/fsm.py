@@ -28,6 +28,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerType
@@ -329,6 +330,8 @@ class FsmBuilder:
         # the state an op is issued in (its ``def_state`` differs for an SRAM read and a
         # multi-cycle op)
         self.state_of: dict[Operation, int] = {}
+        # what loop pipelining did before scheduling (synth/loop_pipeline.LoopReport)
+        self.loop_reports: list[Any] = []
 
     # -- naming ------------------------------------------------------------------------
 

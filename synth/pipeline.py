@@ -56,6 +56,7 @@ def synthesize_unit(
     bus_width: int = 32,
     target: Target | None = None,
     scratchpads: str | None = None,
+    pipeline: str = "auto",
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
@@ -67,7 +68,8 @@ def synthesize_unit(
     (the arguments are ignored), ``auto`` keeps per ISAX the plan the memory-interface
     model predicts fastest on it, and each ISAX's report carries that prediction.
     ``scratchpads`` (``auto``, ``sram``, ``regs``) overrides every scratchpad's ``impl``
-    directive (``None`` keeps the spec's)."""
+    directive (``None`` keeps the spec's). ``pipeline`` is the loop-pipelining mode
+    (``auto``, ``directive``, ``off``; synth/loop_pipeline.py)."""
     check_clock(clock_ns)
     if target is not None:
         bus_width = target.isax_master.bus_width
@@ -107,7 +109,16 @@ def synthesize_unit(
     Printer(stream=buf).print_op(module)
     plan_mlir = buf.getvalue() + "\n"
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
-    res = synthesize(module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width)
+    res = synthesize(
+        module,
+        out_dir,
+        clock_ns,
+        mem_latency,
+        lib,
+        extra=extra,
+        bus_width=bus_width,
+        pipeline=pipeline,
+    )
     result = UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)
     if lint:
         from aquas.synth.lint import lint as run_lint

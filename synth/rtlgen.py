@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from xdsl.dialects import arith, hw, seq
 from xdsl.dialects.builtin import (
@@ -87,6 +87,8 @@ class Unit:
     registers: dict[str, int] = field(default_factory=dict)  # name → width
     state_names: dict[int, str] = field(default_factory=dict)  # state id → localparam
     bus_width: int = 32  # the memory master's data width
+    # ISAX → its loop-pipelining reports (synth/flow.loop_reports)
+    loop_reports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     _text: str = ""
 
