@@ -263,3 +263,23 @@ def test_the_pass_is_registered() -> None:
     parse_pipeline("aquas-pipeline-loops{clock-ns=5 auto=true}")
     with pytest.raises(AquasError, match="clock-ns must be a positive number"):
         apply(lower_spec(PORTS, "t.isax"), "aquas-pipeline-loops{clock-ns=0}")
+
+
+def test_the_synth_report_lines() -> None:
+    from aquas.cli.synth import pipeline_lines
+
+    builder, _ = schedule_isaxs(lower_spec(RECURRENCE, "t.isax"), 10.0, LIB, pipeline="auto")
+    fill, loop = loop_reports(builder)["r"]
+    assert pipeline_lines("r", [fill]) == []  # not asked for, not pipelined: no line
+    [line] = pipeline_lines("r", [loop])
+    assert line.startswith(
+        "pipeline r loop at t.isax:8:5: II 2 (ResMII 1, RecMII 2), 2 stages, iteration "
+        "latency 4 cycles (was 4 cycles per iteration); limited by recurrence arith.xori"
+    )
+    mem = RECURRENCE.replace("let x: u32 = a[i];", "let x: u32 = mem<u32>[rs1 + 4 * i];")
+    builder, _ = schedule_isaxs(lower_spec(mem, "t.isax"), 10.0, LIB, pipeline="directive")
+    [lp] = loop_reports(builder)["r"]
+    assert pipeline_lines("r", [lp]) == [
+        "pipeline r loop at t.isax:8:5: not pipelined (its body uses the memory interface "
+        "(t.isax:10:22))"
+    ]
