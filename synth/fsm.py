@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from aquas.diagnostics import AquasError, loc_of
@@ -691,6 +691,9 @@ def segment_problem(
         if isinstance(op, MEM_OPS):
             uses.append(MEMORY_PORT)
         problem.add_operation(op, delay(op), uses)
+        hint = op.attributes.get(aq.KERNEL_CYCLE_ATTR)
+        if isinstance(hint, IntegerAttr):  # a pipelined kernel's modulo schedule
+            problem.release[op] = hint.value.data
         for i, r in enumerate(uses):
             problem.limits[r] = ports if i < len(keys) else 1
         access = storage_access(op)

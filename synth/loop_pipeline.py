@@ -33,18 +33,19 @@ is below the body's sequential length.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i64
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
-from aquas.dialects.aquas import PIPELINE_ATTR, UNROLL_ATTR, constant_value
+from aquas.dialects.aquas import KERNEL_CYCLE_ATTR, PIPELINE_ATTR, UNROLL_ATTR, constant_value
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, sram_read
 from aquas.synth.modulo import (
     CarriedDependence,
@@ -59,6 +60,9 @@ from aquas.synth.schedule import Access, Affine, access_distance, list_schedule
 PIPELINE_MODES = ("auto", "directive", "off")
 """Flow modes: ``auto`` (directives, and loops over scratchpad data that are not unrolled,
 where it saves cycles), ``directive`` (only ``#[pipeline]`` loops), ``off``."""
+
+AFFINE_OPS = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp)
+"""Index arithmetic ``affine_index`` follows (recomputed per stage, not carried)."""
 
 PIPELINE_OFF = -1
 """``aquas.pipeline`` value of ``#[pipeline(off)]``: never pipeline this loop."""
@@ -84,6 +88,8 @@ class LoopReport:
     iteration_latency: int = 0
     reason: str = ""
     requested: bool = False
+    kernel_states: int = 0
+    """The kernel's states as the FSM builder schedules it (the II realised)."""
     kernel: scf.ForOp | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, object]:
@@ -234,9 +240,52 @@ def sequential_cycles(problem: LoopProblem) -> int:
     return max(n, 1)
 
 
-def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation]) -> scf.ForOp:
-    """Rewrites ``loop`` into prologue, kernel and epilogue by ``sched``; returns the
-    kernel loop."""
+@dataclass
+class Rewrite:
+    """A pipelined loop inserted before the original (still in place until ``commit``)."""
+
+    loop: scf.ForOp
+    kernel: scf.ForOp
+    inserted: list[Operation]
+    results: list[SSAValue]
+
+    def commit(self) -> scf.ForOp:
+        """Replaces the original loop by the pipelined one."""
+        for res, v in zip(self.loop.results, self.results, strict=True):
+            res.replace_all_uses_with(v)
+        parent = self.loop.parent_block()
+        assert parent is not None
+        parent.erase_op(self.loop)
+        return self.kernel
+
+    def rollback(self) -> None:
+        """Removes the pipelined loop, keeping the original."""
+        parent = self.loop.parent_block()
+        assert parent is not None
+        for op in reversed(self.inserted):
+            parent.erase_op(op)
+
+
+def kernel_states(
+    kernel: scf.ForOp, clock_ns: float, budget_ns: float, lib: OperatorLibrary
+) -> int:
+    """The states the FSM builder gives the kernel body (one segment: the same problem and
+    list scheduling as ``synth/fsm.py``): the II realised."""
+    from aquas.synth.fsm import segment_problem
+    from aquas.synth.timing import op_delay
+
+    work = [
+        o
+        for o in kernel.body.block.ops
+        if not isinstance(o, scf.YieldOp) and not (isinstance(o, FREE_OPS) and not o.operands)
+    ]
+    problem = segment_problem(work, lambda o: op_delay(lib, o), clock_ns, budget_ns)
+    return sequential_cycles(LoopProblem(problem, sram_reads={o for o in work if sram_read(o)}))
+
+
+def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation]) -> Rewrite:
+    """Inserts ``loop`` rewritten into prologue, kernel and epilogue by ``sched`` before
+    it; ``commit`` the result to replace the loop."""
     lb, step, trip = constant_value(loop.lb), constant_value(loop.step), _trip(loop)
     assert lb is not None and step is not None and trip is not None
     parent = loop.parent_block()
@@ -253,8 +302,11 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
     init_of = {y.owner: init for y, init in zip(yield_op.arguments, loop.iter_args, strict=True)}
     hoist: dict[SSAValue, SSAValue] = {}
 
+    inserted: list[Operation] = []
+
     def put(op: Operation) -> Operation:
         parent.insert_op_before(op, loop)
+        inserted.append(op)
         return op
 
     def const(v: int) -> SSAValue:
@@ -266,6 +318,21 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
         if isinstance(o, FREE_OPS) and not o.operands:
             new = put(o.clone())
             hoist.update(zip(o.results, new.results, strict=True))
+
+    # Index arithmetic on the induction variable is recomputed in each stage that uses
+    # it rather than carried in a register: carried, it would be opaque to the FSM's bank
+    # and conflict analysis (``affine_index``), which would then serialise accesses the
+    # modulo schedule overlapped.
+    affine: set[Operation] = set()
+    for o in work:
+        if isinstance(o, AFFINE_OPS) and all(
+            v is iv
+            or (isinstance(v, OpResult) and v.owner in affine)
+            or not _inside(v, loop)
+            or (isinstance(v, OpResult) and isinstance(v.owner, FREE_OPS) and not v.owner.operands)
+            for v in o.operands
+        ):
+            affine.add(o)
 
     def need(o: Operation, v: SSAValue, s: int) -> tuple[Operation, int] | None:
         """(producer, stage distance) of operand ``v`` of an op at stage ``s``; None for
@@ -287,6 +354,8 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
                 continue
             d = n[1]
             assert d >= 0, "the modulo schedule broke a dependence"
+            if not isinstance(v, BlockArgument) and n[0] in affine:
+                continue  # recomputed where it is used
             key = yield_op.arguments[v.index - 1] if isinstance(v, BlockArgument) else v
             depth[key] = max(depth.get(key, 0), d)
     for y in yield_op.arguments:
@@ -305,7 +374,32 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
         if (j, v) in straight:
             return straight[(j, v)]
         assert isinstance(v, OpResult)
+        if v.owner in affine:  # computed in the kernel, recomputed here
+            return recompute(v, const(lb + j * step), straight_memo.setdefault(j, {}), put)
         return final[(v, trip - stage[v.owner] - j)]
+
+    straight_memo: dict[int, dict[SSAValue, SSAValue]] = {}
+
+    def recompute(
+        v: SSAValue,
+        iv_value: SSAValue,
+        memo: dict[SSAValue, SSAValue],
+        add: Callable[[Operation], Operation],
+    ) -> SSAValue:
+        """``v`` (the result of index arithmetic) for the iteration whose induction
+        variable is ``iv_value``, cloned through ``add``."""
+        if v is iv:
+            return iv_value
+        if v in hoist:
+            return hoist[v]
+        if not (isinstance(v, OpResult) and v.owner in affine):
+            return v  # from outside the loop
+        if v not in memo:
+            o = v.owner
+            mapper = {x: recompute(x, iv_value, memo, add) for x in o.operands}
+            new = add(o.clone(value_mapper=mapper))
+            memo.update(zip(o.results, new.results, strict=True))
+        return memo[v]
 
     def emit_straight(s: int, j: int) -> None:
         iv_j = const(lb + j * step)
@@ -350,6 +444,10 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
     def in_kernel(v: SSAValue, d: int) -> SSAValue:
         return current[v] if d == 0 else slot_arg[(v, d)]
 
+    def kadd(op: Operation) -> Operation:
+        kbody.add_op(op)
+        return op
+
     for s in range(n_st - 1, -1, -1):
         iv_s: SSAValue = k_iv
         if s:
@@ -357,6 +455,7 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
             sub.location = loop.location
             kbody.add_op(sub)
             iv_s = sub.result
+        memo: dict[SSAValue, SSAValue] = {}
         for o in work:
             if stage[o] != s:
                 continue
@@ -368,10 +467,18 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
                     mapper[v] = hoist[v]
                 else:
                     n = need(o, v, s)
-                    if n is not None:
+                    if (
+                        n is not None
+                        and n[1]
+                        and not isinstance(v, BlockArgument)
+                        and n[0] in affine
+                    ):
+                        mapper[v] = recompute(v, iv_s, memo, kadd)
+                    elif n is not None:
                         src = yield_op.arguments[v.index - 1] if isinstance(v, BlockArgument) else v
                         mapper[v] = in_kernel(src, n[1])
             new = o.clone(value_mapper=mapper)
+            new.attributes[KERNEL_CYCLE_ATTR] = IntegerAttr(sched.cycle[o] % sched.ii, i64)
             kbody.add_op(new)
             for r, nr in zip(o.results, new.results, strict=True):
                 current[r] = nr
@@ -386,10 +493,8 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
         for s in range(n_st - 1, k - trip, -1):
             emit_straight(s, k - s)
 
-    for res, y in zip(loop.results, yield_op.arguments, strict=True):
-        res.replace_all_uses_with(lookup(trip - 1, y))
-    parent.erase_op(loop)
-    return kernel
+    results = [lookup(trip - 1, y) for y in yield_op.arguments]
+    return Rewrite(loop, kernel, inserted, results)
 
 
 def _reads_scratchpad(loop: scf.ForOp) -> bool:
@@ -446,16 +551,28 @@ def pipeline_loops(
             rep.ii, rep.res_mii, rep.rec_mii = sched.ii, sched.res_mii, sched.rec_mii
             rep.limit, rep.stages = sched.limit, sched.stages
             rep.iteration_latency = sched.latency(problem.sram_reads)
+            rewrite = pipeline_loop(loop, sched, work)
+            # The kernel as the FSM builder will schedule it: an index carried from one
+            # stage to the next is opaque to its bank and conflict analysis, which may
+            # serialise accesses the modulo schedule overlapped.
+            rep.kernel_states = kernel_states(rewrite.kernel, clock_ns, budget, lib)
             # iterations start every II cycles and the last one takes its full latency
-            pipelined = (trip - 1) * sched.ii + rep.iteration_latency
+            pipelined = (trip - 1) * rep.kernel_states + rep.iteration_latency
             if want is None and pipelined >= trip * rep.body_cycles:
+                rewrite.rollback()
                 rep.ii = 0
                 rep.reason = (
-                    f"about {pipelined} cycles pipelined against {trip * rep.body_cycles} without"
+                    f"about {pipelined} cycles pipelined (kernel of {rep.kernel_states} "
+                    f"states) against {trip * rep.body_cycles} without"
                 )
                 continue
             loop.attributes.pop(PIPELINE_ATTR, None)
-            rep.kernel = pipeline_loop(loop, sched, work)
+            rep.kernel = rewrite.commit()
+    if any(rep.kernel is not None for rep in reports):
+        # index arithmetic recomputed in later stages may leave its first copy unused
+        from xdsl.transforms.dead_code_elimination import dce
+
+        dce(module)
     return reports
 
 

@@ -283,3 +283,21 @@ def test_the_synth_report_lines() -> None:
         "pipeline r loop at t.isax:8:5: not pipelined (its body uses the memory interface "
         "(t.isax:10:22))"
     ]
+
+
+def test_the_kernel_carries_its_modulo_schedule_to_the_fsm() -> None:
+    from aquas.synth.fsm import segment_problem
+    from aquas.synth.schedule import Schedule, list_schedule
+    from aquas.synth.timing import op_delay
+
+    m = apply(lower_spec(PORTS, "t.isax"), "aquas-pipeline-loops")
+    kernel = [o for o in m.walk() if isinstance(o, scf.ForOp)][-1]
+    ops = [o for o in kernel.body.block.ops if aq.KERNEL_CYCLE_ATTR in o.attributes]
+    hints = {o: o.attributes[aq.KERNEL_CYCLE_ATTR] for o in ops}
+    assert {h.value.data for h in hints.values()} == {0, 1}  # type: ignore[attr-defined]
+    problem = segment_problem(ops, lambda o: op_delay(LIB, o), 10.0, 9.0)
+    sched = list_schedule(problem)
+    assert problem.span(sched) == 2  # the kernel takes II = 2 states
+    late = next(o for o in ops if problem.release.get(o, 0) == 1)
+    early = Schedule.chained(problem, {o: 0 for o in ops})
+    assert any(v.kind == "release" and v.ops == (late,) for v in problem.verify(early))
