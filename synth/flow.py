@@ -130,14 +130,14 @@ def schedule_isaxs(
     clock_ns: float,
     lib: OperatorLibrary,
     bus_width: int = 32,
-    pipeline: str = "auto",
+    pipeline: str = "directive",
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Prepare ``module`` in place and schedule every ISAX of its extension.
 
-    ``pipeline``: ``auto`` pipelines the loops with a ``#[pipeline]`` directive and the
-    loops over scratchpad data that are not unrolled (when it saves cycles),
-    ``directive`` only the former, ``off`` none (``synth/loop_pipeline.py``); the
-    reports are in ``builder.loop_reports``."""
+    ``pipeline``: ``directive`` (the default) pipelines the loops with a ``#[pipeline]``
+    directive, ``auto`` also the loops over scratchpad data that are not unrolled (when
+    it saves cycles), ``off`` none (``synth/loop_pipeline.py``); the reports are in
+    ``builder.loop_reports``."""
     from aquas.synth.loop_pipeline import PIPELINE_MODES, pipeline_loops
     from aquas.synth.sram import fit_partitions
 
@@ -161,7 +161,7 @@ def isax_latencies(
     mem_latency: int,
     lib: OperatorLibrary | None = None,
     bus_width: int = 32,
-    pipeline: str = "auto",
+    pipeline: str = "directive",
 ) -> dict[str, tuple[int, int]]:
     """ISAX name -> (min, max) cycles at memory latency ``mem_latency``, as in the reports.
 
@@ -182,7 +182,7 @@ def build_unit(
     clock_ns: float,
     lib: OperatorLibrary,
     bus_width: int = 32,
-    pipeline: str = "auto",
+    pipeline: str = "directive",
 ) -> Unit:
     from aquas.synth.sram import check_supported
 
@@ -307,7 +307,7 @@ def synthesize(
     lib: OperatorLibrary | None = None,
     extra: dict[str, dict[str, Any]] | None = None,
     bus_width: int = 32,
-    pipeline: str = "auto",
+    pipeline: str = "directive",
 ) -> SynthResult:
     """``extra``: per ISAX, more keys for its JSON report (the interface plan)."""
     t0 = time.perf_counter()

@@ -56,7 +56,7 @@ def synthesize_unit(
     bus_width: int = 32,
     target: Target | None = None,
     scratchpads: str | None = None,
-    pipeline: str = "auto",
+    pipeline: str = "directive",
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).

@@ -48,10 +48,11 @@ from aquas.target import Target
 @click.option(
     "--pipeline",
     type=click.Choice(["auto", "directive", "off"]),
-    default="auto",
+    default="directive",
     show_default=True,
-    help="Loop pipelining: auto pipelines #[pipeline] loops and the loops over scratchpad "
-    "data that are not unrolled (where it saves cycles); directive only #[pipeline] loops.",
+    help="Loop pipelining: directive pipelines #[pipeline] loops; auto also the loops over "
+    "scratchpad data that are not unrolled, where it saves cycles (their prologue and "
+    "epilogue copy operators: more area); off none.",
 )
 @click.option(
     "--max-burst-beats",
