@@ -16,16 +16,20 @@ The rewrite is exact in the golden model's sequential semantics: the stage assig
 keeps every dependence (within and between iterations) in order, so the interpreter checks
 it for equivalence like any other pass. The FSM builder then schedules the kernel body as
 one segment: the stages' operations are independent within a kernel iteration (their
-inputs come from registers), so the kernel takes about II states, and the latch (iv and
-iteration registers) is written in the kernel's last state, adding no cycle. The prologue
-and epilogue join the straight-line segments around the loop.
+inputs come from registers), and each carries its modulo-schedule cycle
+(``aquas.kernel_cycle``, the earliest cycle the builder gives it), so the kernel takes II
+states; the latch (iv and iteration registers) is written in the kernel's last state,
+adding no cycle. Index arithmetic on the induction variable is recomputed per stage (see
+``pipeline_loop``). The prologue and epilogue join the straight-line segments around the
+loop.
 
 Realised as an IR rewrite rather than inside the FSM builder so that the golden
 interpreter checks it and the FSM, register allocation and RTL generation stay unchanged.
 
 Which loops: those with the spec's ``#[pipeline]`` / ``#[pipeline(N)]`` directive
 (``aquas.pipeline`` = N, the II to aim for, 0 for the lowest), and with ``auto`` the loops
-over scratchpad data that are not unrolled, unless ``#[pipeline(off)]`` (-1). A loop is
+over scratchpad data that are not unrolled where the kernel saves cycles, unless
+``#[pipeline(off)]`` (-1). A loop is
 pipelined only when it is innermost, straight-line (no branch with effects, no memory-
 interface op, no multi-cycle division), of constant trip count at least ``S``, and the II
 is below the body's sequential length.

@@ -25,6 +25,7 @@ from aquas.synth.flow import isax_latencies, loop_reports, schedule_isaxs
 from aquas.synth.loop_pipeline import LoopReport, loop_problem, pipeline_loops
 from aquas.synth.modulo import modulo_schedule, rec_mii, res_mii, verify_modulo
 from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.prepare import PIPELINE as PIPELINE_PREP
 from aquas.synth.prepare import prepare
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -301,3 +302,16 @@ def test_the_kernel_carries_its_modulo_schedule_to_the_fsm() -> None:
     late = next(o for o in ops if problem.release.get(o, 0) == 1)
     early = Schedule.chained(problem, {o: 0 for o in ops})
     assert any(v.kind == "release" and v.ops == (late,) for v in problem.verify(early))
+
+
+def test_partial_unroll_then_pipeline() -> None:
+    # #[unroll(2), pipeline]: the 4-iteration loop of two body copies is pipelined
+    src = PORTS.replace("#[pipeline]", "#[unroll(2), pipeline]")
+    m = lower_spec(src, "t.isax")
+    builder, _ = schedule_isaxs(m.clone(), 10.0, LIB, pipeline="directive")
+    [rep] = loop_reports(builder)["p"]
+    assert rep["trip"] == 4 and rep["kernel_states"] == rep["ii"] > 0
+    # four reads of the one-port scratchpad per (unrolled) iteration
+    assert rep["res_mii"] == 4 and rep["limit"].startswith("@a bank 0: 4 uses")
+    after = apply(lower_spec(src, "t.isax"), PIPELINE_PREP + ",aquas-pipeline-loops")
+    assert_equivalent(lower_spec(src, "t.isax"), after, cases=30, seed=5)
