@@ -190,15 +190,17 @@ def loop_problem(
     problem = segment_problem(work, lambda o: dl[o], clock_ns, budget_ns)
     loop_p = LoopProblem(problem, sram_reads={o for o in work if sram_read(o)})
     # iteration values: the yielded value of one iteration feeds the next
-    for arg, y in zip(body.args[1:], yield_op.arguments, strict=True):
+    for arg, y, init in zip(body.args[1:], yield_op.arguments, loop.iter_args, strict=True):
         src = y.owner
         assert isinstance(src, Operation)
+        # the spec variable: the block argument is unnamed, its initial value is not
+        name = arg.name_hint or init.name_hint or y.name_hint
+        what = f"%{name}" if name else "an iteration value"
         for use in arg.uses:
             if use.operation in work:
                 d = 1 if sram_read(src) else 0
-                name = arg.name_hint or y.name_hint or "iteration value"
                 loop_p.carried.append(
-                    CarriedDependence(src, use.operation, d, 1, f"%{name} to the next iteration")
+                    CarriedDependence(src, use.operation, d, 1, f"{what} to the next iteration")
                 )
     # storage: an access and a conflicting one some iterations later
     trip = _trip(loop) or 0

@@ -147,19 +147,26 @@ def _relax(problem: LoopProblem, ii: int, edges: list[_Edge]) -> dict[Operation,
 def res_mii(problem: LoopProblem) -> tuple[int, str]:
     """The resource bound and what sets it."""
     count: dict[str, int] = {}
+    users: dict[str, list[Operation]] = {}
     for op in problem.body.operations:
         for r in problem.body.uses.get(op, ()):
             count[r] = count.get(r, 0) + problem.body.occupancy.get(op, 1)
+            users.setdefault(r, []).append(op)
     best, why = 1, ""
     for r in sorted(count):
         need = math.ceil(count[r] / problem.body.limits[r])
         if need > best:
+            ops = ", ".join(describe(o) for o in users[r])
             best, why = (
                 need,
-                f"{r}: {count[r]} uses per iteration, {problem.body.limits[r]} per cycle",
+                f"{r}: {count[r]} uses per iteration, {problem.body.limits[r]} per cycle ({ops})",
             )
     if problem.sram_reads and best < 2:
-        best, why = 2, "SRAM read latency: a read's data cycle must stay inside the kernel"
+        reads = ", ".join(describe(o) for o in problem.body.operations if o in problem.sram_reads)
+        best, why = (
+            2,
+            f"SRAM read latency: a read's data cycle must stay inside the kernel ({reads})",
+        )
     return best, why
 
 

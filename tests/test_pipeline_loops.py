@@ -107,7 +107,11 @@ def test_port_limited_loop() -> None:
     # a[2i] and a[2i+1] share the single bank's port: ResMII 2; acc ^= ... chains in a
     # cycle: RecMII 1
     mii, why = res_mii(problem)
-    assert (mii, why) == (2, "@a bank 0: 2 uses per iteration, 1 per cycle")
+    assert (mii, why) == (
+        2,
+        "@a bank 0: 2 uses per iteration, 1 per cycle "
+        "(aquas.spm_read %x (t.isax:10:22), aquas.spm_read %y (t.isax:11:22))",
+    )
     assert rec_mii(problem, 10)[0] == 1
     sched = modulo_schedule(problem, 3)
     assert sched is not None and not verify_modulo(problem, sched)
