@@ -85,6 +85,7 @@ def test_opt_lists_passes() -> None:
         "aquas-interface-burst",
         "aquas-interface-single",
         "aquas-interface-split",
+        "aquas-pipeline-loops",
         "aquas-reencode",
         "aquas-schedule",
         "aquas-unroll",
