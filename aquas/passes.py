@@ -23,6 +23,12 @@ def _aquas_unroll() -> type[ModulePass]:
     return AquasUnrollPass
 
 
+def _aquas_pipeline_loops() -> type[ModulePass]:
+    from aquas.synth.loop_pipeline import AquasPipelineLoopsPass
+
+    return AquasPipelineLoopsPass
+
+
 def _aquas_if_convert() -> type[ModulePass]:
     from aquas.synth.prepare import AquasIfConvertPass
 
@@ -109,6 +115,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-forward-state": _aquas_forward_state,
     "aquas-if-convert": _aquas_if_convert,
     "aquas-narrow-arith": _aquas_narrow_arith,
+    "aquas-pipeline-loops": _aquas_pipeline_loops,
     "aquas-schedule": _aquas_schedule,
     "convert-aquas-to-hw": _convert_aquas_to_hw,
     "canonicalize": _canonicalize,

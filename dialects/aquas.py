@@ -726,6 +726,14 @@ Aquas = Dialect(
 UNROLL_ATTR = "aquas.unroll"
 """Discardable ``scf.for`` attribute: unroll factor requested by the spec (i64)."""
 
+PIPELINE_ATTR = "aquas.pipeline"
+"""Discardable ``scf.for`` attribute: the spec's ``#[pipeline]`` directive (i64): the II to
+aim for, 0 for the lowest the loop allows, -1 for ``#[pipeline(off)]``."""
+
+KERNEL_CYCLE_ATTR = "aquas.kernel_cycle"
+"""Discardable attribute on an op of a pipelined loop's kernel (i64): its cycle in the
+kernel by the modulo schedule, the earliest the FSM builder schedules it in."""
+
 NOALIAS_ATTR = "aquas.noalias"
 """Discardable ``aquas.isax`` unit attribute (the spec's ``#[noalias]``): the caller
 guarantees that the bytes the ISAX addresses through ``rs1``, through ``rs2`` and through
@@ -743,7 +751,9 @@ compat.install()
 
 __all__ = [
     "CUSTOM_OPCODES",
+    "KERNEL_CYCLE_ATTR",
     "NOALIAS_ATTR",
+    "PIPELINE_ATTR",
     "UNROLL_ATTR",
     "Aquas",
     "BurstReadOp",

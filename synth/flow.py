@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from aquas.diagnostics import AquasError, loc_of
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
-from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, mem_beats
+from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, LoopLatch, mem_beats
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare
 from aquas.synth.rtlgen import Unit, UnitGenerator
@@ -131,20 +131,32 @@ def schedule_isaxs(
     lib: OperatorLibrary,
     bus_width: int = 32,
     share: bool = True,
+    pipeline: str = "directive",
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
-    """Prepare ``module`` in place and schedule every ISAX of its extension (binding its
-    multiplies to shared units unless ``share`` is false)."""
+    """Prepare ``module`` in place and schedule every ISAX of its extension, binding its
+    multiplies to shared units unless ``share`` is false.
+
+    ``pipeline``: ``directive`` (the default) pipelines the loops with a ``#[pipeline]``
+    directive, ``auto`` also the loops over scratchpad data that are not unrolled (when
+    it saves cycles), ``off`` none (``synth/loop_pipeline.py``); the reports are in
+    ``builder.loop_reports``."""
+    from aquas.synth.loop_pipeline import PIPELINE_MODES, pipeline_loops
     from aquas.synth.sram import fit_partitions
 
+    if pipeline not in PIPELINE_MODES:
+        raise AquasError(
+            f"unknown loop pipelining mode {pipeline!r}", hint="use auto, directive or off"
+        )
     prepare(module)
     fit_partitions(find_extension(module), bus_width)
-    return schedule_extension(
-        find_extension(module),
-        clock_ns,
-        lib,
-        bus_width=bus_width,
-        share=share,
+    reports = []
+    if pipeline != "off":
+        reports = pipeline_loops(module, clock_ns, lib, auto=pipeline == "auto")
+    builder, fsms = schedule_extension(
+        find_extension(module), clock_ns, lib, bus_width=bus_width, share=share
     )
+    builder.loop_reports = reports
+    return builder, fsms
 
 
 def isax_latencies(
@@ -154,13 +166,14 @@ def isax_latencies(
     lib: OperatorLibrary | None = None,
     bus_width: int = 32,
     share: bool = True,
+    pipeline: str = "directive",
 ) -> dict[str, tuple[int, int]]:
     """ISAX name -> (min, max) cycles at memory latency ``mem_latency``, as in the reports.
 
     Schedules a clone of ``module`` (no RTL is generated), so callers keep their IR.
     """
     _, fsms = schedule_isaxs(
-        module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width, share
+        module.clone(), clock_ns, lib or OperatorLibrary.load(), bus_width, share, pipeline
     )
     out = {}
     for f in fsms:
@@ -175,14 +188,33 @@ def build_unit(
     lib: OperatorLibrary,
     bus_width: int = 32,
     share: bool = True,
+    pipeline: str = "directive",
 ) -> Unit:
     from aquas.synth.sram import check_supported
 
     ext = find_extension(module)
-    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width, share)
+    builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width, share, pipeline)
     check_supported(ext, bus_width)
     builder.allocate_registers()
-    return UnitGenerator(ext, builder, fsms).generate()
+    unit = UnitGenerator(ext, builder, fsms).generate()
+    unit.loop_reports = loop_reports(builder)
+    return unit
+
+
+def loop_reports(builder: FsmBuilder) -> dict[str, list[dict[str, Any]]]:
+    """ISAX → its pipelining candidates (``synth/loop_pipeline.LoopReport``), each with
+    ``kernel_states``: the states the kernel took in the state machine (the II achieved)."""
+    latches = {
+        id(st.next.loop.op): st.id - st.next.body + 1
+        for st in builder.states
+        if isinstance(st.next, LoopLatch)
+    }
+    out: dict[str, list[dict[str, Any]]] = {}
+    for rep in builder.loop_reports:
+        d = rep.as_dict()
+        d["kernel_states"] = latches.get(id(rep.kernel), 0) if rep.kernel is not None else 0
+        out.setdefault(rep.isax, []).append(d)
+    return out
 
 
 def header_comment(unit: Unit, clock_ns: float) -> str:
@@ -282,6 +314,7 @@ def synthesize(
     extra: dict[str, dict[str, Any]] | None = None,
     bus_width: int = 32,
     share: bool = True,
+    pipeline: str = "directive",
 ) -> SynthResult:
     """``extra``: per ISAX, more keys for its JSON report (the interface plan)."""
     t0 = time.perf_counter()
@@ -289,7 +322,7 @@ def synthesize(
     ext_name = find_extension(module).sym_name.data
     from aquas.synth.sram import SramShape, inventory, is_sram, render_model
 
-    unit = build_unit(module, clock_ns, lib, bus_width, share)
+    unit = build_unit(module, clock_ns, lib, bus_width, share, pipeline)
     verilog = header_comment(unit, clock_ns) + export_verilog(unit.circt_text)
     ext = find_extension(module)
     shapes = dict.fromkeys(SramShape.of(s) for s in ext.scratchpads() if is_sram(s))
@@ -301,6 +334,7 @@ def synthesize(
     vpath = out_dir / f"{unit.name}.sv"
     reports = {
         f.isax.sym_name.data: isax_report(f, unit.states, clock_ns, mem_latency, bus_width)
+        | {"pipelined_loops": unit.loop_reports.get(f.isax.sym_name.data, [])}
         | (extra or {}).get(f.isax.sym_name.data, {})
         | ({"sram_scratchpads": srams} if srams else {})
         for f in unit.fsms

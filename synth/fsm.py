@@ -28,9 +28,10 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from aquas.diagnostics import AquasError, loc_of
@@ -335,6 +336,8 @@ class FsmBuilder:
         # and per-ISAX limit; the binding itself is made after scheduling
         self.sharing = sharing
         self.binding: Binding | None = None
+        # what loop pipelining did before scheduling (synth/loop_pipeline.LoopReport)
+        self.loop_reports: list[Any] = []
 
     # -- naming ------------------------------------------------------------------------
 
@@ -711,6 +714,9 @@ def segment_problem(
             uses.append(MEMORY_PORT)
         unit = shared(op) if shared is not None else None
         problem.add_operation(op, delay(op), [*uses, unit[0]] if unit else uses)
+        hint = op.attributes.get(aq.KERNEL_CYCLE_ATTR)
+        if isinstance(hint, IntegerAttr):  # a pipelined kernel's modulo schedule
+            problem.release[op] = hint.value.data
         for i, r in enumerate(uses):
             problem.limits[r] = ports if i < len(keys) else 1
         if unit is not None:

@@ -70,6 +70,7 @@ def synthesize_unit(
     scratchpads: str | None = None,
     close_timing: bool = False,
     share: bool = True,
+    pipeline: str = "directive",
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
@@ -82,7 +83,8 @@ def synthesize_unit(
     model predicts fastest on it, and each ISAX's report carries that prediction.
     ``scratchpads`` (``auto``, ``sram``, ``regs``) overrides every scratchpad's ``impl``
     directive (``None`` keeps the spec's). ``share=False`` gives every multiply its own
-    multiplier (docs/synthesis.md, "Sharing").
+    multiplier (docs/synthesis.md, "Sharing"). ``pipeline`` is the loop-pipelining mode
+    (``auto``, ``directive``, ``off``; synth/loop_pipeline.py).
 
     ``close_timing``: map the unit onto the cell library and time it (``synth/sta.py``);
     while its critical path exceeds ``clock_ns``, schedule again with the operator delays
@@ -99,6 +101,7 @@ def synthesize_unit(
         target=target,
         scratchpads=scratchpads,
         share=share,
+        pipeline=pipeline,
     )
     if not close_timing:
         result = _synthesize(module, out_dir, clock_ns, mem_latency, lib, **args)
@@ -205,6 +208,7 @@ def _synthesize(
     target: Target | None,
     scratchpads: str | None,
     share: bool,
+    pipeline: str,
 ) -> UnitResult:
     if target is not None:
         bus_width = target.isax_master.bus_width
@@ -244,6 +248,14 @@ def _synthesize(
     plan_mlir = buf.getvalue() + "\n"
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
     res = synthesize(
-        module, out_dir, clock_ns, mem_latency, lib, extra=extra, bus_width=bus_width, share=share
+        module,
+        out_dir,
+        clock_ns,
+        mem_latency,
+        lib,
+        extra=extra,
+        bus_width=bus_width,
+        share=share,
+        pipeline=pipeline,
     )
     return UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from xdsl.dialects import arith, hw, seq
 from xdsl.dialects.builtin import (
@@ -89,6 +89,8 @@ class Unit:
     state_names: dict[int, str] = field(default_factory=dict)  # state id → localparam
     bus_width: int = 32  # the memory master's data width
     binding: Binding = field(default_factory=Binding)  # the shared multipliers
+    # ISAX → its loop-pipelining reports (synth/flow.loop_reports)
+    loop_reports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     _text: str = ""
 

@@ -132,7 +132,7 @@ def access_distance(earlier: Access, later: Access) -> int:
 @dataclass(frozen=True)
 class Violation:
     """One broken constraint. ``kind`` is one of ``unscheduled``, ``unknown``, ``range``,
-    ``dependence``, ``access``, ``chaining``, ``clock`` and ``resource``."""
+    ``release``, ``dependence``, ``access``, ``chaining``, ``clock`` and ``resource``."""
 
     kind: str
     message: str
@@ -213,6 +213,9 @@ class SchedulingProblem:
     latency: dict[Operation, int] = field(default_factory=dict)
     """Operation → cycles from its start to the cycle its result is read (absent: 0,
     combinational). The schedule spans ``cycle + latency``."""
+    release: dict[Operation, int] = field(default_factory=dict)
+    """Operation → the earliest cycle it may take (absent: 0); a pipelined loop's kernel
+    gets its modulo schedule this way (synth/loop_pipeline.py)."""
     _by_array: dict[str, list[tuple[Operation, Access]]] = field(default_factory=dict, repr=False)
 
     def add_operation(
@@ -320,6 +323,16 @@ class SchedulingProblem:
         for op in cyc.keys() - known:
             out.append(Violation("unknown", f"{describe(op)} is not in the problem", (op,)))
         placed = [op for op in self.operations if op in cyc and op in start]
+        for op in placed:
+            rel = self.release.get(op, 0)
+            if rel and cyc[op] < rel:
+                out.append(
+                    Violation(
+                        "release",
+                        f"{describe(op)} at cycle {cyc[op]}, before its release cycle {rel}",
+                        (op,),
+                    )
+                )
         on = set(placed)
         for dep in self.dependences.values():
             a, b = dep.src, dep.dst
@@ -430,7 +443,7 @@ def list_schedule(problem: SchedulingProblem) -> Schedule:
         d = problem.delay[op]
         if d > problem.budget_ns:
             raise InfeasibleError(op, d, problem.budget_ns)
-        c = 0
+        c = problem.release.get(op, 0)
         for dep in incoming[op]:
             c = max(c, cycle[dep.src] + dep.distance)
         while True:

@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from aquas.dialects.aquas import UNROLL_ATTR, constant_value
+from aquas.dialects.aquas import PIPELINE_ATTR, UNROLL_ATTR, constant_value
 
 
 def _clone_body(
@@ -86,6 +86,8 @@ def unroll_loop(loop: scf.ForOp, factor: int) -> None:
             const(lb), const(lb + main * factor * step), const(step * factor), carried, new_body
         )
         new_loop.location = loop.location
+        if PIPELINE_ATTR in loop.attributes:  # #[unroll(F), pipeline]: pipeline the unrolled loop
+            new_loop.attributes[PIPELINE_ATTR] = loop.attributes[PIPELINE_ATTR]
         parent.insert_op_before(new_loop, loop)
         carried = list(new_loop.results)
         peeled = range(main * factor, trip)

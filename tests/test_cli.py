@@ -86,6 +86,7 @@ def test_opt_lists_passes() -> None:
         "aquas-interface-single",
         "aquas-interface-split",
         "aquas-narrow-arith",
+        "aquas-pipeline-loops",
         "aquas-reencode",
         "aquas-schedule",
         "aquas-unroll",

@@ -288,10 +288,10 @@ def test_an_op_slower_than_the_clock_is_a_located_error() -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_the_pass_pipeline_schedules_what_synth_schedules(path: Path) -> None:
-    """`aquas opt -p <prepare pipeline>,aquas-schedule` annotates every op with the state
-    `aquas synth` puts it in."""
+    """`aquas opt -p <prepare pipeline>,aquas-pipeline-loops,aquas-schedule` annotates
+    every op with the state `aquas synth` puts it in."""
     annotated = lower_spec_file(path)
-    parse_pipeline(PIPELINE + ",aquas-schedule").apply(context(), annotated)
+    parse_pipeline(PIPELINE + ",aquas-pipeline-loops,aquas-schedule").apply(context(), annotated)
     annotated.verify()
     again = parse(show(annotated))
     got = [

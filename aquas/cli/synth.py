@@ -46,6 +46,15 @@ from aquas.target import Target
     "(docs/synthesis.md).",
 )
 @click.option(
+    "--pipeline",
+    type=click.Choice(["auto", "directive", "off"]),
+    default="directive",
+    show_default=True,
+    help="Loop pipelining: directive pipelines #[pipeline] loops; auto also the loops over "
+    "scratchpad data that are not unrolled, where it saves cycles (their prologue and "
+    "epilogue copy operators: more area); off none.",
+)
+@click.option(
     "--max-burst-beats",
     type=int,
     default=None,
@@ -111,6 +120,7 @@ def synth(
     platform: Path | None,
     mem_latency: int | None,
     interface: str,
+    pipeline: str,
     max_burst_beats: int | None,
     emit_plan_mlir: Path | None,
     bus_width: str | None,
@@ -174,6 +184,7 @@ def synth(
             scratchpads=scratchpads,
             close_timing=close_timing,
             share=not no_share,
+            pipeline=pipeline,
         )
         res = u.synth
         unit_doc: dict[str, object] = {
@@ -288,6 +299,9 @@ def synth(
             per_isax[u.split("@")[0]] = per_isax.get(u.split("@")[0], 0) + 1
         users = ", ".join(f"{n} x{k}" for n, k in per_isax.items())
         out.print(f"  users: {users}", markup=False)
+    for name, rep in res.reports.items():
+        for line in pipeline_lines(name, rep.get("pipelined_loops", [])):
+            out.print(line, markup=False)
     if "yosys" in unit_doc:
         y = unit_doc["yosys"]
         assert isinstance(y, dict)
@@ -303,6 +317,28 @@ def synth(
         assert isinstance(c, dict)
         out.print(f"co-simulation: {c['cases']} case(s), 0 mismatches against the interpreter")
     out.print(f"wrote {out_dir}/")
+
+
+def pipeline_lines(isax: str, loops: list[dict[str, object]]) -> list[str]:
+    """One line per pipelined loop: the II achieved (the kernel's states), its bounds and
+    what limits it; and why a loop with a ``#[pipeline]`` directive was left alone."""
+    lines = []
+    for lp in loops:
+        where = f"pipeline {isax} loop at {lp['source']}"
+        if not lp["ii"] and not lp["requested"]:
+            continue
+        if not lp["ii"]:
+            lines.append(f"{where}: not pipelined ({lp['not_pipelined']})")
+            continue
+        text = (
+            f"{where}: II {lp['kernel_states']} (ResMII {lp['res_mii']}, RecMII {lp['rec_mii']}), "
+            f"{lp['stages']} stages, iteration latency {lp['iteration_latency']} cycles "
+            f"(was {lp['body_cycles']} cycles per iteration)"
+        )
+        if lp["limit"]:
+            text += f"; limited by {lp['limit']}"
+        lines.append(text)
+    return lines
 
 
 def synth_target(

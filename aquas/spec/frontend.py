@@ -324,6 +324,24 @@ class SpecFrontend(ExprLowering):
         self.block = Block()
         return op
 
+    def pipeline_arg(self, arg: Token | Tree | None) -> int:
+        """``#[pipeline]`` → 0 (the lowest II), ``#[pipeline(N)]`` → N, ``#[pipeline(off)]``
+        → -1 (``aquas.pipeline``, synth/loop_pipeline.py)."""
+        if arg is None:
+            return 0
+        if isinstance(arg, Token) and arg.type == "NAME":
+            if str(arg) != "off":
+                raise self.error(
+                    arg,
+                    f"unknown pipeline option '{arg}'",
+                    hint="write #[pipeline], #[pipeline(II)] with II from 1 to 64, or #[pipeline(off)]",
+                )
+            return -1
+        ii = self.int_token(arg)
+        if not 1 <= ii <= 64:
+            raise self.error(arg, f"the initiation interval must be in 1..64, got {ii}")
+        return ii
+
     def check_unrolled(self, name: str, at: Token) -> None:
         """The ISAX's size after unrolling stays within the synthesis budgets."""
         ops, bursts = unrolled_counts(self.block)
@@ -664,6 +682,7 @@ class SpecFrontend(ExprLowering):
             )
         trip = max(0, (hi - lo + step - 1) // step)
         unroll: int | None = None
+        pipeline: int | None = None
         seen: dict[str, Token] = {}
         for a in attrs:
             assert isinstance(a, Tree)
@@ -672,11 +691,15 @@ class SpecFrontend(ExprLowering):
                 key_tok, arg = item.children
                 assert isinstance(key_tok, Token)
                 self.check_repeated(key_tok, seen)
+                if str(key_tok) == "pipeline":
+                    pipeline = self.pipeline_arg(arg)
+                    continue
                 if str(key_tok) != "unroll":
                     raise self.error(
                         key_tok,
                         f"unknown loop directive '{key_tok}'",
-                        hint="loops accept #[unroll] or #[unroll(N)]",
+                        hint="loops accept #[unroll], #[unroll(N)], #[pipeline], "
+                        "#[pipeline(II)] and #[pipeline(off)]",
                     )
                 unroll = trip if arg is None else self.int_token(arg)
                 if arg is not None and not 1 <= unroll <= max(trip, 1):
@@ -684,6 +707,12 @@ class SpecFrontend(ExprLowering):
                         arg,
                         f"unroll factor must be in 1..{max(trip, 1)} (the trip count), got {unroll}",
                     )
+        if pipeline is not None and pipeline != -1 and unroll is not None and unroll >= trip:
+            raise self.error(
+                s,
+                "a fully unrolled loop cannot be pipelined",
+                hint="unroll by a factor below the trip count, or drop #[pipeline]",
+            )
 
         carried_names = [
             n for n in _assigned_names(blk) if (b := self.lookup(n)) is not None and b.kind == "var"
@@ -715,6 +744,8 @@ class SpecFrontend(ExprLowering):
         for_op = scf.ForOp(lb.value, ub.value, st.value, saved_vals, body)
         if unroll is not None:
             for_op.attributes[aq.UNROLL_ATTR] = IntegerAttr(unroll, i64)
+        if pipeline is not None:
+            for_op.attributes[aq.PIPELINE_ATTR] = IntegerAttr(pipeline, i64)
         self.emit(for_op, s)
         for (_, b), r in zip(carried, for_op.results, strict=True):
             b.value = r  # type: ignore[union-attr]

@@ -1,0 +1,606 @@
+"""``aquas-pipeline-loops``: software-pipeline ``scf.for`` loops at the II a modulo
+schedule finds (``synth/modulo.py``).
+
+A loop of ``T`` iterations whose modulo schedule has ``S`` stages at initiation interval
+``II`` becomes, in place:
+
+* a *prologue*: straight-line code running stages ``0..k`` of the first iterations, for
+  ``k = 0 .. S-2``;
+* a *kernel*: an ``scf.for`` of ``T - S + 1`` iterations whose body runs stage ``s`` of
+  iteration ``k - s`` for every ``s`` (oldest iteration first). A value produced in one
+  stage and used ``d`` stages later travels through ``d`` iteration arguments (``<name>_s1``
+  .. ``<name>_s<d>``), which the state machine keeps in registers;
+* an *epilogue*: straight-line code finishing the last ``S - 1`` iterations.
+
+The rewrite is exact in the golden model's sequential semantics: the stage assignment
+keeps every dependence (within and between iterations) in order, so the interpreter checks
+it for equivalence like any other pass. The FSM builder then schedules the kernel body as
+one segment: the stages' operations are independent within a kernel iteration (their
+inputs come from registers), and each carries its modulo-schedule cycle
+(``aquas.kernel_cycle``, the earliest cycle the builder gives it), so the kernel takes II
+states; the latch (iv and iteration registers) is written in the kernel's last state,
+adding no cycle. Index arithmetic on the induction variable is recomputed per stage (see
+``pipeline_loop``). The prologue and epilogue join the straight-line segments around the
+loop.
+
+Realised as an IR rewrite rather than inside the FSM builder so that the golden
+interpreter checks it and the FSM, register allocation and RTL generation stay unchanged.
+
+Which loops: those with the spec's ``#[pipeline]`` / ``#[pipeline(N)]`` directive
+(``aquas.pipeline`` = N, the II to aim for, 0 for the lowest), and with ``auto`` the loops
+over scratchpad data that are not unrolled where the kernel saves cycles, unless
+``#[pipeline(off)]`` (-1). A loop is
+pipelined only when it is innermost, straight-line (no branch with effects, no memory-
+interface op, no multi-cycle division), of constant trip count at least ``S``, and the II
+is below the body's sequential length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i64
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+
+from aquas.diagnostics import AquasError, loc_of
+from aquas.dialects import aquas as aq
+from aquas.dialects.aquas import KERNEL_CYCLE_ATTR, PIPELINE_ATTR, UNROLL_ATTR, constant_value
+from aquas.synth.fsm import FREE_OPS, MEM_OPS, sram_read
+from aquas.synth.modulo import (
+    CarriedDependence,
+    LoopProblem,
+    ModuloSchedule,
+    modulo_schedule,
+    verify_modulo,
+)
+from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.schedule import Access, Affine, access_distance, list_schedule
+
+PIPELINE_MODES = ("auto", "directive", "off")
+"""Flow modes: ``auto`` (directives, and loops over scratchpad data that are not unrolled,
+where it saves cycles), ``directive`` (only ``#[pipeline]`` loops), ``off``."""
+
+AFFINE_OPS = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp)
+"""Index arithmetic ``affine_index`` follows (recomputed per stage, not carried)."""
+
+PIPELINE_OFF = -1
+"""``aquas.pipeline`` value of ``#[pipeline(off)]``: never pipeline this loop."""
+
+MAX_CARRIED = 16
+"""Iteration distances up to which carried scratchpad dependences are searched; a
+pipeline never has more stages than this, so longer distances cannot be broken."""
+
+
+@dataclass
+class LoopReport:
+    """What happened to one candidate loop (``ii`` is 0 when it was not pipelined)."""
+
+    isax: str
+    source: str
+    trip: int
+    body_cycles: int
+    ii: int = 0
+    res_mii: int = 0
+    rec_mii: int = 0
+    limit: str = ""
+    stages: int = 0
+    iteration_latency: int = 0
+    reason: str = ""
+    requested: bool = False
+    kernel_states: int = 0
+    """The kernel's states as the FSM builder schedules it (the II realised)."""
+    kernel: scf.ForOp | None = field(default=None, repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "trip": self.trip,
+            "body_cycles": self.body_cycles,
+            "ii": self.ii,
+            "res_mii": self.res_mii,
+            "rec_mii": self.rec_mii,
+            "limit": self.limit,
+            "stages": self.stages,
+            "iteration_latency": self.iteration_latency,
+            "not_pipelined": self.reason,
+            "requested": self.requested,
+        }
+
+
+def _where(op: Operation) -> str:
+    loc = loc_of(op)
+    return f"{PurePath(loc.filename).name}:{loc.line}:{loc.column}" if loc else "?"
+
+
+def _inside(v: SSAValue, loop: scf.ForOp) -> bool:
+    """Whether ``v`` is defined in ``loop``'s body (so it changes between iterations)."""
+    block: Block | None
+    if isinstance(v, BlockArgument):
+        block = v.owner
+    else:
+        assert isinstance(v, OpResult)
+        block = v.owner.parent_block()
+    while block is not None:
+        if block is loop.body.block:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _shift(access: Access, loop: scf.ForOp, p: int) -> Access | None:
+    """``access`` as it is ``p`` iterations later (None: its index varies otherwise)."""
+    idx = access.index
+    if idx is None:
+        return access
+    iv = loop.body.block.args[0]
+    const = idx.const
+    for term, k in idx.terms:
+        if term is iv:
+            const += k * p
+        elif isinstance(term, SSAValue) and _inside(term, loop):
+            return None
+    return Access(
+        access.array,
+        access.banks,
+        access.write,
+        Affine(const % (1 << idx.bits), idx.terms, idx.bits),
+        access.alias,
+    )
+
+
+def loop_problem(
+    loop: scf.ForOp, clock_ns: float, budget_ns: float, lib: OperatorLibrary
+) -> tuple[LoopProblem, list[Operation]] | str:
+    """The modulo-scheduling problem of ``loop``'s body and its operations in program
+    order, or why the loop cannot be pipelined."""
+    from aquas.synth.fsm import segment_problem
+    from aquas.synth.timing import op_delay
+
+    body = loop.body.block
+    ops = [o for o in body.ops if not isinstance(o, scf.YieldOp)]
+    for o in ops:
+        if o.regions:
+            return (
+                f"its body holds a {o.name} ({_where(o)}); only straight-line bodies are pipelined"
+            )
+        if isinstance(o, MEM_OPS):
+            return f"its body uses the memory interface ({_where(o)})"
+        if isinstance(o, aq.WriteRdOp):
+            return "its body writes rd"
+    work = [o for o in ops if not (isinstance(o, FREE_OPS) and not o.operands)]
+    dl = {o: op_delay(lib, o) for o in work}
+    for o in work:
+        if dl[o] > budget_ns:
+            return f"{o.name} ({_where(o)}) is slower than a cycle"
+    yield_op = body.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    producers: list[Operation] = []
+    for y in yield_op.arguments:
+        if not isinstance(y, OpResult) or y.owner not in work:
+            return "an iteration value does not change in the loop"
+        if y.owner in producers:
+            return "two iteration values are the same value"
+        producers.append(y.owner)
+    problem = segment_problem(work, lambda o: dl[o], clock_ns, budget_ns)
+    loop_p = LoopProblem(problem, sram_reads={o for o in work if sram_read(o)})
+    # iteration values: the yielded value of one iteration feeds the next
+    for arg, y, init in zip(body.args[1:], yield_op.arguments, loop.iter_args, strict=True):
+        src = y.owner
+        assert isinstance(src, Operation)
+        # the spec variable: the block argument is unnamed, its initial value is not
+        name = arg.name_hint or init.name_hint or y.name_hint
+        what = f"%{name}" if name else "an iteration value"
+        for use in arg.uses:
+            if use.operation in work:
+                d = 1 if sram_read(src) else 0
+                loop_p.carried.append(
+                    CarriedDependence(src, use.operation, d, 1, f"{what} to the next iteration")
+                )
+    # storage: an access and a conflicting one some iterations later
+    trip = _trip(loop) or 0
+    accesses = [(o, a) for o in work for a in problem.accesses.get(o, ())]
+    reach = max(1, min(MAX_CARRIED, trip - 1))
+    for x, ax in accesses:
+        for y, ay in accesses:
+            if ax.array != ay.array or not (ax.write or ay.write):
+                continue
+            for p in range(1, reach + 1):
+                later = _shift(ay, loop, p)
+                if later is None or ax.may_overlap(later):
+                    what = (
+                        f"{'write' if ay.write else 'read'} after {'write' if ax.write else 'read'}"
+                    )
+                    loop_p.carried.append(
+                        CarriedDependence(
+                            x,
+                            y,
+                            access_distance(ax, ay),
+                            p,
+                            f"{what} of @{ax.array}, {p} iteration(s) apart",
+                        )
+                    )
+                    break
+    return loop_p, work
+
+
+def _trip(loop: scf.ForOp) -> int | None:
+    lb, ub, step = (constant_value(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is None or ub is None or step is None or step <= 0:
+        return None
+    return max(0, (ub - lb + step - 1) // step)
+
+
+def sequential_cycles(problem: LoopProblem) -> int:
+    """States one iteration takes when the loop is not pipelined (as ``synth/fsm.py``
+    schedules a segment: list scheduling, an SRAM read's data cycle inside it)."""
+    sched = list_schedule(problem.body)
+    n = problem.body.span(sched)
+    for o in problem.sram_reads:
+        n = max(n, sched.cycle[o] + 2)
+    return max(n, 1)
+
+
+@dataclass
+class Rewrite:
+    """A pipelined loop inserted before the original (still in place until ``commit``)."""
+
+    loop: scf.ForOp
+    kernel: scf.ForOp
+    inserted: list[Operation]
+    results: list[SSAValue]
+
+    def commit(self) -> scf.ForOp:
+        """Replaces the original loop by the pipelined one."""
+        for res, v in zip(self.loop.results, self.results, strict=True):
+            res.replace_all_uses_with(v)
+        parent = self.loop.parent_block()
+        assert parent is not None
+        parent.erase_op(self.loop)
+        return self.kernel
+
+    def rollback(self) -> None:
+        """Removes the pipelined loop, keeping the original."""
+        parent = self.loop.parent_block()
+        assert parent is not None
+        for op in reversed(self.inserted):
+            parent.erase_op(op)
+
+
+def kernel_states(
+    kernel: scf.ForOp, clock_ns: float, budget_ns: float, lib: OperatorLibrary
+) -> int:
+    """The states the FSM builder gives the kernel body (one segment: the same problem and
+    list scheduling as ``synth/fsm.py``): the II realised."""
+    from aquas.synth.fsm import segment_problem
+    from aquas.synth.timing import op_delay
+
+    work = [
+        o
+        for o in kernel.body.block.ops
+        if not isinstance(o, scf.YieldOp) and not (isinstance(o, FREE_OPS) and not o.operands)
+    ]
+    problem = segment_problem(work, lambda o: op_delay(lib, o), clock_ns, budget_ns)
+    return sequential_cycles(LoopProblem(problem, sram_reads={o for o in work if sram_read(o)}))
+
+
+def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation]) -> Rewrite:
+    """Inserts ``loop`` rewritten into prologue, kernel and epilogue by ``sched`` before
+    it; ``commit`` the result to replace the loop."""
+    lb, step, trip = constant_value(loop.lb), constant_value(loop.step), _trip(loop)
+    assert lb is not None and step is not None and trip is not None
+    parent = loop.parent_block()
+    assert parent is not None
+    body = loop.body.block
+    iv = body.args[0]
+    ty = iv.type
+    assert isinstance(ty, IntegerType)
+    yield_op = body.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    n_st = sched.stages
+    stage = {o: sched.stage(o) for o in work}
+    producer_of_arg = {a: y.owner for a, y in zip(body.args[1:], yield_op.arguments, strict=True)}
+    init_of = {y.owner: init for y, init in zip(yield_op.arguments, loop.iter_args, strict=True)}
+    hoist: dict[SSAValue, SSAValue] = {}
+
+    inserted: list[Operation] = []
+
+    def put(op: Operation) -> Operation:
+        parent.insert_op_before(op, loop)
+        inserted.append(op)
+        return op
+
+    def const(v: int) -> SSAValue:
+        c = put(arith.ConstantOp(IntegerAttr(v, ty)))
+        c.location = loop.location
+        return c.results[0]
+
+    for o in body.ops:
+        if isinstance(o, FREE_OPS) and not o.operands:
+            new = put(o.clone())
+            hoist.update(zip(o.results, new.results, strict=True))
+
+    # Index arithmetic on the induction variable is recomputed in each stage that uses
+    # it rather than carried in a register: carried, it would be opaque to the FSM's bank
+    # and conflict analysis (``affine_index``), which would then serialise accesses the
+    # modulo schedule overlapped.
+    affine: set[Operation] = set()
+    for o in work:
+        if isinstance(o, AFFINE_OPS) and all(
+            v is iv
+            or (isinstance(v, OpResult) and v.owner in affine)
+            or not _inside(v, loop)
+            or (isinstance(v, OpResult) and isinstance(v.owner, FREE_OPS) and not v.owner.operands)
+            for v in o.operands
+        ):
+            affine.add(o)
+
+    def need(o: Operation, v: SSAValue, s: int) -> tuple[Operation, int] | None:
+        """(producer, stage distance) of operand ``v`` of an op at stage ``s``; None for
+        the induction variable and values from outside the body."""
+        if isinstance(v, BlockArgument) and v in producer_of_arg:
+            u = producer_of_arg[v]
+            assert isinstance(u, Operation)
+            return u, s + 1 - stage[u]
+        if isinstance(v, OpResult) and v.owner in stage:
+            return v.owner, s - stage[v.owner]
+        return None
+
+    # slots each produced value needs: the deepest stage distance of its uses
+    depth: dict[SSAValue, int] = {}
+    for o in work:
+        for v in o.operands:
+            n = need(o, v, stage[o])
+            if n is None:
+                continue
+            d = n[1]
+            assert d >= 0, "the modulo schedule broke a dependence"
+            if not isinstance(v, BlockArgument) and n[0] in affine:
+                continue  # recomputed where it is used
+            key = yield_op.arguments[v.index - 1] if isinstance(v, BlockArgument) else v
+            depth[key] = max(depth.get(key, 0), d)
+    for y in yield_op.arguments:
+        assert isinstance(y, OpResult)
+        if stage[y.owner] == 0:  # the loop result of the last iteration leaves the kernel
+            depth[y] = max(depth.get(y, 0), 1)
+
+    straight: dict[tuple[int, SSAValue], SSAValue] = {}
+    final: dict[tuple[SSAValue, int], SSAValue] = {}
+
+    def lookup(j: int, v: SSAValue) -> SSAValue:
+        """Value ``v`` of iteration ``j`` outside the kernel."""
+        if j < 0:
+            assert isinstance(v, OpResult)
+            return init_of[v.owner]
+        if (j, v) in straight:
+            return straight[(j, v)]
+        assert isinstance(v, OpResult)
+        if v.owner in affine:  # computed in the kernel, recomputed here
+            return recompute(v, const(lb + j * step), straight_memo.setdefault(j, {}), put)
+        return final[(v, trip - stage[v.owner] - j)]
+
+    straight_memo: dict[int, dict[SSAValue, SSAValue]] = {}
+
+    def recompute(
+        v: SSAValue,
+        iv_value: SSAValue,
+        memo: dict[SSAValue, SSAValue],
+        add: Callable[[Operation], Operation],
+    ) -> SSAValue:
+        """``v`` (the result of index arithmetic) for the iteration whose induction
+        variable is ``iv_value``, cloned through ``add``."""
+        if v is iv:
+            return iv_value
+        if v in hoist:
+            return hoist[v]
+        if not (isinstance(v, OpResult) and v.owner in affine):
+            return v  # from outside the loop
+        if v not in memo:
+            o = v.owner
+            mapper = {x: recompute(x, iv_value, memo, add) for x in o.operands}
+            new = add(o.clone(value_mapper=mapper))
+            memo.update(zip(o.results, new.results, strict=True))
+        return memo[v]
+
+    def emit_straight(s: int, j: int) -> None:
+        iv_j = const(lb + j * step)
+        for o in work:
+            if stage[o] != s:
+                continue
+            mapper: dict[SSAValue, SSAValue] = {}
+            for v in o.operands:
+                if v is iv:
+                    mapper[v] = iv_j
+                elif isinstance(v, BlockArgument) and v in producer_of_arg:
+                    mapper[v] = lookup(j - 1, yield_op.arguments[v.index - 1])
+                elif v in hoist:
+                    mapper[v] = hoist[v]
+                elif isinstance(v, OpResult) and v.owner in stage:
+                    mapper[v] = lookup(j, v)
+            new = put(o.clone(value_mapper=mapper))
+            for r, nr in zip(o.results, new.results, strict=True):
+                straight[(j, r)] = nr
+
+    for k in range(n_st - 1):
+        for s in range(k, -1, -1):
+            emit_straight(s, k - s)
+
+    # the kernel: iv, then the slots of each value
+    slots = [(v, d) for v in depth for d in range(1, depth[v] + 1)]
+    kbody = Block(arg_types=[ty, *[v.type for v, _ in slots]])
+    k_iv = kbody.args[0]
+    k_iv.name_hint = iv.name_hint
+    slot_arg: dict[tuple[SSAValue, int], SSAValue] = {}
+    for (v, d), a in zip(slots, kbody.args[1:], strict=True):
+        assert isinstance(v, OpResult)
+        a.name_hint = f"{v.name_hint or v.owner.name.split('.')[-1]}_s{d}"
+        slot_arg[(v, d)] = a
+    k0 = n_st - 1
+    inits = []
+    for v, d in slots:
+        assert isinstance(v, OpResult)
+        inits.append(lookup(k0 - stage[v.owner] - d, v))
+    current: dict[SSAValue, SSAValue] = {}
+
+    def in_kernel(v: SSAValue, d: int) -> SSAValue:
+        return current[v] if d == 0 else slot_arg[(v, d)]
+
+    def kadd(op: Operation) -> Operation:
+        kbody.add_op(op)
+        return op
+
+    for s in range(n_st - 1, -1, -1):
+        iv_s: SSAValue = k_iv
+        if s:
+            sub = arith.SubiOp(k_iv, const(s * step))
+            sub.location = loop.location
+            kbody.add_op(sub)
+            iv_s = sub.result
+        memo: dict[SSAValue, SSAValue] = {}
+        for o in work:
+            if stage[o] != s:
+                continue
+            mapper: dict[SSAValue, SSAValue] = {}
+            for v in o.operands:
+                if v is iv:
+                    mapper[v] = iv_s
+                elif v in hoist:
+                    mapper[v] = hoist[v]
+                else:
+                    n = need(o, v, s)
+                    if (
+                        n is not None
+                        and n[1]
+                        and not isinstance(v, BlockArgument)
+                        and n[0] in affine
+                    ):
+                        mapper[v] = recompute(v, iv_s, memo, kadd)
+                    elif n is not None:
+                        src = yield_op.arguments[v.index - 1] if isinstance(v, BlockArgument) else v
+                        mapper[v] = in_kernel(src, n[1])
+            new = o.clone(value_mapper=mapper)
+            new.attributes[KERNEL_CYCLE_ATTR] = IntegerAttr(sched.cycle[o] % sched.ii, i64)
+            kbody.add_op(new)
+            for r, nr in zip(o.results, new.results, strict=True):
+                current[r] = nr
+    kbody.add_op(scf.YieldOp(*[current[v] if d == 1 else slot_arg[(v, d - 1)] for v, d in slots]))
+    kernel = put(scf.ForOp(const(lb + k0 * step), loop.ub, loop.step, inits, kbody))
+    assert isinstance(kernel, scf.ForOp)
+    kernel.location = loop.location
+    for (v, d), r in zip(slots, kernel.results, strict=True):
+        final[(v, d)] = r
+
+    for k in range(trip, trip + n_st - 1):
+        for s in range(n_st - 1, k - trip, -1):
+            emit_straight(s, k - s)
+
+    results = [lookup(trip - 1, y) for y in yield_op.arguments]
+    return Rewrite(loop, kernel, inserted, results)
+
+
+def _reads_scratchpad(loop: scf.ForOp) -> bool:
+    return any(isinstance(o, aq.SpmReadOp | aq.SpmWriteOp) for o in loop.body.walk())
+
+
+def pipeline_loops(
+    module: ModuleOp, clock_ns: float, lib: OperatorLibrary | None = None, auto: bool = False
+) -> list[LoopReport]:
+    """Pipelines the loops of ``module`` that ask for it (with ``auto``, also the loops
+    over scratchpad data that are not unrolled); returns one report per candidate."""
+    from aquas.synth.timing import OVERHEAD_LEVELS
+
+    lib = lib or OperatorLibrary.load()
+    budget = clock_ns - OVERHEAD_LEVELS * lib.ns_per_level
+    reports: list[LoopReport] = []
+    for isax in [o for o in module.walk() if isinstance(o, aq.IsaxOp)]:
+        loops = [o for o in isax.walk() if isinstance(o, scf.ForOp)]
+        for loop in loops:
+            attr = loop.attributes.get(PIPELINE_ATTR)
+            want = int(attr.value.data) if isinstance(attr, IntegerAttr) else None
+            if want == PIPELINE_OFF:
+                continue
+            if want is None and not (
+                auto and UNROLL_ATTR not in loop.attributes and _reads_scratchpad(loop)
+            ):
+                continue
+            if any(isinstance(o, scf.ForOp) for o in loop.body.walk()):
+                if want is not None:
+                    raise AquasError(
+                        "only innermost loops can be pipelined",
+                        loc_of(loop),
+                        hint="move #[pipeline] to the inner loop",
+                    )
+                continue
+            trip = _trip(loop) or 0
+            rep = LoopReport(isax.sym_name.data, _where(loop), trip, 0, requested=want is not None)
+            reports.append(rep)
+            got = loop_problem(loop, clock_ns, budget, lib)
+            if isinstance(got, str):
+                rep.reason = got
+                continue
+            problem, work = got
+            rep.body_cycles = sequential_cycles(problem)
+            sched = modulo_schedule(problem, rep.body_cycles, max(1, want or 1))
+            if sched is None:
+                rep.reason = f"no II below the body's {rep.body_cycles} cycle(s)"
+                continue
+            bad = verify_modulo(problem, sched)
+            assert not bad, bad
+            if sched.stages > trip or sched.stages > MAX_CARRIED:
+                rep.reason = f"{sched.stages} stages for {trip} iteration(s)"
+                continue
+            rep.ii, rep.res_mii, rep.rec_mii = sched.ii, sched.res_mii, sched.rec_mii
+            rep.limit, rep.stages = sched.limit, sched.stages
+            rep.iteration_latency = sched.latency(problem.sram_reads)
+            rewrite = pipeline_loop(loop, sched, work)
+            # The kernel as the FSM builder will schedule it: an index carried from one
+            # stage to the next is opaque to its bank and conflict analysis, which may
+            # serialise accesses the modulo schedule overlapped.
+            rep.kernel_states = kernel_states(rewrite.kernel, clock_ns, budget, lib)
+            # iterations start every II cycles and the last one takes its full latency
+            pipelined = (trip - 1) * rep.kernel_states + rep.iteration_latency
+            if want is None and pipelined >= trip * rep.body_cycles:
+                rewrite.rollback()
+                rep.ii = 0
+                rep.reason = (
+                    f"about {pipelined} cycles pipelined (kernel of {rep.kernel_states} "
+                    f"states) against {trip * rep.body_cycles} without"
+                )
+                continue
+            loop.attributes.pop(PIPELINE_ATTR, None)
+            rep.kernel = rewrite.commit()
+    if any(rep.kernel is not None for rep in reports):
+        # index arithmetic recomputed in later stages may leave its first copy unused
+        from xdsl.transforms.dead_code_elimination import dce
+
+        dce(module)
+    return reports
+
+
+@dataclass(frozen=True)
+class AquasPipelineLoopsPass(ModulePass):
+    """Software-pipelines ``#[pipeline]`` loops (modulo schedule, prologue/kernel/epilogue).
+
+    Run after ``aquas-unroll`` and ``aquas-if-convert`` (only straight-line innermost
+    bodies are pipelined)."""
+
+    name = "aquas-pipeline-loops"
+
+    # int as well, so that the pipeline text `clock-ns=10` is accepted
+    clock_ns: int | float = 10.0
+    """Target clock period (ns); the operator library's delays are chained within it."""
+
+    auto: bool = False
+    """Also pipeline loops over scratchpad data that are not unrolled."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.clock_ns > 0 or self.clock_ns == float("inf"):
+            raise AquasError(
+                f"aquas-pipeline-loops: clock-ns must be a positive number, not {self.clock_ns}"
+            )
+        pipeline_loops(op, float(self.clock_ns), auto=self.auto)
