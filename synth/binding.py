@@ -17,9 +17,13 @@ width (a *unit class*, ``mul32``, ``mul64``) share a bounded set of functional u
 * **How many units.** The number of units of a class is a per-cycle resource limit of
   each ISAX's scheduling problems (``synth/schedule.py``), so the list scheduler and
   ``verify`` respect it. It is, per ISAX, the ``#[mul_units(N)]`` directive of the spec
-  if there is one, else the ISAX's own peak use in the schedule without a limit: the
-  default costs no cycle (the schedule is the same) and shares across the states of an
-  ISAX and across ISAXs. The unit has ``max`` over the ISAXs of that limit.
+  if there is one, else the fewest units that keep the ISAX within 10 % of its cycles
+  without sharing (:func:`choose_limits`, bisection from its peak use in the schedule
+  without a limit). The unit has ``max`` over the ISAXs of that limit, and each ISAX may
+  use all of them; sharing across ISAXs costs no cycle.
+* **Narrowed operands.** A multiply of sign or zero extensions of ``k``-bit values is
+  computed by a ``k``-bit multiplier (:func:`narrowing`, :func:`narrow_mul`); a class
+  takes its widest user.
 * **Input multiplexers.** A unit's operands are an AND-OR select over the states using
   it; its delay (an AND and ``ceil(log2 n)`` ORs for ``n`` users, ``n`` counted over the
   whole extension, an upper bound) is added to the op's chaining delay, and an op whose
