@@ -144,6 +144,15 @@ def _relax(problem: LoopProblem, ii: int, edges: list[_Edge]) -> dict[Operation,
     return None
 
 
+def _names(ops: list[Operation]) -> str:
+    """``describe`` of each op, copies from one spec line (an unrolled body) counted once."""
+    count: dict[str, int] = {}
+    for o in ops:
+        d = describe(o)
+        count[d] = count.get(d, 0) + 1
+    return ", ".join(d if n == 1 else f"{d} x{n}" for d, n in count.items())
+
+
 def res_mii(problem: LoopProblem) -> tuple[int, str]:
     """The resource bound and what sets it."""
     count: dict[str, int] = {}
@@ -156,13 +165,13 @@ def res_mii(problem: LoopProblem) -> tuple[int, str]:
     for r in sorted(count):
         need = math.ceil(count[r] / problem.body.limits[r])
         if need > best:
-            ops = ", ".join(describe(o) for o in users[r])
+            ops = _names(users[r])
             best, why = (
                 need,
                 f"{r}: {count[r]} uses per iteration, {problem.body.limits[r]} per cycle ({ops})",
             )
     if problem.sram_reads and best < 2:
-        reads = ", ".join(describe(o) for o in problem.body.operations if o in problem.sram_reads)
+        reads = _names([o for o in problem.body.operations if o in problem.sram_reads])
         best, why = (
             2,
             f"SRAM read latency: a read's data cycle must stay inside the kernel ({reads})",

@@ -20,6 +20,8 @@ A problem has:
 * a *latency* per operation: 0 for combinational ones; a multi-cycle operation (a
   sequential divider) starts in its cycle and has its result ``latency`` cycles later
   (its consumers' dependences carry that distance), and the schedule spans that cycle;
+* optionally a *release* cycle per operation, the earliest it may take (a pipelined
+  loop's kernel carries its modulo schedule this way, ``synth/loop_pipeline.py``);
 * *accesses* to storage (a scratchpad, a state register): which array, which banks, which
   element (an affine index, when known) and whether it writes. Two accesses *conflict*
   when they may touch the same element and one of them writes; only conflicting accesses
