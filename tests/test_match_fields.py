@@ -263,7 +263,6 @@ def test_a_product_that_only_feeds_a_replaced_butterfly_is_not_replaced(tmp_path
     assert [(d.isax, d.line) for d in res.matched] == [("ntt_bfly", 12)]
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert d.line == 9 and d.detail == (
-        "its value is used only by line 12, which ntt_bfly replaces: it is dead after that "
-        "rewrite"
+        "its value is used only by line 12, which ntt_bfly replaces: it is dead after that rewrite"
     )
     assert _checked(res).count("aquas_") == 2  # the include and one call
