@@ -45,10 +45,17 @@ def found(res, isax: str) -> bool:  # type: ignore[no-untyped-def]
     )
 
 
+def _computed(d) -> bool:  # type: ignore[no-untyped-def]
+    regs = d.binding.regs.values() if d.binding is not None else ()
+    plain = [t.args[0] if t.op in ("zext", "sext") else t for t in regs]
+    return any(t.op not in ("var", "load") for t in plain)
+
+
 def run_corpus(console: Console, explain: bool) -> tuple[float, int, list[float]]:
     pats = {spec: load_patterns(ROOT / spec) for spec in sorted(set(ISAX_SPECS.values()))}
     per: dict[str, list[bool]] = {}
     false: list[str] = []
+    computed: list[str] = []
     times: list[float] = []
     for cf in corpus_files():
         spec = ISAX_SPECS[cf.like]
@@ -62,8 +69,14 @@ def run_corpus(console: Console, explain: bool) -> tuple[float, int, list[float]
                 for d in res.decisions:
                     if d.isax == cf.isax:
                         console.print(f"  {cf.name}:{d.line}: {d.reason}: {d.detail}", markup=False)
-        elif wrong := [d for d in res.decisions if d.status == "matched" or d.reason == TARGET]:
-            false.append(f"{cf.name} -> {', '.join(d.isax for d in wrong)}")
+        else:
+            hits = [d for d in res.decisions if d.status == "matched" or d.reason == TARGET]
+            # a register ISAX on a computed operand (modmul_q(a & 0xfff, b & 0xfff)) is a
+            # correct rewrite, not the near miss taken for the ISAX (tests/test_match.py)
+            wrong = [d for d in hits if d.function == "kernel" and not _computed(d)]
+            computed.extend(f"{cf.name}:{d.function}" for d in hits if d not in wrong)
+            if wrong:
+                false.append(f"{cf.name} -> {', '.join(d.isax for d in wrong)}")
     table = Table(title="Matcher on the held-out corpus")
     for c in ("isax", "variants", "found", "rate"):
         table.add_column(c)
@@ -76,6 +89,9 @@ def run_corpus(console: Console, explain: bool) -> tuple[float, int, list[float]
     console.print(table)
     negatives = sum(1 for cf in corpus_files() if not cf.positive)
     console.print(f"near misses: {negatives}, false matches: {len(false)} {false}")
+    console.print(
+        f"near misses with a correct match on computed operands or in a helper: {computed}"
+    )
     console.print(
         f"time per kernel file: median {statistics.median(times):.2f} s, max {max(times):.2f} s"
     )

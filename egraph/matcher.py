@@ -592,7 +592,7 @@ class Matcher(BindingChecks):
     def match_expressions(
         self, fn: AppFunction, pats: Sequence[Pattern], claimed: set[int]
     ) -> list[Decision]:
-        out = []
+        out: list[Decision] = []
         # values computed by a candidate statement itself (not copies of earlier values)
         own = {
             st.value
@@ -601,8 +601,13 @@ class Matcher(BindingChecks):
             if st.kind in ("return", "assign", "decl")
             and any(st.value in op.results for op in st.ops)
         }
-        for blk in fn.blocks:
-            for st in blk.stmts:
+        found: list[tuple[int, int, Decision]] = []
+        matched: list[tuple[AppStmt, Decision]] = []
+        # last statements first: a value used only by a statement an ISAX call replaces
+        # is dead after the rewrite, and is then not replaced itself (see _dead_after)
+        for b, blk in reversed(list(enumerate(fn.blocks))):
+            for i in reversed(range(len(blk.stmts))):
+                st = blk.stmts[i]
                 if (
                     st.value is None
                     or id(st) in claimed
@@ -625,11 +630,22 @@ class Matcher(BindingChecks):
                     continue
                 for p in pats:
                     d = self.match_expression(fn, st, term, p)
-                    if d is not None:
-                        out.append(d)
-                        if d.status == "matched":
-                            claimed.update(id(o) for op in st.ops for o in op.walk())
-                            break
+                    if d is None:
+                        continue
+                    found.append((b, i, d))
+                    if d.status == "matched":
+                        user = _dead_after(fn, st, matched)
+                        if user is not None:
+                            d.status, d.reason = "rejected", UNSUPPORTED
+                            d.detail = (
+                                f"its value is used only by line {user[0].line}, which "
+                                f"{user[1].isax} replaces: it is dead after that rewrite"
+                            )
+                            continue
+                        matched.append((st, d))
+                        claimed.update(id(o) for op in st.ops for o in op.walk())
+                        break
+        out.extend(d for _, _, d in sorted(found, key=lambda x: (x[0], x[1])))
         return out
 
     def expression(self, fn: AppFunction, st: AppStmt, named: bool = False) -> Term:
@@ -1036,6 +1052,52 @@ def _stale_operand(
                             f"{name} again; the call at line {st.line} would read the new one"
                         )
     return None
+
+
+def _dead_after(
+    fn: AppFunction, st: AppStmt, matched: Sequence[tuple[AppStmt, Decision]]
+) -> tuple[AppStmt, Decision] | None:
+    """The replaced statement that ``st``'s value only feeds, if every use of the value
+    is inside such statements (whose ISAX operands do not name it: the rewrite recomputes
+    it from the operands) or in side-effect-free definitions of local scalars that are
+    themselves used only so (``sum = (a + t) % q`` feeding a returned butterfly)."""
+    by_op: dict[Operation, AppStmt] = {
+        o: s for b in fn.blocks for s in b.stmts for op in s.ops for o in op.walk()
+    }
+    replaced: dict[int, tuple[AppStmt, Decision, set[str]]] = {}
+    for other, d in matched:
+        regs = d.binding.regs.values() if d.binding else ()
+        named = {str(n.val) for t in regs for n in walk(t) if n.op == "var"}
+        replaced[id(other)] = (other, d, named)
+
+    def feeds(s: AppStmt, depth: int) -> tuple[AppStmt, Decision] | None:
+        v = s.value
+        if v is None or not s.target or not v.uses or depth > 8:
+            return None
+        found = None
+        for u in v.uses:
+            user = by_op.get(u.operation)
+            if user is None or user is s:
+                return None
+            if id(user) in replaced:
+                other, d, named = replaced[id(user)]
+                if s.target in named:
+                    return None
+                found = found or (other, d)
+                continue
+            # a pure local definition, dead in turn
+            if user.kind not in ("decl", "assign") or not user.target or user.src is None:
+                return None
+            inner = [o for op in user.ops for o in op.walk()]
+            if any(isinstance(o, memref.StoreOp | func.CallOp | scf.IfOp) for o in inner):
+                return None
+            further = feeds(user, depth + 1)
+            if further is None:
+                return None
+            found = found or further
+        return found
+
+    return feeds(st, 0)
 
 
 def _has_muls_of(t: Term, p: Pattern) -> bool:

@@ -220,8 +220,8 @@ def modulo(x: Term, q: int) -> Term:
     """``x mod q`` (unsigned ``x``) in canonical form, at the width of ``x``: ``x`` itself when
     ``x < q``; otherwise a ``remu`` at the narrowest of 8/16/32/64 bits that holds both ``x``
     and ``q`` (the remainder is below q, so zero-extending it back is exact)."""
-    x = _drop_inner_reductions(x, q)
-    hi = unsigned(x)[1]
+    x, known = _drop_inner_reductions(x, q)
+    hi = known if known is not None else unsigned(x)[1]
     if hi < q:
         return x
     need = max(hi.bit_length(), q.bit_length())
@@ -264,17 +264,20 @@ def _math_range(parts: dict[Term, int], k0: int) -> tuple[int, int]:
     return lo, hi
 
 
-def _drop_inner_reductions(x: Term, q: int) -> Term:
+def _drop_inner_reductions(x: Term, q: int) -> tuple[Term, int | None]:
     """``x`` with every added term ``y mod q`` (coefficient +1) replaced by ``y``, when the
     sum neither wraps before nor after: then the two sums differ by ``q * floor(y / q)``
     as integers, so they are equal modulo q. ``(a mod q + t) mod q`` is ``(a + t) mod q``
-    (the Kyber butterfly reduces ``a`` first, C code often does not)."""
+    (the Kyber butterfly reduces ``a`` first, C code often does not). Returns the new sum
+    and its upper bound (None: unchanged); the bound comes from the sum's parts, which
+    ``interval`` cannot see in the rebuilt term (a negative coefficient is a product by
+    2^w - 1 there)."""
     w = x.w
     parts: dict[Term, int] = {}
     k0 = _sum_parts(x, w, 1, parts)
     lo, hi = _math_range(parts, k0)
     if lo < 0 or hi > mask(w):
-        return x
+        return x, None
     changed = False
     for atom, c in list(parts.items()):
         inner = _peel(atom)
@@ -290,9 +293,9 @@ def _drop_inner_reductions(x: Term, q: int) -> Term:
         nlo, nhi = _math_range(new, k0)
         if nlo < 0 or nhi > mask(w):
             continue
-        parts, changed = new, True
+        parts, changed, hi = new, True, nhi
     if not changed:
-        return x
+        return x, None
     out: Term | None = None
     for atom, c in sorted(parts.items(), key=lambda p: show_key(p[0])):
         if c == 0:
@@ -300,8 +303,8 @@ def _drop_inner_reductions(x: Term, q: int) -> Term:
         term = atom if c == 1 else binop("mul", atom, const(w, c))
         out = term if out is None else binop("add", out, term)
     if out is None:
-        return const(w, k0)
-    return binop("add", out, const(w, k0)) if k0 else out
+        return const(w, k0), k0
+    return (binop("add", out, const(w, k0)) if k0 else out), hi
 
 
 def show_key(t: Term) -> int:

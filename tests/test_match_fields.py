@@ -251,3 +251,18 @@ def test_butterfly_whose_temporary_is_used_later_is_not_replaced(tmp_path: Path)
         _bfly().replace("(a + t) % 3329);\n    }", "(a + t) % 3329);\n        p[0] = t;\n    }"),
     )
     assert not [d for d in res.matched if d.isax == "ntt_bfly"]
+
+
+def test_a_product_that_only_feeds_a_replaced_butterfly_is_not_replaced(tmp_path: Path) -> None:
+    """ntt_bfly/percent_plain.c: `t = ((ab >> 16) * (zeta & 0xffff)) % 3329` is modmul_q on
+    a computed operand, but its value only feeds `sum` and `diff`, which only feed the
+    returned butterfly: after that rewrite it is dead, and a second ISAX call would be
+    wasted."""
+    src = ROOT / "tests/match_corpus/ntt_bfly/percent_plain.c"
+    res = _match(tmp_path, src.read_text())
+    assert [(d.isax, d.line) for d in res.matched] == [("ntt_bfly", 12)]
+    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    assert d.line == 9 and d.detail == (
+        "its value is used only by line 12, which ntt_bfly replaces: it is dead after that rewrite"
+    )
+    assert _checked(res).count("aquas_") == 2  # the include and one call
