@@ -45,10 +45,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, comb
-from xdsl.dialects.builtin import IntegerAttr, IntegerType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.dialects import aquas as aq
+from aquas.synth.narrow import signed_bits, unsigned_bits
 from aquas.synth.oplib import OperatorLibrary
 
 SHARED_KINDS: dict[str, str] = {"arith.muli": "mul"}
@@ -122,66 +123,6 @@ def class_of(op: Operation, lib: OperatorLibrary) -> UnitClass | None:
         return None
     w = _width(op.results[0])
     return UnitClass(kind, w) if worth_sharing(lib, kind, w) else None
-
-
-NARROW_DEPTH = 8
-"""How far the operand-width analysis follows a value back."""
-
-
-def _const(v: SSAValue) -> int | None:
-    if isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp):
-        attr = v.owner.value
-        if isinstance(attr, IntegerAttr):
-            return int(attr.value.data)
-    return None
-
-
-def unsigned_bits(v: SSAValue, depth: int = NARROW_DEPTH) -> int:
-    """Bits ``k`` such that ``v`` (``w`` bits) is the zero extension of its low ``k`` bits
-    (``w`` when nothing is known): a zero extension, a mask by a constant, a logical
-    shift right by a constant, a truncation of such a value."""
-    w = _width(v)
-    c = _const(v)
-    if c is not None:
-        return (c & ((1 << w) - 1)).bit_length()
-    if depth == 0 or not isinstance(v, OpResult):
-        return w
-    op, d = v.owner, depth - 1
-    if isinstance(op, arith.ExtUIOp):
-        return min(w, unsigned_bits(op.input, d))
-    if isinstance(op, arith.TruncIOp):
-        return min(w, unsigned_bits(op.input, d))
-    if isinstance(op, arith.AndIOp):
-        return min(unsigned_bits(op.lhs, d), unsigned_bits(op.rhs, d))
-    if isinstance(op, arith.ShRUIOp):
-        amt = _const(op.rhs)
-        if amt is not None and 0 <= amt < w:
-            return max(0, unsigned_bits(op.lhs, d) - amt)
-    return w
-
-
-def signed_bits(v: SSAValue, depth: int = NARROW_DEPTH) -> int:
-    """Bits ``k`` (at least 1) such that ``v`` (``w`` bits) is the sign extension of its
-    low ``k`` bits: a sign extension, a zero extension (one bit more), a sum or difference
-    of such values (one bit more than the wider), a truncation of such a value."""
-    w = _width(v)
-    c = _const(v)
-    if c is not None:
-        c &= (1 << w) - 1
-        if c >> (w - 1):
-            c -= 1 << w
-        return max(1, (c if c >= 0 else ~c).bit_length() + 1)
-    fallback = min(w, unsigned_bits(v, depth) + 1)
-    if depth == 0 or not isinstance(v, OpResult):
-        return fallback
-    op, d = v.owner, depth - 1
-    if isinstance(op, arith.ExtSIOp):
-        return min(w, signed_bits(op.input, d))
-    if isinstance(op, arith.TruncIOp):
-        return min(w, signed_bits(op.input, d))
-    if isinstance(op, arith.AddiOp | arith.SubiOp):
-        return min(w, max(signed_bits(op.lhs, d), signed_bits(op.rhs, d)) + 1, fallback)
-    return fallback
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,13 @@ fits the core's clock. Yosys cannot narrow an operator whose inputs are sign-ext
 
 For a value ``v`` of type ``iW``, :func:`signed_bits` is a width ``n <= W`` such that
 ``v``'s value, read as a signed ``W``-bit number, is ``sext(trunc(v, n))``: it is derived
-from how ``v`` is computed (``extsi`` of an ``iN`` gives ``N``; ``extui`` gives ``N + 1``;
-a constant its own two's-complement width; ``a + b`` and ``a - b`` one more than the wider
-operand, ``a * b`` the sum, while below ``W``; anything else ``W``). :func:`unsigned_bits`
-is the same for zero extension (``extui``, constants, ``and`` with a narrow mask, a
-constant right shift, ``+`` and ``*``).
+from how ``v`` is computed (``extsi`` of an ``iN`` gives ``N``, or less if the ``iN`` is
+narrower still; a truncation keeps its operand's width when that fits; a constant its own
+two's-complement width; ``a + b`` and ``a - b`` one more than the wider operand, ``a * b``
+the sum, a select the wider; a value of ``k`` unsigned bits ``k + 1``; anything else
+``W``). :func:`unsigned_bits` is the same for zero extension (``extui``, truncation,
+constants, ``and`` with a narrow mask, a constant right shift, ``+``, ``*``, select).
+The shared multipliers (``synth/binding.py``) read the same analysis.
 
 A ``W``-bit ``a op b`` whose exact result needs ``P < W`` bits that way becomes
 ``ext(trunc(a, P) op trunc(b, P), W)``: the ``P``-bit operation gives the exact result
@@ -56,53 +58,54 @@ def _const(v: SSAValue) -> int | None:
     return None
 
 
+def unsigned_bits(v: SSAValue, depth: int = DEPTH) -> int:
+    """Bits that hold ``v``'s value as an unsigned number (see the module docstring);
+    ``0`` for the constant 0."""
+    w = _w(v)
+    c = _const(v)
+    if c is not None:
+        return c.bit_length()
+    if depth == 0 or not isinstance(v, OpResult):
+        return w
+    op, d = v.owner, depth - 1
+    n = w
+    if isinstance(op, arith.ExtUIOp | arith.TruncIOp):
+        n = unsigned_bits(op.input, d)
+    elif isinstance(op, arith.AndIOp):
+        n = min(unsigned_bits(op.lhs, d), unsigned_bits(op.rhs, d))
+    elif isinstance(op, arith.ShRUIOp) and (k := _const(op.rhs)) is not None:
+        n = max(0, unsigned_bits(op.lhs, d) - k) if k < w else 0
+    elif isinstance(op, arith.AddiOp):
+        n = max(unsigned_bits(op.lhs, d), unsigned_bits(op.rhs, d)) + 1
+    elif isinstance(op, arith.MuliOp):
+        n = unsigned_bits(op.lhs, d) + unsigned_bits(op.rhs, d)
+    elif isinstance(op, arith.SelectOp):
+        n = max(unsigned_bits(op.lhs, d), unsigned_bits(op.rhs, d))
+    return min(w, n)
+
+
 def signed_bits(v: SSAValue, depth: int = DEPTH) -> int:
-    """Bits that hold ``v``'s value as a signed number (see the module docstring)."""
+    """Bits (at least 1) that hold ``v``'s value as a signed number (see the module
+    docstring); a value of ``k`` unsigned bits holds ``k + 1``."""
     w = _w(v)
     c = _const(v)
     if c is not None:
         s = c - (1 << w) if c >> (w - 1) else c
         return min(w, (s if s >= 0 else ~s).bit_length() + 1)
+    fallback = min(w, unsigned_bits(v, depth) + 1)
     if depth == 0 or not isinstance(v, OpResult):
-        return w
-    op = v.owner
+        return fallback
+    op, d = v.owner, depth - 1
     n = w
-    if isinstance(op, arith.ExtSIOp):
-        n = _w(op.input)
-    elif isinstance(op, arith.ExtUIOp):
-        n = _w(op.input) + 1
+    if isinstance(op, arith.ExtSIOp | arith.TruncIOp):
+        n = signed_bits(op.input, d)
     elif isinstance(op, arith.AddiOp | arith.SubiOp):
-        n = max(signed_bits(op.lhs, depth - 1), signed_bits(op.rhs, depth - 1)) + 1
+        n = max(signed_bits(op.lhs, d), signed_bits(op.rhs, d)) + 1
     elif isinstance(op, arith.MuliOp):
-        n = signed_bits(op.lhs, depth - 1) + signed_bits(op.rhs, depth - 1)
+        n = signed_bits(op.lhs, d) + signed_bits(op.rhs, d)
     elif isinstance(op, arith.SelectOp):
-        n = max(signed_bits(op.lhs, depth - 1), signed_bits(op.rhs, depth - 1))
-    return min(w, n)
-
-
-def unsigned_bits(v: SSAValue, depth: int = DEPTH) -> int:
-    """Bits that hold ``v``'s value as an unsigned number (see the module docstring)."""
-    w = _w(v)
-    c = _const(v)
-    if c is not None:
-        return max(1, c.bit_length())
-    if depth == 0 or not isinstance(v, OpResult):
-        return w
-    op = v.owner
-    n = w
-    if isinstance(op, arith.ExtUIOp):
-        n = _w(op.input)
-    elif isinstance(op, arith.AndIOp):
-        n = min(unsigned_bits(op.lhs, depth - 1), unsigned_bits(op.rhs, depth - 1))
-    elif isinstance(op, arith.ShRUIOp) and (k := _const(op.rhs)) is not None:
-        n = max(1, unsigned_bits(op.lhs, depth - 1) - k) if k < w else 1
-    elif isinstance(op, arith.AddiOp):
-        n = max(unsigned_bits(op.lhs, depth - 1), unsigned_bits(op.rhs, depth - 1)) + 1
-    elif isinstance(op, arith.MuliOp):
-        n = unsigned_bits(op.lhs, depth - 1) + unsigned_bits(op.rhs, depth - 1)
-    elif isinstance(op, arith.SelectOp):
-        n = max(unsigned_bits(op.lhs, depth - 1), unsigned_bits(op.rhs, depth - 1))
-    return min(w, n)
+        n = max(signed_bits(op.lhs, d), signed_bits(op.rhs, d))
+    return min(w, n, fallback)
 
 
 def _needed(op: Operation) -> tuple[int, bool]:
