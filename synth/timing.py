@@ -123,8 +123,8 @@ def schedule_extension(
     policy = multicycle_policy(policy_lib, lambda op: op_delay(policy_lib, op), budget_ns)
     sharing: Sharing | None = None
 
-    def run() -> tuple[FsmBuilder, list[IsaxFsm]]:
-        builder = FsmBuilder(
+    def new_builder(s: Sharing | None) -> FsmBuilder:
+        return FsmBuilder(
             clock_ns,
             delay,
             first_id=RESP_STATE + 1,
@@ -132,8 +132,11 @@ def schedule_extension(
             scheduler=scheduler,
             bus_width=bus_width,
             multicycle=policy,
-            sharing=sharing,
+            sharing=s,
         )
+
+    def run() -> tuple[FsmBuilder, list[IsaxFsm]]:
+        builder = new_builder(sharing)
         fsms = []
         for isax in ext.isaxs():
             fsm = builder.build_isax(isax)
@@ -154,7 +157,7 @@ def schedule_extension(
     base = cycles_of(plain[1])
     excluded: frozenset[str] = frozenset()
     while True:
-        sharing = Sharing.plan(ext, lib, delay, clock_ns - overhead_ns, policy, excluded)
+        sharing = Sharing.plan(ext, lib, delay, budget_ns, policy, excluded)
         if not sharing.classes:
             return plain
         # without limits: each ISAX's peak use per class. An ISAX that the input selects'
@@ -172,17 +175,7 @@ def schedule_extension(
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
 
     def isax_cycles(name: str) -> tuple[int, int]:
-        b = FsmBuilder(
-            clock_ns,
-            delay,
-            first_id=RESP_STATE + 1,
-            overhead_ns=overhead_ns,
-            scheduler=scheduler,
-            bus_width=bus_width,
-            multicycle=policy,
-            sharing=chosen,
-        )
-        return b.build_isax(isaxs[name]).latency.at(0)
+        return new_builder(chosen).build_isax(isaxs[name]).latency.at(0)
 
     choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
     builder, fsms = run()
