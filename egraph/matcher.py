@@ -102,6 +102,15 @@ from aquas.target import OPCODE_NAMES, Target, load_target
 # ---------------------------------------------------------------------------------------
 
 
+def _software_work(nodes: Sequence[Term]) -> Effects:
+    """What a register pattern's replaced computation costs in software: its operations,
+    multiplications and divisions (the operands' own computation is not in ``nodes``)."""
+    fx = Effects(ops=len(nodes))
+    fx.muls = sum(1 for n in nodes if n.op == "mul")
+    fx.divs = sum(1 for n in nodes if n.op in ("divu", "divs", "remu", "rems"))
+    return fx
+
+
 @dataclass
 class _Run:
     """One symbolic execution of a block's statements from a start index, advanced on
@@ -745,10 +754,7 @@ class Matcher(BindingChecks):
         # the operands' own computation stays in software: it is not saved
         kept_sw = {n for t in env.values() for n in walk(t)}
         nodes = [n for n in walk(term) if n not in kept_sw]
-        fx = Effects(ops=len(nodes))
-        fx.muls = sum(1 for n in nodes if n.op == "mul")
-        fx.divs = sum(1 for n in nodes if n.op in ("divu", "divs", "remu", "rems"))
-        d = self.finish(d, fx, p)
+        d = self.finish(d, _software_work(nodes), p)
         d.seconds = time.perf_counter() - t0
         return d
 
@@ -873,10 +879,7 @@ class Matcher(BindingChecks):
         d.store = True
         kept_sw = {n for t in env.values() for n in walk(t)}
         nodes = list(dict.fromkeys(n for v in values for n in walk(v) if n not in kept_sw))
-        fx = Effects(ops=len(nodes))
-        fx.muls = sum(1 for n in nodes if n.op == "mul")
-        fx.divs = sum(1 for n in nodes if n.op in ("divu", "divs", "remu", "rems"))
-        d = self.finish(d, fx, p)
+        d = self.finish(d, _software_work(nodes), p)
         d.seconds = time.perf_counter() - t0
         return d
 
