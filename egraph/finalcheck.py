@@ -10,12 +10,13 @@ passes (``(uint32_t)(uintptr_t)p``) are the real addresses.  Every trial runs in
 child (a crash or a hang of random inputs cannot take the matcher down); a trial whose
 *original* crashes or hangs is discarded, and a rewrite is accepted only when every kept
 trial gives the same return value and the same bytes in every buffer, and enough trials
-were kept.
+were kept.  Children never run the cyclic garbage collector (see :func:`_trial`).
 """
 
 from __future__ import annotations
 
 import ctypes
+import gc
 import mmap
 import os
 import random
@@ -406,8 +407,21 @@ def _trial(orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, tri
     """'same', 'skip' (the original failed on these inputs) or the difference."""
     import pickle
 
+    parent = os.getpid()
     rfd, wfd = os.pipe()
-    pid = os.fork()
+    # The child has only this thread, and it never collects garbage: objects inherited from
+    # the parent may have destructors that wait for threads the fork did not copy.  An
+    # egglog EGraph left in a reference cycle by earlier matching broadcasts its drop to the
+    # rayon worker pool and waits forever, so a trial "hung" depending on what the process
+    # had run before.  Collection is off across the fork itself (the interpreter's own
+    # after-fork handlers allocate) and stays off in the child, which leaves by os._exit.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        pid = os.fork()
+    finally:
+        if collecting and os.getpid() == parent:
+            gc.enable()
     if pid == 0:
         os.close(rfd)
         _child(orig, new, cf, ext, trial, wfd)
