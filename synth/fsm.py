@@ -741,12 +741,24 @@ def segment_problem(
                     problem.add_dependence(v.owner, op, 1, "data from an SRAM read port")
                 else:
                     problem.add_dependence(v.owner, op, 0, "data")
-    effects = [o for o in ops if _effectful(o)]
-    for i, a in enumerate(effects):
-        for b in effects[i + 1 :]:
-            rel = _order(a, b)
+    # Memory-interface ops against every other effect (``_order``), without the pairs the
+    # others imply: each effect follows the latest memory op before it, and each memory op
+    # follows the effects since the previous one and that memory op.  An earlier effect is
+    # then ordered through the chain of memory ops at no smaller distance, and never shares
+    # a cycle with the later op, so the schedule is the one of all pairs; all pairs grow
+    # with the square of the segment (2,000 single-shot loads: minutes).
+    last: Operation | None = None
+    since: list[Operation] = []
+    for b in (o for o in ops if _effectful(o)):
+        before = [*since, last] if isinstance(b, MEM_OPS) else [last]
+        for a in before:
+            rel = _order(a, b) if a is not None else None
             if rel is not None:
                 problem.add_dependence(a, b, *rel)
+        if isinstance(b, MEM_OPS):
+            last, since = b, []
+        else:
+            since.append(b)
     return problem
 
 

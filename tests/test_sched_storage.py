@@ -458,3 +458,55 @@ def test_random_segments_scheduled_by_the_access_model_keep_program_order() -> N
             program = _cycle_semantics(order, list(range(n)))  # one op per cycle
             assert program is not None
             assert _cycle_semantics(order, cycle) == program, (shapes, cycle, env)
+
+
+# -- memory-interface ordering: linear in the segment, same schedule as all pairs -----------
+
+MIXED = """
+extension m;
+scratchpad s: [u32; 128] partition(cyclic, 2) impl(sram);
+scratchpad r: [u32; 16] partition(cyclic, 4);
+state acc: u32 = 0;
+#[opcode(custom0), funct7(0)]
+isax mix(rs1, rs2) -> rd {
+    #[unroll]
+    for i in 0..16 {
+        let v: u32 = mem<u32>[rs1 + 4 * i];
+        r[i] = v + s[2 * i];
+        acc += v;
+        mem<u32>[rs2 + 4 * i] = r[i] ^ acc ^ s[2 * i + 1];
+    }
+    return acc;
+}
+"""
+
+
+def test_memory_ordering_is_linear_and_schedules_as_all_pairs() -> None:
+    """Memory ops are ordered against every other effect; the problem holds only the
+    dependences the others do not imply, and schedules exactly as with every pair."""
+    from aquas.synth.fsm import MEM_OPS, _effectful, _order
+
+    problem, sched = _segment(MIXED)
+    effects = [o for o in problem.operations if _effectful(o)]
+    mem = [o for o in effects if isinstance(o, MEM_OPS)]
+    assert len(mem) == 32 and len(effects) > 90
+    ordering = [d for d in problem.dependences.values() if "memory access" in d.reason]
+    assert len(ordering) <= 3 * len(effects)  # all pairs: over 2,000
+    full = SchedulingProblem(problem.clock_ns, problem.budget_ns)
+    full.operations = list(problem.operations)
+    for attr in ("delay", "uses", "limits", "release", "occupancy", "latency", "dependences"):
+        setattr(full, attr, dict(getattr(problem, attr)))
+    full.accesses = dict(problem.accesses)
+    pairs = 0
+    for i, a in enumerate(effects):
+        for b in effects[i + 1 :]:
+            rel = _order(a, b)
+            if rel is not None:
+                full.add_dependence(a, b, *rel)
+                pairs += 1
+    assert pairs > 2000
+    ref = list_schedule(full)
+    assert ref.cycle == sched.cycle and ref.start == sched.start
+    assert full.verify(sched) == []
+    # every memory op in a cycle of its own, each effect on the right side of each
+    assert len({sched.cycle[m] for m in mem}) == len(mem)
