@@ -47,6 +47,12 @@ def _aquas_forward_state() -> type[ModulePass]:
     return AquasForwardStatePass
 
 
+def _aquas_balance_sums() -> type[ModulePass]:
+    from aquas.synth.balance import AquasBalanceSumsPass
+
+    return AquasBalanceSumsPass
+
+
 def _aquas_narrow_arith() -> type[ModulePass]:
     from aquas.synth.narrow import AquasNarrowArithPass
 
@@ -114,6 +120,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,
     "aquas-forward-state": _aquas_forward_state,
     "aquas-if-convert": _aquas_if_convert,
+    "aquas-balance-sums": _aquas_balance_sums,
     "aquas-narrow-arith": _aquas_narrow_arith,
     "aquas-pipeline-loops": _aquas_pipeline_loops,
     "aquas-schedule": _aquas_schedule,

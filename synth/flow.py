@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
 from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, LoopLatch, mem_beats
 from aquas.synth.oplib import OperatorLibrary
-from aquas.synth.prepare import prepare
+from aquas.synth.prepare import prepare_balancing
 from aquas.synth.rtlgen import Unit, UnitGenerator
 from aquas.synth.timing import schedule_extension
 
@@ -147,16 +148,53 @@ def schedule_isaxs(
         raise AquasError(
             f"unknown loop pipelining mode {pipeline!r}", hint="use auto, directive or off"
         )
-    prepare(module)
-    fit_partitions(find_extension(module), bus_width)
-    reports = []
-    if pipeline != "off":
-        reports = pipeline_loops(module, clock_ns, lib, auto=pipeline == "auto")
-    builder, fsms = schedule_extension(
-        find_extension(module), clock_ns, lib, bus_width=bus_width, share=share
-    )
-    builder.loop_reports = reports
+
+    def run(
+        m: ModuleOp, balance: Collection[str] | None
+    ) -> tuple[set[str], FsmBuilder, list[IsaxFsm]]:
+        rebuilt = prepare_balancing(m, balance)
+        fit_partitions(find_extension(m), bus_width)
+        reports = []
+        if pipeline != "off":
+            reports = pipeline_loops(m, clock_ns, lib, auto=pipeline == "auto")
+        builder, fsms = schedule_extension(
+            find_extension(m), clock_ns, lib, bus_width=bus_width, share=share
+        )
+        builder.loop_reports = reports
+        return rebuilt, builder, fsms
+
+    # Balanced sums (synth/balance.py) are shallower, but where shared units hand out the
+    # operands one after another the chain as written adds each as it comes: the sums
+    # are balanced in the ISAXs that schedule in fewer cycles that way (sharing couples
+    # the ISAXs, so a subset is scheduled once more).
+    original = module.clone()
+    rebuilt, builder, fsms = run(module, None)
+    keep = set(rebuilt)
+    if rebuilt:
+        plain_module = original.clone()
+        _, plain_builder, plain = run(plain_module, ())
+        before = {f.isax.sym_name.data: _fixed(f) for f in plain}
+        keep = {f.isax.sym_name.data for f in fsms if _fixed(f) < before[f.isax.sym_name.data]}
+        if not keep:
+            _move_body(plain_module, module)
+            builder, fsms = plain_builder, plain
+        elif keep < rebuilt:
+            _move_body(original, module)
+            _, builder, fsms = run(module, keep)
+    builder.balanced = keep
     return builder, fsms
+
+
+def _fixed(f: IsaxFsm) -> tuple[int, int]:
+    """An ISAX's cycles without the memory latency (what balancing changes)."""
+    return (f.latency.max_fixed, f.latency.min_fixed)
+
+
+def _move_body(src: ModuleOp, dst: ModuleOp) -> None:
+    """Replaces ``dst``'s contents by ``src``'s (callers hold ``dst``: it is changed in
+    place)."""
+    dst.body.detach_block(dst.body.block)
+    dst.body.add_block(src.body.detach_block(src.body.block))
 
 
 def isax_latencies(
@@ -198,6 +236,7 @@ def build_unit(
     builder.allocate_registers()
     unit = UnitGenerator(ext, builder, fsms).generate()
     unit.loop_reports = loop_reports(builder)
+    unit.balanced = set(builder.balanced)
     return unit
 
 
@@ -335,6 +374,7 @@ def synthesize(
     reports = {
         f.isax.sym_name.data: isax_report(f, unit.states, clock_ns, mem_latency, bus_width)
         | {"pipelined_loops": unit.loop_reports.get(f.isax.sym_name.data, [])}
+        | {"balanced_sums": f.isax.sym_name.data in unit.balanced}
         | (extra or {}).get(f.isax.sym_name.data, {})
         | ({"sram_scratchpads": srams} if srams else {})
         for f in unit.fsms

@@ -338,6 +338,7 @@ class FsmBuilder:
         self.binding: Binding | None = None
         # what loop pipelining did before scheduling (synth/loop_pipeline.LoopReport)
         self.loop_reports: list[Any] = []
+        self.balanced: set[str] = set()  # ISAXs whose sums were balanced (synth/balance.py)
 
     # -- naming ------------------------------------------------------------------------
 

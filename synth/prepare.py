@@ -14,12 +14,16 @@
 5. ``aquas-if-convert``: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
    ``arith.select``s, so data-dependent choices cost no FSM states;
 6. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed;
-7. ``aquas-narrow-arith`` (``synth/narrow.py``): ``+``, ``-`` and ``*`` at the width their
+7. ``aquas-balance-sums`` (``synth/balance.py``), in the ISAXs where it saves cycles (the
+   flow schedules both): a chain of additions (an unrolled accumulation) becomes a
+   balanced tree with the loop-carried operand added last;
+8. ``aquas-narrow-arith`` (``synth/narrow.py``): ``+``, ``-`` and ``*`` at the width their
    operands' values need, so a product of two sign-extended bytes is an 8-by-8 multiplier.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -225,15 +229,37 @@ class AquasForwardStatePass(ModulePass):
         forward_state(op)
 
 
-PIPELINE = (
+_HEAD = (
     "aquas-unroll,canonicalize,cse,aquas-fold-unsigned-compare,aquas-forward-state,"
-    "canonicalize,cse,aquas-if-convert,canonicalize,cse,dce,aquas-narrow-arith,canonicalize,cse"
+    "canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
 )
-"""What ``aquas synth`` runs before scheduling."""
+_TAIL = "aquas-narrow-arith,canonicalize,cse"
+PIPELINE = f"{_HEAD},{_TAIL}"
+"""What ``aquas synth`` runs before scheduling; it also tries ``aquas-balance-sums`` before
+the narrowing and keeps it in the ISAXs where it saves cycles (``prepare_pipeline``)."""
 
 
-def prepare(module: ModuleOp) -> ModuleOp:
-    """Runs the preparation pipeline in place and returns the module."""
-    parse_pipeline(PIPELINE).apply(make_context(), module)
-    module.verify()
+def prepare_pipeline(balance: Collection[str] = ()) -> str:
+    """:data:`PIPELINE` with the sums of the ISAXs in ``balance`` balanced."""
+    if not balance:
+        return PIPELINE
+    return f"{_HEAD},aquas-balance-sums{{isaxs={','.join(sorted(balance))}}},{_TAIL}"
+
+
+def prepare(module: ModuleOp, balance: Collection[str] | None = ()) -> ModuleOp:
+    """Runs the preparation pipeline in place, balancing the sums of the ISAXs named in
+    ``balance`` (none by default; all when None), and returns the module."""
+    prepare_balancing(module, balance)
     return module
+
+
+def prepare_balancing(module: ModuleOp, balance: Collection[str] | None = ()) -> set[str]:
+    """:func:`prepare`, returning the ISAXs where a sum was rebuilt as a tree."""
+    from aquas.synth.balance import balance_sums
+
+    ctx = make_context()
+    parse_pipeline(_HEAD).apply(ctx, module)
+    rebuilt = balance_sums(module, balance) if balance is None or balance else set()
+    parse_pipeline(_TAIL).apply(ctx, module)
+    module.verify()
+    return rebuilt

@@ -91,6 +91,8 @@ class Unit:
     binding: Binding = field(default_factory=Binding)  # the shared multipliers
     # ISAX → its loop-pipelining reports (synth/flow.loop_reports)
     loop_reports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # ISAXs whose sums were rebuilt as trees (synth/balance.py), where that saved cycles
+    balanced: set[str] = field(default_factory=set)
 
     _text: str = ""
 

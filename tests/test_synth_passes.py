@@ -23,7 +23,7 @@ from aquas.passes import PASSES, describe_passes, parse_pipeline
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import build_unit
 from aquas.synth.oplib import OperatorLibrary
-from aquas.synth.prepare import PIPELINE
+from aquas.synth.prepare import prepare_pipeline
 from aquas.synth.timing import CYCLE_ATTR, STATE_ATTR
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,8 +290,10 @@ def test_an_op_slower_than_the_clock_is_a_located_error() -> None:
 def test_the_pass_pipeline_schedules_what_synth_schedules(path: Path) -> None:
     """`aquas opt -p <prepare pipeline>,aquas-pipeline-loops,aquas-schedule` annotates
     every op with the state `aquas synth` puts it in."""
+    unit = build_unit(lower_spec_file(path), 10.0, LIB)
     annotated = lower_spec_file(path)
-    parse_pipeline(PIPELINE + ",aquas-pipeline-loops,aquas-schedule").apply(context(), annotated)
+    steps = prepare_pipeline(unit.balanced) + ",aquas-pipeline-loops,aquas-schedule"
+    parse_pipeline(steps).apply(context(), annotated)
     annotated.verify()
     again = parse(show(annotated))
     got = [
@@ -299,7 +301,6 @@ def test_the_pass_pipeline_schedules_what_synth_schedules(path: Path) -> None:
         for o in again.walk()
         if STATE_ATTR in o.attributes
     ]
-    unit = build_unit(lower_spec_file(path), 10.0, LIB)
     want = []
     for st in unit.states:
         for o in [*st.ops, *([st.wait] if st.wait is not None else [])]:

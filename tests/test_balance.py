@@ -1,0 +1,106 @@
+"""``aquas-balance-sums`` (synth/balance.py): addition chains as balanced trees, the
+loop-carried operand last; exact on the golden interpreter; kept by the flow only where
+it saves cycles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from xdsl.dialects import arith, scf
+
+from aquas.interpreter import find_extension
+from aquas.passes import PASSES
+from aquas.spec.frontend import lower_spec, lower_spec_file
+from aquas.synth import balance
+from aquas.synth.flow import isax_latencies
+from aquas.synth.prepare import prepare, prepare_balancing
+from tests.plan_harness import assert_same_behaviour
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = [*sorted((ROOT / "examples").rglob("*.isax")), ROOT / "benchmarks/specs/peer_shapes.isax"]
+
+DOT8 = """
+extension d;
+scratchpad a: [u32; 16] partition(cyclic, 8);
+scratchpad b: [u32; 16] partition(cyclic, 8);
+#[opcode(custom0), funct7(0)]
+isax dot(rs1, rs2) -> rd {
+    burst a[0 +: 16] <- mem[rs1];
+    burst b[0 +: 16] <- mem[rs2];
+    var acc: u32 = 0;
+    #[unroll(8)]
+    for i in 0..16 {
+        acc += a[i] * b[i];
+    }
+    return acc;
+}
+"""
+
+
+def test_the_pass_is_registered() -> None:
+    assert "aquas-balance-sums" in PASSES
+
+
+def _depth(v, block) -> int:  # type: ignore[no-untyped-def]
+    """Adders on the longest path from the block's products to ``v``."""
+    op = getattr(v, "owner", None)
+    if not isinstance(op, arith.AddiOp) or op.parent is not block:
+        return 0
+    return 1 + max(_depth(o, block) for o in op.operands)
+
+
+def test_an_unrolled_accumulation_becomes_a_tree_with_the_carried_value_last() -> None:
+    chain, tree = lower_spec(DOT8, "d.isax"), lower_spec(DOT8, "d.isax")
+    assert prepare_balancing(chain, ()) == set()
+    assert prepare_balancing(tree, None) == {"dot"}
+    for m, depth in ((chain, 8), (tree, 4)):
+        (loop,) = [o for o in m.walk() if isinstance(o, scf.ForOp)]
+        block = loop.body.block
+        (yielded,) = block.last_op.operands  # type: ignore[union-attr]
+        assert _depth(yielded, block) == depth  # the tree: 3 adders deep, then acc
+        acc = block.args[1]
+        (use,) = list(acc.uses)
+        if m is tree:
+            assert use.operation is yielded.owner  # acc is added at the root: one adder
+    assert assert_same_behaviour(chain, tree, calls=300, seed=5) >= 200
+
+
+def test_short_chains_are_left_as_written() -> None:
+    three = DOT8.replace("#[unroll(8)]", "#[unroll(2)]")
+    assert prepare_balancing(lower_spec(three, "d.isax"), None) == set()
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[f"{p.parent.name}/{p.stem}" for p in SPECS])
+def test_every_spec_keeps_its_behaviour(spec: Path) -> None:
+    plain, balanced = lower_spec_file(spec), lower_spec_file(spec)
+    prepare(plain)
+    prepare(balanced, None)
+    assert assert_same_behaviour(plain, balanced, calls=200, seed=11) >= 100
+
+
+def _latencies(spec: Path, clock: float, monkeypatch: pytest.MonkeyPatch, on: bool) -> dict:
+    with monkeypatch.context() as mp:
+        if not on:
+            mp.setattr(balance, "balance_sums", lambda module, only=None: set())
+        return isax_latencies(lower_spec_file(spec), clock, 15)
+
+
+@pytest.mark.parametrize("clock", [5.68, 10.0])
+def test_the_flow_keeps_a_tree_only_where_it_saves_cycles(
+    clock: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for spec in SPECS:
+        on = _latencies(spec, clock, monkeypatch, True)
+        off = _latencies(spec, clock, monkeypatch, False)
+        for name in on:
+            assert on[name][1] <= off[name][1], (spec.name, name, on[name], off[name])
+    peer = ROOT / "benchmarks/specs/peer_shapes.isax"
+    on = _latencies(peer, clock, monkeypatch, True)
+    off = _latencies(peer, clock, monkeypatch, False)
+    # 32 rows of an 8-wide int8 multiply-accumulate: the tree is 2 adders shorter per body
+    assert on["gemv8_tile"][1] < 0.85 * off["gemv8_tile"][1]
+    llm = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, True)
+    llm_off = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, False)
+    assert llm["gemm4x4_i16"][1] < llm_off["gemm4x4_i16"][1]
+    assert find_extension(lower_spec_file(peer)) is not None
