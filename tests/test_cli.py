@@ -79,6 +79,7 @@ def test_opt_lists_passes() -> None:
     code, out = invoke("opt", "--list-passes")
     assert code == 0
     assert [line.split()[0] for line in out.strip().splitlines()] == [
+        "aquas-fold-constants",
         "aquas-fold-unsigned-compare",
         "aquas-forward-state",
         "aquas-if-convert",

@@ -11,11 +11,12 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from aquas.dialects import aquas as aq
 from aquas.spec.limits import MAX_CONST_BITS
-from aquas.spec.lowering import Const, LoweringBase, Typed, Val, Where, conv_hint, signless
+from aquas.spec.lowering import Const, Typed, Val, Where, conv_hint, signless
+from aquas.spec.tables import TableLowering
 from aquas.spec.types import U1, U32, IntTy, parse_type_name
 
 
-class ExprLowering(LoweringBase):
+class ExprLowering(TableLowering):
     """Lowers expressions; every ``e_<rule>`` method handles one grammar rule."""
 
     def access_type(self, ty_tok: Token | Tree | None) -> IntTy:
@@ -46,6 +47,10 @@ class ExprLowering(LoweringBase):
         return tv.value
 
     def const_expr(self, e: Tree | Token | None, msg: str = "expected a constant") -> int:
+        return self.const_val(e, msg).value
+
+    def const_val(self, e: Tree | Token | None, msg: str = "expected a constant") -> Const:
+        """An untyped constant expression, with whether it was written as a bit pattern."""
         saved = self.block
         self.block = Block()
         try:
@@ -54,7 +59,7 @@ class ExprLowering(LoweringBase):
             scratch, self.block = self.block, saved
         if not isinstance(v, Const) or scratch.first_op is not None:
             raise self.error(e, msg, hint="write an integer literal without a type suffix")
-        return v.value
+        return v
 
     def check_const_fits(self, v: int | Const, ty: IntTy, at: Where) -> int:
         c = v if isinstance(v, Const) else Const(v, False)
@@ -117,7 +122,7 @@ class ExprLowering(LoweringBase):
         if self.isax is None:  # outside every ISAX: a state's initial value
             raise self.error(
                 tok,
-                f"'{name}' cannot be used here: a state's initial value must be a constant",
+                f"'{name}' cannot be used here: {self.const_context} must be a constant",
                 hint="use an integer literal",
             )
         if name in ("rs1", "rs2"):
@@ -136,6 +141,8 @@ class ExprLowering(LoweringBase):
             raise self.error(
                 tok, f"scratchpad '{name}' is not a value", hint=f"read an element: {name}[i]"
             )
+        if name in self.roms:
+            raise self.error(tok, f"ROM '{name}' is not a value", hint=f"read an entry: {name}[i]")
         if name == "rd":
             raise self.error(tok, "rd is write-only")
         raise self.error(tok, f"undefined name '{name}'")
@@ -166,6 +173,24 @@ class ExprLowering(LoweringBase):
             )
         return v.value
 
+    def rom_index(self, name: str, e: Tree | Token | None) -> Val:
+        """The index of a ROM read: a constant within the table, or an unsigned value."""
+        n = len(self.roms[name].values)
+        v = self.expr(e, U32)
+        if isinstance(v, Const):
+            if not 0 <= v.value < n:
+                raise self.error(
+                    e,
+                    f"index {v.value} out of bounds for ROM '{name}' of {n} entries",
+                    hint=f"ROM indices run from 0 to {n - 1}",
+                )
+            return v
+        if v.ty.signed:
+            raise self.error(
+                e, f"ROM index must be unsigned, got {v.ty}", hint="convert with `as u..`"
+            )
+        return v
+
     def spm_read(
         self, name_tok: Token | Tree | None, idx_e: Tree | Token | None, at: Tree
     ) -> Typed:
@@ -185,6 +210,13 @@ class ExprLowering(LoweringBase):
             and self.lookup(str(base_e.children[0])) is None
         ):
             return self.spm_read(base_e.children[0], idx_e, e)
+        if (
+            base_e.data == "name"
+            and str(base_e.children[0]) in self.roms
+            and self.lookup(str(base_e.children[0])) is None
+        ):
+            name = str(base_e.children[0])
+            return self.rom_read(name, self.rom_index(name, idx_e), e)
         base = self.typed(self.expr(base_e, None), base_e)
         idx = self.expr(idx_e, None)
         if isinstance(idx, Const):

@@ -47,6 +47,7 @@ from aquas.spec.lowering import (
     Binding,
     Const,
     IsaxScope,
+    Rom,
     Typed,
     Val,
     Where,
@@ -90,6 +91,8 @@ class SpecFrontend(ExprLowering):
                 ext_ops.append(self.state_decl(item))
             elif item.data == "spm_decl":
                 ext_ops.append(self.spm_decl(item))
+            elif item.data == "rom_decl":
+                self.rom_decl(item)
             elif item.data == "isax_def":
                 ext_ops.append(self.isax_def(item))
         if not any(isinstance(o, aq.IsaxOp) for o in ext_ops):
@@ -237,6 +240,40 @@ class SpecFrontend(ExprLowering):
         op.set_impl(impl, ports)
         op.location = loc_attr(self.loc(t))
         return op
+
+    def rom_decl(self, t: Tree) -> None:
+        """A constant table: checked here, read through :mod:`aquas.spec.tables`."""
+        name_tok, ty_tok, size_tok, init = t.children
+        assert isinstance(name_tok, Token) and isinstance(ty_tok, Token)
+        assert isinstance(size_tok, Token) and isinstance(init, Tree)
+        name = self.declare_global(name_tok)
+        ty = self.type_of(ty_tok)
+        size = self.int_token(size_tok)
+        if size <= 0:
+            raise self.error(size_tok, f"ROM size must be positive, got {size}")
+        if size > self.budgets.rom_entries:
+            raise self.error(
+                size_tok,
+                f"ROM '{name}' of {size} entries exceeds the synthesis budget of "
+                f"{self.budgets.rom_entries} entries",
+                hint=self.budgets.hint("rom_entries"),
+            )
+        entries = list(init.children)
+        if len(entries) != size:
+            at: Where = entries[size] if len(entries) > size else init
+            raise self.error(
+                at,
+                f"ROM '{name}' is declared with {size} entries but initialised with {len(entries)}",
+                hint="give exactly one value per entry",
+            )
+        values = []
+        self.const_context = "a ROM entry"
+        for e in entries:
+            v = self.const_val(e, "ROM entries must be constants")
+            values.append(self.check_const_fits(v, ty, e) & ty.mask)
+        self.const_context = "a state's initial value"
+        # Entries are kept as bit patterns; a signed entry's value is its two's complement.
+        self.roms[name] = Rom(ty, tuple(values), (size,), self.loc(name_tok))
 
     def isax_def(self, t: Tree) -> Operation:
         *attrs, name_tok, params, result, body = t.children
@@ -516,6 +553,12 @@ class SpecFrontend(ExprLowering):
         name_tok = lv.children[0]
         assert isinstance(name_tok, Token)
         name = str(name_tok)
+        if name in self.roms and self.lookup(name) is None:
+            raise self.error(
+                name_tok,
+                f"ROM '{name}' is read-only",
+                hint="a rom is a constant table; use a scratchpad for data the ISAX writes",
+            )
         if lv.data == "lv_index":
             if name not in self.scratchpads:
                 raise self.error(
@@ -569,6 +612,13 @@ class SpecFrontend(ExprLowering):
         self, s: Tree, name_tok: Token, off_e: Tree, n_tok: Token, addr_e: Tree, write: bool
     ) -> None:
         name = str(name_tok)
+        if name in self.roms:
+            raise self.error(
+                name_tok,
+                f"ROM '{name}' cannot take part in a burst",
+                hint="a rom is a constant table inside the unit; bursts move data between "
+                "memory and a scratchpad",
+            )
         if name not in self.scratchpads:
             raise self.error(
                 name_tok,
