@@ -16,6 +16,7 @@ The pieces: :mod:`aquas.spec.parse` (grammar, literals, syntax errors),
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,15 +148,25 @@ class SpecFrontend(ExprLowering):
         op.location = loc_attr(self.loc(t))
         return op
 
+    def shape(self, what: str, size_tok: Token, dims: Tree) -> tuple[int, ...]:
+        """``[T; D0][D1]...`` → (D0, D1, ...), each positive."""
+        shape = []
+        for tok in (size_tok, *dims.children):
+            assert isinstance(tok, Token)
+            d = self.int_token(tok)
+            if d <= 0:
+                raise self.error(tok, f"{what} size must be positive, got {d}")
+            shape.append(d)
+        return tuple(shape)
+
     def spm_decl(self, t: Tree) -> Operation:
-        name_tok, ty_tok, size_tok, *directives = t.children
+        name_tok, ty_tok, size_tok, dims, *directives = t.children
         assert isinstance(name_tok, Token) and isinstance(ty_tok, Token)
-        assert isinstance(size_tok, Token)
+        assert isinstance(size_tok, Token) and isinstance(dims, Tree)
         name = self.declare_global(name_tok)
         ty = self.type_of(ty_tok)
-        size = self.int_token(size_tok)
-        if size <= 0:
-            raise self.error(size_tok, f"scratchpad size must be positive, got {size}")
+        shape = self.shape("scratchpad", size_tok, dims)
+        size = math.prod(shape)
         part: Tree | None = None
         impl_dir: Tree | None = None
         for d in directives:
@@ -236,6 +247,7 @@ class SpecFrontend(ExprLowering):
                 hint=self.budgets.hint("sram_elements"),
             )
         self.scratchpads[name] = (ty, size, self.loc(name_tok))
+        self.shapes[name] = shape
         op = aq.ScratchpadOp(name, ty.width, size, kind, factor)
         op.set_impl(impl, ports)
         op.location = loc_attr(self.loc(t))
@@ -243,14 +255,13 @@ class SpecFrontend(ExprLowering):
 
     def rom_decl(self, t: Tree) -> None:
         """A constant table: checked here, read through :mod:`aquas.spec.tables`."""
-        name_tok, ty_tok, size_tok, init = t.children
+        name_tok, ty_tok, size_tok, dims, init = t.children
         assert isinstance(name_tok, Token) and isinstance(ty_tok, Token)
-        assert isinstance(size_tok, Token) and isinstance(init, Tree)
+        assert isinstance(size_tok, Token) and isinstance(dims, Tree) and isinstance(init, Tree)
         name = self.declare_global(name_tok)
         ty = self.type_of(ty_tok)
-        size = self.int_token(size_tok)
-        if size <= 0:
-            raise self.error(size_tok, f"ROM size must be positive, got {size}")
+        shape = self.shape("ROM", size_tok, dims)
+        size = math.prod(shape)
         if size > self.budgets.rom_entries:
             raise self.error(
                 size_tok,
@@ -258,13 +269,15 @@ class SpecFrontend(ExprLowering):
                 f"{self.budgets.rom_entries} entries",
                 hint=self.budgets.hint("rom_entries"),
             )
-        entries = list(init.children)
+        nested = any(isinstance(c, Tree) and c.data == "rom_init" for c in init.children)
+        entries = self.rom_entries(name, shape, init) if nested else list(init.children)
         if len(entries) != size:
             at: Where = entries[size] if len(entries) > size else init
             raise self.error(
                 at,
                 f"ROM '{name}' is declared with {size} entries but initialised with {len(entries)}",
-                hint="give exactly one value per entry",
+                hint="give exactly one value per entry"
+                + (", in row-major order, or one list per row" if len(shape) > 1 else ""),
             )
         values = []
         self.const_context = "a ROM entry"
@@ -273,7 +286,33 @@ class SpecFrontend(ExprLowering):
             values.append(self.check_const_fits(v, ty, e) & ty.mask)
         self.const_context = "a state's initial value"
         # Entries are kept as bit patterns; a signed entry's value is its two's complement.
-        self.roms[name] = Rom(ty, tuple(values), (size,), self.loc(name_tok))
+        self.roms[name] = Rom(ty, tuple(values), shape, self.loc(name_tok))
+
+    def rom_entries(
+        self, name: str, shape: tuple[int, ...], init: Tree
+    ) -> list[Tree | Token | None]:
+        """The entries of a nested ROM initialiser (one list per row), row-major."""
+        hint = "nest one list per dimension: [[a, b], [c, d]] for [T; 2][2]"
+        items = list(init.children)
+        if len(items) != shape[0]:
+            at: Where = items[shape[0]] if len(items) > shape[0] else init
+            raise self.error(
+                at,
+                f"ROM '{name}': a list of {len(items)} where the shape asks for {shape[0]}",
+                hint=hint,
+            )
+        out: list[Tree | Token | None] = []
+        for item in items:
+            is_list = isinstance(item, Tree) and item.data == "rom_init"
+            if is_list != (len(shape) > 1):
+                found = "a list where a value" if is_list else "a value where a list"
+                raise self.error(item, f"ROM '{name}': {found} is expected", hint=hint)
+            if is_list:
+                assert isinstance(item, Tree)
+                out.extend(self.rom_entries(name, shape[1:], item))
+            else:
+                out.append(item)
+        return out
 
     def isax_def(self, t: Tree) -> Operation:
         *attrs, name_tok, params, result, body = t.children
@@ -546,8 +585,8 @@ class SpecFrontend(ExprLowering):
     def lvalue_read(self, lv: Tree) -> Typed:
         if lv.data == "lv_name":
             return self.name_value(lv.children[0])
-        name_tok, idx = lv.children
-        return self.spm_read(name_tok, idx, lv)
+        name_tok, *idx_es = lv.children
+        return self.spm_read(str(name_tok), idx_es, lv)
 
     def assign(self, lv: Tree, compute, e: Tree, s: Tree) -> None:  # type: ignore[no-untyped-def]
         name_tok = lv.children[0]
@@ -566,7 +605,9 @@ class SpecFrontend(ExprLowering):
                     f"'{name}' is not a scratchpad; only scratchpads can be indexed on the left of =",
                 )
             ety, _, _ = self.scratchpads[name]
-            idx = self.index_value(lv.children[1], name)
+            idx_es = lv.children[1:]
+            self.check_rank(name, len(idx_es), name_tok, write=True)
+            idx = self.spm_index(self.element_index(name, idx_es, lv), lv)
             tv = self.coerce(compute(ety), ety, e)
             self.emit(aq.SpmWriteOp(tv.value, name, idx), s)
             return
@@ -608,9 +649,10 @@ class SpecFrontend(ExprLowering):
         tv = self.coerce(self.expr(val_e, ty), ty, val_e)
         self.emit(aq.StoreOp(tv.value, addr), s)
 
-    def _burst(
-        self, s: Tree, name_tok: Token, off_e: Tree, n_tok: Token, addr_e: Tree, write: bool
-    ) -> None:
+    def _burst(self, s: Tree, spm: Tree, addr_e: Tree, write: bool) -> None:
+        name_tok, row_index, off_e, n_tok = spm.children
+        assert isinstance(name_tok, Token) and isinstance(row_index, Tree)
+        assert isinstance(n_tok, Token)
         name = str(name_tok)
         if name in self.roms:
             raise self.error(
@@ -626,6 +668,17 @@ class SpecFrontend(ExprLowering):
                 hint="bursts move data between memory and a scratchpad",
             )
         ety, size, _ = self.scratchpads[name]
+        shape = self.shapes[name]
+        rows = _row_indices(row_index)
+        if len(rows) != len(shape) - 1:
+            subs = "".join(f"[{c}]" for c in "ijklmn"[: len(shape) - 1])
+            raise self.error(
+                name_tok,
+                f"a burst of scratchpad '{name}' ({len(shape)} dimensions) names one row: "
+                f"{len(shape) - 1} {'index' if len(shape) == 2 else 'indices'} before the "
+                f"range, {len(rows)} given",
+                hint=f"write {name}{subs}[j +: n]" if len(shape) > 1 else f"write {name}[j +: n]",
+            )
         if ety.width not in aq.MEMORY_ACCESS_WIDTHS:
             raise self.error(
                 name_tok,
@@ -642,31 +695,37 @@ class SpecFrontend(ExprLowering):
                 f"moves at most {MAX_BURST_BEATS} per burst",
                 hint=f"split it into bursts of at most {MAX_BURST_BEATS // per_element} elements",
             )
+        width = shape[-1]  # elements the range may span: the row's, or the whole scratchpad's
+        where = f"scratchpad '{name}' of {size} elements"
+        if len(shape) > 1:
+            where = f"a row of scratchpad '{name}' ({width} elements)"
         off_v = self.expr(off_e, U32)
         if isinstance(off_v, Const):
-            if off_v.value < 0 or off_v.value + n > size:
+            if off_v.value < 0 or off_v.value + n > width:
                 raise self.error(
                     n_tok if off_v.value >= 0 else off_e,
-                    f"burst of {n} elements at offset {off_v.value} does not fit scratchpad "
-                    f"'{name}' of {size} elements",
-                    hint=f"enlarge the scratchpad to at least {max(off_v.value, 0) + n} elements",
+                    f"burst of {n} elements at offset {off_v.value} does not fit {where}",
+                    hint=f"enlarge the scratchpad to at least {max(off_v.value, 0) + n} elements"
+                    if len(shape) == 1
+                    else f"a row holds {width} elements; burst at most {width - off_v.value} "
+                    "from this column",
                 )
-        elif n > size:
-            raise self.error(
-                n_tok, f"burst of {n} elements is longer than scratchpad '{name}' ({size} elements)"
-            )
-        off = self.index_value(off_e, name, off_v)
+        elif n > width:
+            raise self.error(n_tok, f"burst of {n} elements is longer than {where}")
+        vals = [self.expr(e, U32) for e in rows] + [off_v]
+        flat = self.element_index(name, [*rows, off_e], off_e, vals)
+        off = self.spm_index(flat, off_e)
         addr = self.address(addr_e)
         op = aq.BurstWriteOp(name, off, addr, n) if write else aq.BurstReadOp(name, off, addr, n)
         self.emit(op, s)
 
     def s_burst_read_stmt(self, s: Tree) -> None:
-        name_tok, off_e, n_tok, addr_e = s.children
-        self._burst(s, name_tok, off_e, n_tok, addr_e, write=False)  # type: ignore[arg-type]
+        spm, addr_e = s.children
+        self._burst(s, spm, addr_e, write=False)
 
     def s_burst_write_stmt(self, s: Tree) -> None:
-        addr_e, name_tok, off_e, n_tok = s.children
-        self._burst(s, name_tok, off_e, n_tok, addr_e, write=True)  # type: ignore[arg-type]
+        addr_e, spm = s.children
+        self._burst(s, spm, addr_e, write=True)
 
     def s_if_stmt(self, s: Tree) -> None:
         cond_e, then_b, else_b = s.children
@@ -799,6 +858,17 @@ class SpecFrontend(ExprLowering):
         self.emit(for_op, s)
         for (_, b), r in zip(carried, for_op.results, strict=True):
             b.value = r  # type: ignore[union-attr]
+
+
+def _row_indices(t: Tree) -> list[Tree | Token | None]:
+    """The row indices before a burst's range: ``t[i][j][k +: n]`` → [i, j]."""
+    out: list[Tree | Token | None] = []
+    node: Tree | None = t
+    while node is not None and node.children:
+        inner, idx = node.children
+        out.append(idx)
+        node = inner if isinstance(inner, Tree) else None
+    return out[::-1]
 
 
 def _assigned_names(t: Tree) -> Iterator[str]:

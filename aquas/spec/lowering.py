@@ -74,6 +74,7 @@ class LoweringBase:
         self.states: dict[str, tuple[IntTy, SourceLoc]] = {}
         self.scratchpads: dict[str, tuple[IntTy, int, SourceLoc]] = {}
         self.roms: dict[str, Rom] = {}
+        self.shapes: dict[str, tuple[int, ...]] = {}  # scratchpad → its declared dimensions
         self.globals: dict[str, SourceLoc] = {}
         self.encodings: dict[tuple[int, int, int], tuple[str, SourceLoc]] = {}
         self.scopes: list[dict[str, Binding]] = []
