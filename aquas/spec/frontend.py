@@ -649,10 +649,13 @@ class SpecFrontend(ExprLowering):
         tv = self.coerce(self.expr(val_e, ty), ty, val_e)
         self.emit(aq.StoreOp(tv.value, addr), s)
 
-    def _burst(self, s: Tree, spm: Tree, addr_e: Tree, write: bool) -> None:
-        name_tok, row_index, off_e, n_tok = spm.children
+    def _burst(self, s: Tree, spm: Tree, mem_side: Tree, write: bool) -> None:
+        """A burst statement: one ``aquas.burst_*`` op, or one per row of a 2-D burst
+        (``R x C`` with ``stride(S)``: row ``r`` at ``addr + r * S`` in memory)."""
+        name_tok, row_index, off_e, first_tok, tile = spm.children
+        addr_e, stride_t = mem_side.children
         assert isinstance(name_tok, Token) and isinstance(row_index, Tree)
-        assert isinstance(n_tok, Token)
+        assert isinstance(first_tok, Token)
         name = str(name_tok)
         if name in self.roms:
             raise self.error(
@@ -684,6 +687,16 @@ class SpecFrontend(ExprLowering):
                 name_tok,
                 f"bursts need scratchpad elements of 8, 16, 32 or 64 bits; '{name}' holds {ety}",
             )
+        n_rows = 1
+        n_tok = first_tok
+        if tile is not None:
+            assert isinstance(tile, Tree)
+            n_rows = self.int_token(first_tok)
+            if n_rows <= 0:
+                raise self.error(first_tok, f"a 2-D burst needs at least one row, got {n_rows}")
+            cols_tok = tile.children[0]
+            assert isinstance(cols_tok, Token)
+            n_tok = cols_tok
         n = self.int_token(n_tok)
         if n <= 0:
             raise self.error(n_tok, f"burst length must be positive, got {n}")
@@ -692,7 +705,8 @@ class SpecFrontend(ExprLowering):
             raise self.error(
                 n_tok,
                 f"burst of {n} {ety} elements is {n * per_element} bus beats; the memory port "
-                f"moves at most {MAX_BURST_BEATS} per burst",
+                f"moves at most {MAX_BURST_BEATS} per burst"
+                + (" (a row of a 2-D burst is one burst)" if tile is not None else ""),
                 hint=f"split it into bursts of at most {MAX_BURST_BEATS // per_element} elements",
             )
         width = shape[-1]  # elements the range may span: the row's, or the whole scratchpad's
@@ -700,32 +714,98 @@ class SpecFrontend(ExprLowering):
         if len(shape) > 1:
             where = f"a row of scratchpad '{name}' ({width} elements)"
         off_v = self.expr(off_e, U32)
+        # A 2-D burst into a 1-D scratchpad fills R * C consecutive elements.
+        span = n * n_rows if len(shape) == 1 else n
+        what = f"{n_rows} x {n}" if tile is not None else f"{n}"
         if isinstance(off_v, Const):
-            if off_v.value < 0 or off_v.value + n > width:
+            if off_v.value < 0 or off_v.value + span > width:
                 raise self.error(
                     n_tok if off_v.value >= 0 else off_e,
-                    f"burst of {n} elements at offset {off_v.value} does not fit {where}",
-                    hint=f"enlarge the scratchpad to at least {max(off_v.value, 0) + n} elements"
+                    f"burst of {what} elements at offset {off_v.value} does not fit {where}",
+                    hint=f"enlarge the scratchpad to at least {max(off_v.value, 0) + span} elements"
                     if len(shape) == 1
                     else f"a row holds {width} elements; burst at most {width - off_v.value} "
                     "from this column",
                 )
-        elif n > width:
-            raise self.error(n_tok, f"burst of {n} elements is longer than {where}")
+        elif span > width:
+            raise self.error(n_tok, f"burst of {what} elements is longer than {where}")
         vals = [self.expr(e, U32) for e in rows] + [off_v]
+        if tile is not None and len(shape) > 1:
+            height, row_v = shape[-2], vals[-2]
+            first = row_v.value if isinstance(row_v, Const) else 0
+            if first + n_rows > height:
+                at_row = f" from row {first}" if isinstance(row_v, Const) else ""
+                raise self.error(
+                    first_tok,
+                    f"{n_rows} rows{at_row} do not fit scratchpad '{name}' ({height} rows)",
+                    hint=f"a 2-D burst into '{name}' fills rows i .. i + R - 1 of its "
+                    "second-to-last dimension",
+                )
         flat = self.element_index(name, [*rows, off_e], off_e, vals)
-        off = self.spm_index(flat, off_e)
         addr = self.address(addr_e)
-        op = aq.BurstWriteOp(name, off, addr, n) if write else aq.BurstReadOp(name, off, addr, n)
-        self.emit(op, s)
+        elem_bytes = ety.width // 8
+        stride_c: int | None = n * elem_bytes  # contiguous rows unless stride(S) says
+        stride_v: SSAValue | None = None
+        if stride_t is not None:
+            assert isinstance(stride_t, Tree)
+            stride_e = stride_t.children[0]
+            if tile is None:
+                raise self.error(
+                    stride_t,
+                    "stride(S) applies to a 2-D burst",
+                    hint=f"give the rows and columns: burst {name}[off +: R x C] ... stride(S)",
+                )
+            sv = self.expr(stride_e, U32)
+            if isinstance(sv, Const):
+                stride_c = self.check_const_fits(sv, U32, stride_e)
+                if stride_c % elem_bytes:
+                    raise self.error(
+                        stride_e,
+                        f"stride {stride_c} is not a multiple of the {elem_bytes}-byte element "
+                        f"of '{name}'",
+                        hint="every row must start naturally aligned",
+                    )
+            else:
+                if sv.ty != U32:
+                    raise self.error(
+                        stride_e,
+                        f"a burst stride is a u32 byte count, got {sv.ty}",
+                        hint="convert with zext<u32>() or `as u32`",
+                    )
+                stride_c, stride_v = None, sv.value
+        pitch = width if len(shape) > 1 else n  # scratchpad elements from row to row
+        row_addr = addr
+        for r in range(n_rows):
+            if r:
+                if stride_v is not None:  # a run-time stride: each row one add further
+                    row_addr = self.emit(arith.AddiOp(row_addr, stride_v), s).results[0]
+                else:
+                    assert stride_c is not None
+                    step = self.const(signless((r * stride_c) & 0xFFFF_FFFF, 32), U32, s)
+                    row_addr = self.emit(arith.AddiOp(addr, step.value), s).results[0]
+            row_off: Val = flat
+            if r and isinstance(flat, Const):
+                row_off = Const(flat.value + r * pitch, False)
+            elif r:
+                assert isinstance(flat, Typed)
+                k = self.const(r * pitch, U32, s)
+                base = self.spm_index(flat, off_e)
+                row_off = Typed(self.emit(arith.AddiOp(base, k.value), s).results[0], U32)
+            off = self.spm_index(row_off, off_e)
+            op = (
+                aq.BurstWriteOp(name, off, row_addr, n)
+                if write
+                else aq.BurstReadOp(name, off, row_addr, n)
+            )
+            self.emit(op, s)
 
     def s_burst_read_stmt(self, s: Tree) -> None:
-        spm, addr_e = s.children
-        self._burst(s, spm, addr_e, write=False)
+        spm, mem_side = s.children
+        self._burst(s, spm, mem_side, write=False)
 
     def s_burst_write_stmt(self, s: Tree) -> None:
-        addr_e, spm = s.children
-        self._burst(s, spm, addr_e, write=True)
+        mem_side, spm = s.children
+        self._burst(s, spm, mem_side, write=True)
 
     def s_if_stmt(self, s: Tree) -> None:
         cond_e, then_b, else_b = s.children
