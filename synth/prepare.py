@@ -4,7 +4,8 @@
    datapaths, limited later by scratchpad bank ports);
 2. ``canonicalize``, ``aquas-fold-constants`` and ``cse`` fold the constant index
    arithmetic unrolling exposes, so that scratchpad banks become known at compile time
-   and a ROM read at an unrolled index becomes its entry;
+   and a ROM read at an unrolled index becomes its entry (``aquas-fold-constants`` folds
+   only the ops of ROM reads);
 3. ``aquas-fold-unsigned-compare``: compares that are constant by the range of an
    unsigned (or signed) operand (``x < 0`` unsigned) fold, before they reach the RTL,
    where Verilator rejects them;
@@ -173,13 +174,16 @@ _CASTS = {"arith.extui": "extui", "arith.extsi": "extsi", "arith.trunci": "trunc
 
 
 class FoldConstantOperands(RewritePattern):
-    """Casts, shifts, bit operations and compares of constants, and selects on a constant
-    condition, fold with the interpreter's semantics (:mod:`aquas.intops`). xDSL's
-    canonicalization leaves these in place; unrolling a loop over a constant table
-    (``rom``) exposes them, and a ROM read at an unrolled index then folds to its entry
-    instead of a multiplexer tree."""
+    """The ops of a ROM read (marked ``aquas.rom``): casts, shifts, bit operations and
+    compares of constants, and selects on a constant condition, fold with the
+    interpreter's semantics (:mod:`aquas.intops`). xDSL's canonicalization leaves these in
+    place; unrolling a loop over a constant table exposes them, and a ROM read at an
+    unrolled index then folds to its entry instead of a multiplexer tree. Only marked ops
+    fold, so specs without ROMs keep exactly the IR (and the measured schedules) they had."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if aq.ROM_ATTR not in op.attributes:
+            return
         if isinstance(op, arith.SelectOp):
             cond = constant_value(op.cond)
             if cond is not None:
@@ -214,8 +218,8 @@ class FoldConstantOperands(RewritePattern):
 
 @dataclass(frozen=True)
 class AquasFoldConstantsPass(ModulePass):
-    """Folds arith ops whose operands are all constants, and selects on a constant
-    condition, with the interpreter's integer semantics (``FoldConstantOperands``)."""
+    """Folds the arith ops of ROM reads whose operands are all constants, and their selects
+    on a constant condition, with the interpreter's integer semantics."""
 
     name = "aquas-fold-constants"
 

@@ -383,3 +383,11 @@ def test_synthesized_unit_matches_the_interpreter_on_1000_cases_per_isax(tmp_pat
     )
     assert cs.mismatches == []
     assert {k: v["cases"] for k, v in cs.stats.items()} == {k: 1000 for k in MODELS}
+
+
+def test_synthesis_preparation_preserves_semantics() -> None:
+    from test_passes import assert_equivalent
+
+    from aquas.synth.prepare import prepare
+
+    assert_equivalent(lower_spec_file(SPEC), prepare(lower_spec_file(SPEC)), cases=200, seed=6)

@@ -469,3 +469,24 @@ def test_rows_split_at_the_targets_burst_limit_cosimulate(tmp_path: Path) -> Non
     rep = json.loads((tmp_path / "tcopy.json").read_text())
     assert rep["interface_ops"] == {"burst_read": 8, "burst_write": 8}
     assert rep["memory_beats"] == 32
+
+
+@pytest.mark.parametrize(("plan", "max_beats"), [("burst", 256), ("burst", 2)])
+def test_interface_plans_and_preparation_preserve_semantics(plan: str, max_beats: int) -> None:
+    """The row bursts under the burst plan (merged where contiguous, split at a 2-beat
+    limit) and the synthesis preparation compute what the spec does."""
+    from test_passes import assert_equivalent
+
+    from aquas.plans.choose import apply_plan
+    from aquas.synth.prepare import prepare
+
+    after = lower_spec_file(SPEC)
+    apply_plan(after, plan, max_beats=max_beats)
+    if (plan, max_beats) == ("burst", 2):
+        tcopy = find_isax(find_extension(after), "tcopy")
+        assert all(
+            o.length_value == 2
+            for o in tcopy.walk()
+            if isinstance(o, aq.BurstReadOp | aq.BurstWriteOp)
+        )
+    assert_equivalent(lower_spec_file(SPEC), prepare(after), cases=200, seed=7)

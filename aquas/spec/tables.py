@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from lark import Token, Tree
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IntegerType, UnitAttr
+from xdsl.ir import Operation, SSAValue
 
+from aquas.dialects import aquas as aq
 from aquas.spec.lowering import Const, LoweringBase, Rom, Typed, Val, Where, signless
 from aquas.spec.types import IntTy
 
@@ -36,6 +37,25 @@ class TableLowering(LoweringBase):
         return self._rom_tree(rom, index, at)
 
     def _rom_tree(self, rom: Rom, index: Typed, at: Where) -> Typed:
+        start = len(self.block.ops)
+        result = self._rom_tree_ops(rom, index, at)
+        # Mark the tree and the arith ops computing the index (aq.ROM_ATTR): synthesis
+        # folds them when unrolling makes the index a constant, and nothing else.
+        for op in list(self.block.ops)[start:]:
+            op.attributes[aq.ROM_ATTR] = UnitAttr()
+        todo = [index.value]
+        while todo:
+            v = todo.pop()
+            owner = v.owner
+            if not isinstance(owner, Operation) or not owner.name.startswith("arith."):
+                continue
+            if aq.ROM_ATTR in owner.attributes:
+                continue
+            owner.attributes[aq.ROM_ATTR] = UnitAttr()
+            todo.extend(owner.operands)
+        return result
+
+    def _rom_tree_ops(self, rom: Rom, index: Typed, at: Where) -> Typed:
         n = len(rom.values)
         width = index.ty.width
         bits = min(max(n - 1, 0).bit_length(), width)
