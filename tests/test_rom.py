@@ -427,3 +427,16 @@ def test_synthesis_preparation_preserves_semantics() -> None:
     from test_passes import assert_equivalent
 
     assert_equivalent(lower_spec_file(SPEC), prepare(lower_spec_file(SPEC)), cases=200, seed=5)
+
+
+def test_cli_check_reports_a_bad_rom_with_its_location(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from aquas.cli import main
+
+    bad = tmp_path / "bad.isax"
+    bad.write_text("rom t: [u8; 2] = [1, 300];\n" + NOP)
+    r = CliRunner().invoke(main, ["check", str(bad)])
+    assert r.exit_code == 2
+    assert "bad.isax:1:22: error: constant 300 is out of range for u8 (0..255)" in r.output
+    assert "Traceback" not in r.output

@@ -490,3 +490,11 @@ def test_interface_plans_and_preparation_preserve_semantics(plan: str, max_beats
             if isinstance(o, aq.BurstReadOp | aq.BurstWriteOp)
         )
     assert_equivalent(lower_spec_file(SPEC), prepare(after), cases=200, seed=7)
+
+
+def test_rows_and_columns_may_be_written_without_spaces() -> None:
+    src = wrap_isax(
+        "burst a[0][0 +: 2x2] <- mem[rs1] stride(0x10); return a[1][1];",
+        decls="scratchpad a: [u32; 2][2];",
+    )
+    assert run(src, rs1=0x100, mem=image(0x100, 16)).rd == 0x1005  # word 4 + 1
