@@ -249,6 +249,7 @@ class Model:
         self.w = [[rng.getrandbits(16) for _ in range(5)] for _ in range(3)]
         self.c = [[[rng.getrandbits(8) for _ in range(4)] for _ in range(3)] for _ in range(2)]
         self.v = [rng.getrandbits(32) for _ in range(4)]
+        self.s = [[rng.getrandbits(32) for _ in range(4)] for _ in range(64)]
         self.mem = mem
 
     def flat(self) -> dict[str, list[int]]:
@@ -257,6 +258,7 @@ class Model:
             "w": [x for row in self.w for x in row],
             "c": [x for plane in self.c for row in plane for x in row],
             "v": list(self.v),
+            "sr": [x for row in self.s for x in row],
         }
 
     def rd(self, addr: int, size: int) -> int:
@@ -313,6 +315,13 @@ def ref_cmove(s: Model, rs1: int, rs2: int) -> int | None:
     return s.c[rs2 & 1][(rs2 >> 4) % 3][(rs2 >> 8) & 3]
 
 
+def ref_srow(s: Model, rs1: int, rs2: int) -> int | None:
+    s.s[rs2 & 63] = [s.rd(rs1 + 4 * k, 4) for k in range(4)]
+    i, j = (rs2 >> 8) & 63, (rs2 >> 16) & 3
+    s.s[j][i & 3] = (s.s[i][j] + 1) & M32
+    return s.s[i][j]
+
+
 MODELS: dict[str, Callable[[Model, int, int], int | None]] = {
     "ldrow": ref_ldrow,
     "ldmat": ref_ldmat,
@@ -320,6 +329,7 @@ MODELS: dict[str, Callable[[Model, int, int], int | None]] = {
     "rmw": ref_rmw,
     "wput": ref_wput,
     "cmove": ref_cmove,
+    "srow": ref_srow,
 }
 N_CASES = 1000
 
