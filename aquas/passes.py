@@ -41,6 +41,12 @@ def _aquas_fold_unsigned_compare() -> type[ModulePass]:
     return AquasFoldRangeComparePass
 
 
+def _aquas_fold_constants() -> type[ModulePass]:
+    from aquas.synth.prepare import AquasFoldConstantsPass
+
+    return AquasFoldConstantsPass
+
+
 def _aquas_forward_state() -> type[ModulePass]:
     from aquas.synth.prepare import AquasForwardStatePass
 
@@ -117,6 +123,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-interface-split": _aquas_interface_split,
     "aquas-interface-single": _aquas_interface_single,
     "aquas-unroll": _aquas_unroll,
+    "aquas-fold-constants": _aquas_fold_constants,
     "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,
     "aquas-forward-state": _aquas_forward_state,
     "aquas-if-convert": _aquas_if_convert,

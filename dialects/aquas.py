@@ -734,6 +734,12 @@ KERNEL_CYCLE_ATTR = "aquas.kernel_cycle"
 """Discardable attribute on an op of a pipelined loop's kernel (i64): its cycle in the
 kernel by the modulo schedule, the earliest the FSM builder schedules it in."""
 
+ROM_ATTR = "aquas.rom"
+"""Discardable unit attribute on the ``arith`` ops of a ROM read (spec ``rom``): its
+multiplexer tree and the computation of its index. ``aquas-fold-constants`` folds these
+ops once unrolling makes their operands constants, so a ROM read at an unrolled index
+becomes its entry."""
+
 NOALIAS_ATTR = "aquas.noalias"
 """Discardable ``aquas.isax`` unit attribute (the spec's ``#[noalias]``): the caller
 guarantees that the bytes the ISAX addresses through ``rs1``, through ``rs2`` and through
@@ -754,6 +760,7 @@ __all__ = [
     "KERNEL_CYCLE_ATTR",
     "NOALIAS_ATTR",
     "PIPELINE_ATTR",
+    "ROM_ATTR",
     "UNROLL_ATTR",
     "Aquas",
     "BurstReadOp",

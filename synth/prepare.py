@@ -2,8 +2,10 @@
 
 1. ``aquas-unroll`` honours the spec's unroll directives (unrolled bodies become parallel
    datapaths, limited later by scratchpad bank ports);
-2. ``canonicalize`` + ``cse`` fold the constant index arithmetic unrolling exposes, so that
-   scratchpad banks become known at compile time;
+2. ``canonicalize``, ``aquas-fold-constants`` and ``cse`` fold the constant index
+   arithmetic unrolling exposes, so that scratchpad banks become known at compile time
+   and a ROM read at an unrolled index becomes its entry (``aquas-fold-constants`` folds
+   only the ops of ROM reads);
 3. ``aquas-fold-unsigned-compare``: compares that are constant by the range of an
    unsigned (or signed) operand (``x < 0`` unsigned) fold, before they reach the RTL,
    where Verilator rejects them;
@@ -172,6 +174,63 @@ class AquasFoldRangeComparePass(ModulePass):
         PatternRewriteWalker(FoldRangeCompare()).rewrite_module(op)
 
 
+_CASTS = {"arith.extui": "extui", "arith.extsi": "extsi", "arith.trunci": "trunci"}
+
+
+class FoldConstantOperands(RewritePattern):
+    """The ops of a ROM read (marked ``aquas.rom``): casts, shifts, bit operations and
+    compares of constants, and selects on a constant condition, fold with the
+    interpreter's semantics (:mod:`aquas.intops`). xDSL's canonicalization leaves these in
+    place; unrolling a loop over a constant table exposes them, and a ROM read at an
+    unrolled index then folds to its entry instead of a multiplexer tree. Only marked ops
+    fold, so specs without ROMs keep exactly the IR (and the measured schedules) they had."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if aq.ROM_ATTR not in op.attributes:
+            return
+        if isinstance(op, arith.SelectOp):
+            cond = constant_value(op.cond)
+            if cond is not None:
+                rewriter.replace(op, [], [op.lhs if cond & 1 else op.rhs])
+            return
+        if not op.name.startswith("arith.") or len(op.results) != 1:
+            return
+        res_t = op.results[0].type
+        if not isinstance(res_t, IntegerType) or not op.operands:
+            return
+        vals = [constant_value(v) for v in op.operands]
+        if any(v is None for v in vals):
+            return
+        widths = [v.type.width.data for v in op.operands if isinstance(v.type, IntegerType)]
+        if len(widths) != len(vals):
+            return
+        ins = [intops.to_unsigned(v or 0, w) for v, w in zip(vals, widths, strict=True)]
+        w_out = res_t.width.data
+        if op.name in _CASTS:
+            value = intops.cast(_CASTS[op.name], ins[0], widths[0], w_out)
+        elif isinstance(op, arith.CmpiOp):
+            pred = intops.PREDICATES[op.predicate.value.data]
+            value = int(intops.compare(pred, widths[0], ins[0], ins[1]))
+        elif op.name in intops.BY_ARITH and len(ins) == 2:
+            value = intops.BY_ARITH[op.name].fn(ins[0], ins[1], w_out)
+        else:
+            return
+        new = arith.ConstantOp(IntegerAttr(intops.to_signed(value, w_out), res_t))
+        new.location = op.location
+        rewriter.replace(op, new)
+
+
+@dataclass(frozen=True)
+class AquasFoldConstantsPass(ModulePass):
+    """Folds the arith ops of ROM reads whose operands are all constants, and their selects
+    on a constant condition, with the interpreter's integer semantics."""
+
+    name = "aquas-fold-constants"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(FoldConstantOperands()).rewrite_module(op)
+
+
 def forward_state(module: ModuleOp) -> int:
     """Forwards state writes to later reads in the same block and drops writes that a
     later write of the same block overwrites unread. Returns how many ops went."""
@@ -230,8 +289,8 @@ class AquasForwardStatePass(ModulePass):
 
 
 _HEAD = (
-    "aquas-unroll,canonicalize,cse,aquas-fold-unsigned-compare,aquas-forward-state,"
-    "canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
+    "aquas-unroll,canonicalize,aquas-fold-constants,cse,aquas-fold-unsigned-compare,"
+    "aquas-forward-state,canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
 )
 _TAIL = "aquas-narrow-arith,canonicalize,cse"
 PIPELINE = f"{_HEAD},{_TAIL}"

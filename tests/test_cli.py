@@ -80,6 +80,7 @@ def test_opt_lists_passes() -> None:
     assert code == 0
     assert [line.split()[0] for line in out.strip().splitlines()] == [
         "aquas-balance-sums",
+        "aquas-fold-constants",
         "aquas-fold-unsigned-compare",
         "aquas-forward-state",
         "aquas-if-convert",

@@ -4,6 +4,8 @@ conditions, scratchpad indices)."""
 
 from __future__ import annotations
 
+import math
+
 from lark import Token, Tree
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32
@@ -11,11 +13,12 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from aquas.dialects import aquas as aq
 from aquas.spec.limits import MAX_CONST_BITS
-from aquas.spec.lowering import Const, LoweringBase, Typed, Val, Where, conv_hint, signless
+from aquas.spec.lowering import Const, Typed, Val, Where, conv_hint, signless
+from aquas.spec.tables import TableLowering
 from aquas.spec.types import U1, U32, IntTy, parse_type_name
 
 
-class ExprLowering(LoweringBase):
+class ExprLowering(TableLowering):
     """Lowers expressions; every ``e_<rule>`` method handles one grammar rule."""
 
     def access_type(self, ty_tok: Token | Tree | None) -> IntTy:
@@ -46,6 +49,10 @@ class ExprLowering(LoweringBase):
         return tv.value
 
     def const_expr(self, e: Tree | Token | None, msg: str = "expected a constant") -> int:
+        return self.const_val(e, msg).value
+
+    def const_val(self, e: Tree | Token | None, msg: str = "expected a constant") -> Const:
+        """An untyped constant expression, with whether it was written as a bit pattern."""
         saved = self.block
         self.block = Block()
         try:
@@ -54,7 +61,7 @@ class ExprLowering(LoweringBase):
             scratch, self.block = self.block, saved
         if not isinstance(v, Const) or scratch.first_op is not None:
             raise self.error(e, msg, hint="write an integer literal without a type suffix")
-        return v.value
+        return v
 
     def check_const_fits(self, v: int | Const, ty: IntTy, at: Where) -> int:
         c = v if isinstance(v, Const) else Const(v, False)
@@ -117,7 +124,7 @@ class ExprLowering(LoweringBase):
         if self.isax is None:  # outside every ISAX: a state's initial value
             raise self.error(
                 tok,
-                f"'{name}' cannot be used here: a state's initial value must be a constant",
+                f"'{name}' cannot be used here: {self.const_context} must be a constant",
                 hint="use an integer literal",
             )
         if name in ("rs1", "rs2"):
@@ -136,6 +143,8 @@ class ExprLowering(LoweringBase):
             raise self.error(
                 tok, f"scratchpad '{name}' is not a value", hint=f"read an element: {name}[i]"
             )
+        if name in self.roms:
+            raise self.error(tok, f"ROM '{name}' is not a value", hint=f"read an entry: {name}[i]")
         if name == "rd":
             raise self.error(tok, "rd is write-only")
         raise self.error(tok, f"undefined name '{name}'")
@@ -143,48 +152,137 @@ class ExprLowering(LoweringBase):
     def e_name(self, e: Tree, expected: IntTy | None) -> Val:
         return self.name_value(e.children[0])
 
-    def index_value(self, e: Tree | Token | None, spm: str, v: Val | None = None) -> SSAValue:
-        _, size, _ = self.scratchpads[spm]
-        v = self.expr(e, U32) if v is None else v
-        if isinstance(v, Const):
-            if not 0 <= v.value < size:
+    def shape_of(self, name: str) -> tuple[str, tuple[int, ...]]:
+        """("scratchpad" or "ROM", the declared shape) of an indexable declaration."""
+        if name in self.roms:
+            return "ROM", self.roms[name].shape
+        return "scratchpad", self.shapes[name]
+
+    def element_index(
+        self,
+        name: str,
+        idx_es: list[Tree | Token | None],
+        at: Where,
+        vals: list[Val] | None = None,
+    ) -> Val:
+        """The row-major index of ``name[i0][i1]...`` (one index per dimension): a constant
+        when every index is one, else a u32 value (a 1-D index keeps its own type). Constant
+        indices are checked against their dimension; run-time ones are not (docs:
+        "Multi-dimensional scratchpads")."""
+        what, shape = self.shape_of(name)
+        assert len(idx_es) == len(shape)
+        vals = [self.expr(e, U32) for e in idx_es] if vals is None else vals
+        for d, (v, e) in enumerate(zip(vals, idx_es, strict=True)):
+            if isinstance(v, Const):
+                if 0 <= v.value < shape[d]:
+                    continue
+                if len(shape) > 1:
+                    raise self.error(
+                        e,
+                        f"index {v.value} out of bounds for dimension {d + 1} of {what} "
+                        f"'{name}' ({shape[d]} wide)",
+                        hint=f"indices of dimension {d + 1} run from 0 to {shape[d] - 1}",
+                    )
+                if what == "ROM":
+                    raise self.error(
+                        e,
+                        f"index {v.value} out of bounds for ROM '{name}' of {shape[0]} entries",
+                        hint=f"ROM indices run from 0 to {shape[0] - 1}",
+                    )
                 raise self.error(
-                    e, f"index {v.value} out of bounds for scratchpad '{spm}' of {size} elements"
+                    e,
+                    f"index {v.value} out of bounds for scratchpad '{name}' of {shape[0]} elements",
                 )
-            return self.const(v.value, U32, e).value
-        if v.ty.signed:
-            raise self.error(
-                e, f"scratchpad index must be unsigned, got {v.ty}", hint="convert with `as u..`"
-            )
+            if v.ty.signed:
+                raise self.error(
+                    e, f"{what} index must be unsigned, got {v.ty}", hint="convert with `as u..`"
+                )
+            if v.ty.width > 32 and (what == "scratchpad" or len(shape) > 1):
+                raise self.error(
+                    e,
+                    f"{what} index must be at most 32 bits, got {v.ty}",
+                    hint="trunc<u32>(...) it",
+                )
+        if len(shape) == 1:
+            return vals[0]
+        const_part = 0
+        acc: SSAValue | None = None
+        for d, (v, e) in enumerate(zip(vals, idx_es, strict=True)):
+            stride = math.prod(shape[d + 1 :])
+            if isinstance(v, Const):
+                const_part += v.value * stride
+                continue
+            x = v.value
+            if v.ty.width < 32:
+                x = self.emit(arith.ExtUIOp(x, i32), e).results[0]
+            if stride > 1:
+                if stride & (stride - 1) == 0:
+                    amt = self.const(stride.bit_length() - 1, U32, e)
+                    x = self.emit(arith.ShLIOp(x, amt.value), e).results[0]
+                else:
+                    k = self.const(signless(stride, 32), U32, e)
+                    x = self.emit(arith.MuliOp(x, k.value), e).results[0]
+            acc = x if acc is None else self.emit(arith.AddiOp(acc, x), e).results[0]
+        if acc is None:
+            return Const(const_part, False)
+        if const_part:
+            c = self.const(signless(const_part, 32), U32, at)
+            acc = self.emit(arith.AddiOp(acc, c.value), at).results[0]
+        return Typed(acc, U32)
+
+    def spm_index(self, v: Val, at: Where) -> SSAValue:
+        """A checked element index (:meth:`element_index`) as the u32 the IR takes."""
+        if isinstance(v, Const):
+            return self.const(v.value, U32, at).value
         if v.ty.width < 32:
-            return self.emit(arith.ExtUIOp(v.value, i32), e).results[0]
-        if v.ty.width > 32:
-            raise self.error(
-                e,
-                f"scratchpad index must be at most 32 bits, got {v.ty}",
-                hint="trunc<u32>(...) it",
-            )
+            return self.emit(arith.ExtUIOp(v.value, i32), at).results[0]
         return v.value
 
-    def spm_read(
-        self, name_tok: Token | Tree | None, idx_e: Tree | Token | None, at: Tree
-    ) -> Typed:
-        assert isinstance(name_tok, Token)
-        name = str(name_tok)
+    def index_chain(self, e: Tree) -> tuple[str, list[Tree | Token | None]] | None:
+        """``t[i][j]`` → ("t", [i, j]) when ``t`` names a scratchpad or ROM (not shadowed)."""
+        idxs: list[Tree | Token | None] = []
+        node: Tree | Token | None = e
+        while isinstance(node, Tree) and node.data == "index":
+            base, idx = node.children
+            idxs.append(idx)
+            node = base
+        if not (isinstance(node, Tree) and node.data == "name"):
+            return None
+        name = str(node.children[0])
+        if (name in self.scratchpads or name in self.roms) and self.lookup(name) is None:
+            return name, idxs[::-1]
+        return None
+
+    def check_rank(self, name: str, given: int, at: Where, write: bool = False) -> None:
+        what, shape = self.shape_of(name)
+        if given < len(shape) or (write and given != len(shape)):
+            subs = "".join(f"[{c}]" for c in "ijklmn"[: len(shape)])
+            raise self.error(
+                at,
+                f"{what} '{name}' has {len(shape)} dimensions; {given} "
+                f"{'index is' if given == 1 else 'indices are'} given",
+                hint=f"index every dimension: {name}{subs}",
+            )
+
+    def spm_read(self, name: str, idx_es: list[Tree | Token | None], at: Tree) -> Typed:
         ty, _, _ = self.scratchpads[name]
-        idx = self.index_value(idx_e, name)
+        idx = self.spm_index(self.element_index(name, idx_es, at), at)
         op = self.emit(aq.SpmReadOp(name, idx, ty.width), at)
         return Typed(op.results[0], ty)
 
     def e_index(self, e: Tree, expected: IntTy | None) -> Val:
         base_e, idx_e = e.children
         assert isinstance(base_e, Tree)
-        if (
-            base_e.data == "name"
-            and str(base_e.children[0]) in self.scratchpads
-            and self.lookup(str(base_e.children[0])) is None
-        ):
-            return self.spm_read(base_e.children[0], idx_e, e)
+        chain = self.index_chain(e)
+        if chain is not None:
+            name, idx_es = chain
+            rank = len(self.shape_of(name)[1])
+            self.check_rank(name, len(idx_es), e)
+            if len(idx_es) == rank:
+                if name in self.roms:
+                    return self.rom_read(name, self.element_index(name, idx_es, e), e)
+                return self.spm_read(name, idx_es, e)
+            # more indices than dimensions: bits of the element (below)
         base = self.typed(self.expr(base_e, None), base_e)
         idx = self.expr(idx_e, None)
         if isinstance(idx, Const):

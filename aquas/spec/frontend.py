@@ -16,6 +16,7 @@ The pieces: :mod:`aquas.spec.parse` (grammar, literals, syntax errors),
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +48,7 @@ from aquas.spec.lowering import (
     Binding,
     Const,
     IsaxScope,
+    Rom,
     Typed,
     Val,
     Where,
@@ -90,6 +92,8 @@ class SpecFrontend(ExprLowering):
                 ext_ops.append(self.state_decl(item))
             elif item.data == "spm_decl":
                 ext_ops.append(self.spm_decl(item))
+            elif item.data == "rom_decl":
+                self.rom_decl(item)
             elif item.data == "isax_def":
                 ext_ops.append(self.isax_def(item))
         if not any(isinstance(o, aq.IsaxOp) for o in ext_ops):
@@ -144,15 +148,25 @@ class SpecFrontend(ExprLowering):
         op.location = loc_attr(self.loc(t))
         return op
 
+    def shape(self, what: str, size_tok: Token, dims: Tree) -> tuple[int, ...]:
+        """``[T; D0][D1]...`` → (D0, D1, ...), each positive."""
+        shape = []
+        for tok in (size_tok, *dims.children):
+            assert isinstance(tok, Token)
+            d = self.int_token(tok)
+            if d <= 0:
+                raise self.error(tok, f"{what} size must be positive, got {d}")
+            shape.append(d)
+        return tuple(shape)
+
     def spm_decl(self, t: Tree) -> Operation:
-        name_tok, ty_tok, size_tok, *directives = t.children
+        name_tok, ty_tok, size_tok, dims, *directives = t.children
         assert isinstance(name_tok, Token) and isinstance(ty_tok, Token)
-        assert isinstance(size_tok, Token)
+        assert isinstance(size_tok, Token) and isinstance(dims, Tree)
         name = self.declare_global(name_tok)
         ty = self.type_of(ty_tok)
-        size = self.int_token(size_tok)
-        if size <= 0:
-            raise self.error(size_tok, f"scratchpad size must be positive, got {size}")
+        shape = self.shape("scratchpad", size_tok, dims)
+        size = math.prod(shape)
         part: Tree | None = None
         impl_dir: Tree | None = None
         for d in directives:
@@ -233,10 +247,72 @@ class SpecFrontend(ExprLowering):
                 hint=self.budgets.hint("sram_elements"),
             )
         self.scratchpads[name] = (ty, size, self.loc(name_tok))
+        self.shapes[name] = shape
         op = aq.ScratchpadOp(name, ty.width, size, kind, factor)
         op.set_impl(impl, ports)
         op.location = loc_attr(self.loc(t))
         return op
+
+    def rom_decl(self, t: Tree) -> None:
+        """A constant table: checked here, read through :mod:`aquas.spec.tables`."""
+        name_tok, ty_tok, size_tok, dims, init = t.children
+        assert isinstance(name_tok, Token) and isinstance(ty_tok, Token)
+        assert isinstance(size_tok, Token) and isinstance(dims, Tree) and isinstance(init, Tree)
+        name = self.declare_global(name_tok)
+        ty = self.type_of(ty_tok)
+        shape = self.shape("ROM", size_tok, dims)
+        size = math.prod(shape)
+        if size > self.budgets.rom_entries:
+            raise self.error(
+                size_tok,
+                f"ROM '{name}' of {size} entries exceeds the synthesis budget of "
+                f"{self.budgets.rom_entries} entries",
+                hint=self.budgets.hint("rom_entries"),
+            )
+        nested = any(isinstance(c, Tree) and c.data == "rom_init" for c in init.children)
+        entries = self.rom_entries(name, shape, init) if nested else list(init.children)
+        if len(entries) != size:
+            at: Where = entries[size] if len(entries) > size else init
+            raise self.error(
+                at,
+                f"ROM '{name}' is declared with {size} entries but initialised with {len(entries)}",
+                hint="give exactly one value per entry"
+                + (", in row-major order, or one list per row" if len(shape) > 1 else ""),
+            )
+        values = []
+        self.const_context = "a ROM entry"
+        for e in entries:
+            v = self.const_val(e, "ROM entries must be constants")
+            values.append(self.check_const_fits(v, ty, e) & ty.mask)
+        self.const_context = "a state's initial value"
+        # Entries are kept as bit patterns; a signed entry's value is its two's complement.
+        self.roms[name] = Rom(ty, tuple(values), shape, self.loc(name_tok))
+
+    def rom_entries(
+        self, name: str, shape: tuple[int, ...], init: Tree
+    ) -> list[Tree | Token | None]:
+        """The entries of a nested ROM initialiser (one list per row), row-major."""
+        hint = "nest one list per dimension: [[a, b], [c, d]] for [T; 2][2]"
+        items = list(init.children)
+        if len(items) != shape[0]:
+            at: Where = items[shape[0]] if len(items) > shape[0] else init
+            raise self.error(
+                at,
+                f"ROM '{name}': a list of {len(items)} where the shape asks for {shape[0]}",
+                hint=hint,
+            )
+        out: list[Tree | Token | None] = []
+        for item in items:
+            is_list = isinstance(item, Tree) and item.data == "rom_init"
+            if is_list != (len(shape) > 1):
+                found = "a list where a value" if is_list else "a value where a list"
+                raise self.error(item, f"ROM '{name}': {found} is expected", hint=hint)
+            if is_list:
+                assert isinstance(item, Tree)
+                out.extend(self.rom_entries(name, shape[1:], item))
+            else:
+                out.append(item)
+        return out
 
     def isax_def(self, t: Tree) -> Operation:
         *attrs, name_tok, params, result, body = t.children
@@ -509,13 +585,19 @@ class SpecFrontend(ExprLowering):
     def lvalue_read(self, lv: Tree) -> Typed:
         if lv.data == "lv_name":
             return self.name_value(lv.children[0])
-        name_tok, idx = lv.children
-        return self.spm_read(name_tok, idx, lv)
+        name_tok, *idx_es = lv.children
+        return self.spm_read(str(name_tok), idx_es, lv)
 
     def assign(self, lv: Tree, compute, e: Tree, s: Tree) -> None:  # type: ignore[no-untyped-def]
         name_tok = lv.children[0]
         assert isinstance(name_tok, Token)
         name = str(name_tok)
+        if name in self.roms and self.lookup(name) is None:
+            raise self.error(
+                name_tok,
+                f"ROM '{name}' is read-only",
+                hint="a rom is a constant table; use a scratchpad for data the ISAX writes",
+            )
         if lv.data == "lv_index":
             if name not in self.scratchpads:
                 raise self.error(
@@ -523,7 +605,9 @@ class SpecFrontend(ExprLowering):
                     f"'{name}' is not a scratchpad; only scratchpads can be indexed on the left of =",
                 )
             ety, _, _ = self.scratchpads[name]
-            idx = self.index_value(lv.children[1], name)
+            idx_es = lv.children[1:]
+            self.check_rank(name, len(idx_es), name_tok, write=True)
+            idx = self.spm_index(self.element_index(name, idx_es, lv), lv)
             tv = self.coerce(compute(ety), ety, e)
             self.emit(aq.SpmWriteOp(tv.value, name, idx), s)
             return
@@ -565,10 +649,21 @@ class SpecFrontend(ExprLowering):
         tv = self.coerce(self.expr(val_e, ty), ty, val_e)
         self.emit(aq.StoreOp(tv.value, addr), s)
 
-    def _burst(
-        self, s: Tree, name_tok: Token, off_e: Tree, n_tok: Token, addr_e: Tree, write: bool
-    ) -> None:
+    def _burst(self, s: Tree, spm: Tree, mem_side: Tree, write: bool) -> None:
+        """A burst statement: one ``aquas.burst_*`` op, or one per row of a 2-D burst
+        (``R x C`` with ``stride(S)``: row ``r`` at ``addr + r * S`` in memory)."""
+        name_tok, row_index, off_e, first_tok, tile = spm.children
+        addr_e, stride_t = mem_side.children
+        assert isinstance(name_tok, Token) and isinstance(row_index, Tree)
+        assert isinstance(first_tok, Token)
         name = str(name_tok)
+        if name in self.roms:
+            raise self.error(
+                name_tok,
+                f"ROM '{name}' cannot take part in a burst",
+                hint="a rom is a constant table inside the unit; bursts move data between "
+                "memory and a scratchpad",
+            )
         if name not in self.scratchpads:
             raise self.error(
                 name_tok,
@@ -576,11 +671,32 @@ class SpecFrontend(ExprLowering):
                 hint="bursts move data between memory and a scratchpad",
             )
         ety, size, _ = self.scratchpads[name]
+        shape = self.shapes[name]
+        rows = _row_indices(row_index)
+        if len(rows) != len(shape) - 1:
+            subs = "".join(f"[{c}]" for c in "ijklmn"[: len(shape) - 1])
+            raise self.error(
+                name_tok,
+                f"a burst of scratchpad '{name}' ({len(shape)} dimensions) names one row: "
+                f"{len(shape) - 1} {'index' if len(shape) == 2 else 'indices'} before the "
+                f"range, {len(rows)} given",
+                hint=f"write {name}{subs}[j +: n]" if len(shape) > 1 else f"write {name}[j +: n]",
+            )
         if ety.width not in aq.MEMORY_ACCESS_WIDTHS:
             raise self.error(
                 name_tok,
                 f"bursts need scratchpad elements of 8, 16, 32 or 64 bits; '{name}' holds {ety}",
             )
+        n_rows = 1
+        n_tok = first_tok
+        if tile is not None:
+            assert isinstance(tile, Tree)
+            n_rows = self.int_token(first_tok)
+            if n_rows <= 0:
+                raise self.error(first_tok, f"a 2-D burst needs at least one row, got {n_rows}")
+            cols_tok = tile.children[0]
+            assert isinstance(cols_tok, Token)
+            n_tok = cols_tok
         n = self.int_token(n_tok)
         if n <= 0:
             raise self.error(n_tok, f"burst length must be positive, got {n}")
@@ -589,34 +705,107 @@ class SpecFrontend(ExprLowering):
             raise self.error(
                 n_tok,
                 f"burst of {n} {ety} elements is {n * per_element} bus beats; the memory port "
-                f"moves at most {MAX_BURST_BEATS} per burst",
+                f"moves at most {MAX_BURST_BEATS} per burst"
+                + (" (a row of a 2-D burst is one burst)" if tile is not None else ""),
                 hint=f"split it into bursts of at most {MAX_BURST_BEATS // per_element} elements",
             )
+        width = shape[-1]  # elements the range may span: the row's, or the whole scratchpad's
+        where = f"scratchpad '{name}' of {size} elements"
+        if len(shape) > 1:
+            where = f"a row of scratchpad '{name}' ({width} elements)"
         off_v = self.expr(off_e, U32)
+        # A 2-D burst into a 1-D scratchpad fills R * C consecutive elements.
+        span = n * n_rows if len(shape) == 1 else n
+        what = f"{n_rows} x {n}" if tile is not None else f"{n}"
         if isinstance(off_v, Const):
-            if off_v.value < 0 or off_v.value + n > size:
+            if off_v.value < 0 or off_v.value + span > width:
                 raise self.error(
                     n_tok if off_v.value >= 0 else off_e,
-                    f"burst of {n} elements at offset {off_v.value} does not fit scratchpad "
-                    f"'{name}' of {size} elements",
-                    hint=f"enlarge the scratchpad to at least {max(off_v.value, 0) + n} elements",
+                    f"burst of {what} elements at offset {off_v.value} does not fit {where}",
+                    hint=f"enlarge the scratchpad to at least {max(off_v.value, 0) + span} elements"
+                    if len(shape) == 1
+                    else f"a row holds {width} elements; burst at most {width - off_v.value} "
+                    "from this column",
                 )
-        elif n > size:
-            raise self.error(
-                n_tok, f"burst of {n} elements is longer than scratchpad '{name}' ({size} elements)"
-            )
-        off = self.index_value(off_e, name, off_v)
+        elif span > width:
+            raise self.error(n_tok, f"burst of {what} elements is longer than {where}")
+        vals = [self.expr(e, U32) for e in rows] + [off_v]
+        if tile is not None and len(shape) > 1:
+            height, row_v = shape[-2], vals[-2]
+            first = row_v.value if isinstance(row_v, Const) else 0
+            if first + n_rows > height:
+                at_row = f" from row {first}" if isinstance(row_v, Const) else ""
+                raise self.error(
+                    first_tok,
+                    f"{n_rows} rows{at_row} do not fit scratchpad '{name}' ({height} rows)",
+                    hint=f"a 2-D burst into '{name}' fills rows i .. i + R - 1 of its "
+                    "second-to-last dimension",
+                )
+        flat = self.element_index(name, [*rows, off_e], off_e, vals)
         addr = self.address(addr_e)
-        op = aq.BurstWriteOp(name, off, addr, n) if write else aq.BurstReadOp(name, off, addr, n)
-        self.emit(op, s)
+        elem_bytes = ety.width // 8
+        stride_c: int | None = n * elem_bytes  # contiguous rows unless stride(S) says
+        stride_v: SSAValue | None = None
+        if stride_t is not None:
+            assert isinstance(stride_t, Tree)
+            stride_e = stride_t.children[0]
+            if tile is None:
+                raise self.error(
+                    stride_t,
+                    "stride(S) applies to a 2-D burst",
+                    hint=f"give the rows and columns: burst {name}[off +: R x C] ... stride(S)",
+                )
+            sv = self.expr(stride_e, U32)
+            if isinstance(sv, Const):
+                stride_c = self.check_const_fits(sv, U32, stride_e)
+                if stride_c % elem_bytes:
+                    raise self.error(
+                        stride_e,
+                        f"stride {stride_c} is not a multiple of the {elem_bytes}-byte element "
+                        f"of '{name}'",
+                        hint="every row must start naturally aligned",
+                    )
+            else:
+                if sv.ty != U32:
+                    raise self.error(
+                        stride_e,
+                        f"a burst stride is a u32 byte count, got {sv.ty}",
+                        hint="convert with zext<u32>() or `as u32`",
+                    )
+                stride_c, stride_v = None, sv.value
+        pitch = width if len(shape) > 1 else n  # scratchpad elements from row to row
+        row_addr = addr
+        for r in range(n_rows):
+            if r:
+                if stride_v is not None:  # a run-time stride: each row one add further
+                    row_addr = self.emit(arith.AddiOp(row_addr, stride_v), s).results[0]
+                else:
+                    assert stride_c is not None
+                    step = self.const(signless((r * stride_c) & 0xFFFF_FFFF, 32), U32, s)
+                    row_addr = self.emit(arith.AddiOp(addr, step.value), s).results[0]
+            row_off: Val = flat
+            if r and isinstance(flat, Const):
+                row_off = Const(flat.value + r * pitch, False)
+            elif r:
+                assert isinstance(flat, Typed)
+                k = self.const(r * pitch, U32, s)
+                base = self.spm_index(flat, off_e)
+                row_off = Typed(self.emit(arith.AddiOp(base, k.value), s).results[0], U32)
+            off = self.spm_index(row_off, off_e)
+            op = (
+                aq.BurstWriteOp(name, off, row_addr, n)
+                if write
+                else aq.BurstReadOp(name, off, row_addr, n)
+            )
+            self.emit(op, s)
 
     def s_burst_read_stmt(self, s: Tree) -> None:
-        name_tok, off_e, n_tok, addr_e = s.children
-        self._burst(s, name_tok, off_e, n_tok, addr_e, write=False)  # type: ignore[arg-type]
+        spm, mem_side = s.children
+        self._burst(s, spm, mem_side, write=False)
 
     def s_burst_write_stmt(self, s: Tree) -> None:
-        addr_e, name_tok, off_e, n_tok = s.children
-        self._burst(s, name_tok, off_e, n_tok, addr_e, write=True)  # type: ignore[arg-type]
+        mem_side, spm = s.children
+        self._burst(s, spm, mem_side, write=True)
 
     def s_if_stmt(self, s: Tree) -> None:
         cond_e, then_b, else_b = s.children
@@ -749,6 +938,17 @@ class SpecFrontend(ExprLowering):
         self.emit(for_op, s)
         for (_, b), r in zip(carried, for_op.results, strict=True):
             b.value = r  # type: ignore[union-attr]
+
+
+def _row_indices(t: Tree) -> list[Tree | Token | None]:
+    """The row indices before a burst's range: ``t[i][j][k +: n]`` → [i, j]."""
+    out: list[Tree | Token | None] = []
+    node: Tree | None = t
+    while node is not None and node.children:
+        inner, idx = node.children
+        out.append(idx)
+        node = inner if isinstance(inner, Tree) else None
+    return out[::-1]
 
 
 def _assigned_names(t: Tree) -> Iterator[str]:

@@ -54,6 +54,9 @@ class SpecBudgets:
     #: dead-code analysis) grows faster than quadratically with the depth: 40 levels take
     #: about 1 s, 80 about 4 s, 200 about 50 s.
     loop_depth: int = 64
+    #: Entries of one ROM (``rom``): a read with a run-time index is a tree of one
+    #: multiplexer per entry, so the table's size is the read's operation count.
+    rom_entries: int = 1024
 
     @staticmethod
     def env_var(field: str) -> str:

@@ -39,6 +39,16 @@ Where = Tree | Token | SourceLoc | None
 """Anything a diagnostic can point at (None: start of file)."""
 
 
+@dataclass(frozen=True)
+class Rom:
+    """A declared constant table (``rom``): element type, entries (row-major) and shape."""
+
+    ty: IntTy
+    values: tuple[int, ...]
+    shape: tuple[int, ...]
+    loc: SourceLoc
+
+
 @dataclass
 class Binding:
     kind: str  # "let" | "var" | "loopvar"
@@ -63,12 +73,15 @@ class LoweringBase:
         self.budgets = budgets if budgets is not None else SpecBudgets.from_env()
         self.states: dict[str, tuple[IntTy, SourceLoc]] = {}
         self.scratchpads: dict[str, tuple[IntTy, int, SourceLoc]] = {}
+        self.roms: dict[str, Rom] = {}
+        self.shapes: dict[str, tuple[int, ...]] = {}  # scratchpad → its declared dimensions
         self.globals: dict[str, SourceLoc] = {}
         self.encodings: dict[tuple[int, int, int], tuple[str, SourceLoc]] = {}
         self.scopes: list[dict[str, Binding]] = []
         self.block: Block = Block()
         self.isax: IsaxScope | None = None
         self.loop_depth = 0  # loops around the statement being lowered
+        self.const_context = "a state's initial value"  # what a name outside an ISAX is in
 
     # -- diagnostics -------------------------------------------------------------------
 
