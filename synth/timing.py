@@ -105,7 +105,15 @@ def schedule_extension(
     part of the latency (memory latency 0): sharing changes only that part, so an ISAX
     within 10 % there is within 10 % at any memory latency, and the unit does not depend
     on the memory."""
-    from aquas.synth.binding import DEFAULT_SLOWDOWN, Sharing, bind, choose_limits, within
+    from aquas.synth.binding import (
+        DEFAULT_SLOWDOWN,
+        Sharing,
+        UnitClass,
+        bind,
+        choose_limits,
+        merge_options,
+        within,
+    )
     from aquas.synth.multicycle import multicycle_policy
 
     overhead_ns = OVERHEAD_LEVELS * lib.ns_per_level
@@ -155,32 +163,94 @@ def schedule_extension(
 
     # without sharing: the reference cycles the default may slow by 10 % at most
     base = cycles_of(plain[1])
-    excluded: frozenset[str] = frozenset()
-    while True:
-        sharing = Sharing.plan(ext, lib, delay, budget_ns, policy, excluded)
-        if not sharing.classes:
-            return plain
-        # without limits: each ISAX's peak use per class. An ISAX that the input selects'
-        # delay alone makes too slow keeps its own operators (unless a directive asks).
-        builder, fsms = run()
-        slow = {
-            name
-            for name, cyc in cycles_of(fsms).items()
-            if name not in sharing.directives and not within(cyc, base[name], DEFAULT_SLOWDOWN)
-        }
-        if not slow:
-            break
-        excluded |= slow
-    chosen = sharing
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
 
-    def isax_cycles(name: str) -> tuple[int, int]:
-        return new_builder(chosen).build_isax(isaxs[name]).latency.at(0)
+    def shared_with(
+        merge: dict[UnitClass, UnitClass],
+    ) -> tuple[FsmBuilder, list[IsaxFsm], Sharing] | None:
+        nonlocal sharing
+        excluded: frozenset[str] = frozenset()
+        while True:
+            sharing = Sharing.plan(ext, lib, delay, budget_ns, policy, excluded, merge)
+            if not sharing.classes:
+                return None
+            # without limits: each ISAX's peak use per class. An ISAX that the input
+            # selects' delay alone makes too slow keeps its own operators (unless a
+            # directive asks).
+            builder, fsms = run()
+            slow = {
+                name
+                for name, cyc in cycles_of(fsms).items()
+                if name not in sharing.directives and not within(cyc, base[name], DEFAULT_SLOWDOWN)
+            }
+            if not slow:
+                break
+            excluded |= slow
+        chosen = sharing
 
-    choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
-    builder, fsms = run()
-    builder.binding = bind(chosen, builder.states)
-    return builder, fsms
+        def isax_cycles(name: str) -> tuple[int, int]:
+            return new_builder(chosen).build_isax(isaxs[name]).latency.at(0)
+
+        choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
+        builder, fsms = run()
+        builder.binding = bind(chosen, builder.states)
+        return builder, fsms, chosen
+
+    # wider units may serve narrower multiplies (binding.merge_options): of the ways to
+    # merge classes, the one with the least estimated multiplier area (synth/area_model.py)
+    # under the same 10 % rule; ties keep fewer merges
+    own = Sharing.plan(ext, lib, delay, budget_ns, policy)
+    best: tuple[float, int, tuple[FsmBuilder, list[IsaxFsm]]] | None = None
+    for k, merge in enumerate(merge_options(own.users)):
+        got = shared_with(merge)
+        if got is None:
+            continue
+        b, f, _ = got
+        um2 = multiplier_um2(b)
+        if best is None or um2 < best[0] - 1e-6:
+            best = (um2, k, (b, f))
+    if best is None:
+        return plain
+    return best[2]
+
+
+def multiplier_um2(builder: FsmBuilder) -> float:
+    """The estimated area (synth/area_model.py) of a schedule's multipliers: the shared
+    units with their input selects, the multiplies on an operator of their own, and the
+    sequential multipliers, the part of a unit that sharing choices change."""
+    from aquas.synth.area_model import model
+    from aquas.synth.binding import narrowing
+
+    am = model()
+    total = 0.0
+    b = builder.binding
+    bound = b.unit_of if b is not None else {}
+    if b is not None:
+        for (c, _i), ops in b.users.items():
+            n = b.narrow.get(c)
+            bits = c.width if n is None else n.bits
+            total += am.mul(bits, bits, c.width) + 2 * am.select(len(ops), bits)
+    seq: dict[str, float] = {}
+    for st in builder.states:
+        for op in st.ops:
+            if isinstance(op, arith.MuliOp) and op not in bound and op not in builder.multicycle:
+                if _const_operand(op):
+                    continue
+                n = narrowing([op])
+                w = _w(op)
+                bits = w if n is None else n.bits
+                total += am.mul(bits, bits, w)
+        for op in st.issues:
+            spec = st.units[op]
+            if spec.unit == "mul":
+                seq[spec.key] = spec.cells * am.um2_per_cell["mul"]
+    return total + sum(seq.values())
+
+
+def _const_operand(op: Operation) -> bool:
+    return any(
+        isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp) for v in op.operands
+    )
 
 
 STATE_ATTR = "aquas.state"
