@@ -94,6 +94,11 @@ class AreaModel:
     select_um2_per_bit: float
     """One more user of a shared unit: an AND and an OR per operand bit."""
     measured: dict[str, Any] = field(default_factory=dict)
+    calibration: float = 1.0
+    """Measured over estimated total area on the example units (``--calibrate``): every
+    estimate is scaled by it. Operators in a unit map smaller than alone (shared inputs,
+    constant and unused bits that Yosys and ABC remove), which the per-operator table
+    cannot see."""
 
     @staticmethod
     def load(path: Path | None = None) -> AreaModel:
@@ -131,6 +136,7 @@ class AreaModel:
             dff_um2=float(data["dff_um2"]),
             select_um2_per_bit=2 * sel,
             measured=m,
+            calibration=float(data.get("calibration", {}).get("factor", 1.0)),
         )
 
     def mul(self, a_bits: int, b_bits: int, width: int) -> float:
@@ -302,8 +308,8 @@ def estimate_unit(
         memo[name] = est
         return est
 
-    est = Estimate(dict(of(top).parts))
-    for s in srams:
+    est = Estimate({k: v * am.calibration for k, v in of(top).parts.items()})
+    for s in srams:  # priced as the measurement prices them: not calibrated
         area = sta.sram_area_um2(int(s["words"]), int(s["bits"]), int(s["ports"]), 1)
         est.add("memory", int(s["banks"]) * area)
     return est
@@ -331,14 +337,71 @@ def characterize(path: Path = TABLE_PATH, clock_ns: float = 5.68) -> dict[str, A
     return data
 
 
+CALIBRATION_UNITS = ("kyber", "llm", "dsp")
+"""The example units the calibration measures (point cloud's mapping takes many minutes)."""
+
+
+def calibrate(path: Path = TABLE_PATH, soc: str = "vexriscv") -> dict[str, Any]:
+    """Synthesize the :data:`CALIBRATION_UNITS` for ``soc`` at its core's clock, estimate
+    (uncalibrated) and measure them (``synth/sta.py``); the factor is the geometric mean
+    of measured over estimated logic area."""
+    import tempfile
+
+    from aquas.area import default_clock
+    from aquas.interpreter import find_extension
+    from aquas.reencode import spec_for_target
+    from aquas.synth import sta
+    from aquas.synth.pipeline import synthesize_unit
+    from aquas.synth.sram import inventory
+    from aquas.target import load_target
+
+    data = json.loads(path.read_text())
+    raw = AreaModel.load(path)
+    raw = AreaModel(**{**raw.__dict__, "calibration": 1.0})
+    target = load_target(soc=soc)
+    clock = default_clock(target).ns
+    root = Path(__file__).resolve().parents[1] / "examples"
+    units: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in CALIBRATION_UNITS:
+            spec = next(root.glob(f"*/{name}.isax"))
+            module, _ = spec_for_target(spec, target, strict=False)
+            u = synthesize_unit(
+                module, Path(tmp) / name, clock, target.isax_mem_latency, lint=False,
+                yosys=False, target=target,
+            )  # fmt: skip
+            unit = u.synth.unit
+            est = estimate_unit(unit.module, unit.name, inventory(find_extension(module)), am=raw)
+            fig = sta.measure(u.synth.verilog_path, unit.name, clock)
+            logic = est.total - est.parts.get("memory", 0.0)
+            units[name] = {"estimated_um2": round(logic, 1), "measured_um2": fig.logic_area_um2}
+    import math
+
+    logs = [math.log(u["measured_um2"] / u["estimated_um2"]) for u in units.values()]
+    factor = math.exp(sum(logs) / len(logs))
+    data["calibration"] = {
+        "factor": round(factor, 4),
+        "soc": soc,
+        "clock_ns": clock,
+        "units": units,
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
 def main() -> None:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--characterize", action="store_true", help="measure the table again")
+    ap.add_argument(
+        "--calibrate", action="store_true", help="measure the calibration on example units"
+    )
     args = ap.parse_args()
     if args.characterize:
         characterize()
+    if args.calibrate:
+        calibrate()
     am = AreaModel.load()
     print(
         f"multiplier: {am.mul_um2_per_pp:.1f} um^2 per partial-product bit + {am.mul_um2_base:.0f}"
@@ -346,6 +409,7 @@ def main() -> None:
     for k, v in am.um2_per_cell.items():
         print(f"{k}: {v:.1f} um^2 per generic cell")
     err = [abs(am.mul(k, k, w) / am.measured[f"mul_{k}_{w}"]["um2"] - 1) for k, w in MUL_SHAPES]
+    print(f"calibration: x{am.calibration:.3f}")
     print(f"multiplier fit: worst {100 * max(err):.1f} %, mean {100 * sum(err) / len(err):.1f} %")
 
 

@@ -261,6 +261,8 @@ class Sharing:
 
     widen: dict[Operation, float] = field(default_factory=dict)
     """Op on a wider unit → the unit's extra delay over the op's own width."""
+    merge: dict[UnitClass, UnitClass] = field(default_factory=dict)
+    """The merge option this plan follows."""
 
     @staticmethod
     def plan(
@@ -277,6 +279,7 @@ class Sharing:
         to the units of a wider class of the same kind (:func:`merge_options`)."""
         s = Sharing()
         merge = merge or {}
+        s.merge = dict(merge)
         found: list[tuple[Operation, UnitClass]] = []
         for isax in ext.isaxs():
             attr = isax.attributes.get(UNITS_ATTR)
@@ -338,6 +341,37 @@ class Sharing:
         """Each ISAX's limit: its directive, else its peak without a limit."""
         for (isax, c), n in peaks.items():
             self.limits[(isax, c)] = self.directives.get(isax, n)
+
+
+@dataclass(frozen=True)
+class ShareConfig:
+    """A choice of the area knobs (``--area-budget``, ``synth/budget.py``); the default
+    (all empty) is the flow's own choice: merges by estimated area, unit counts by the
+    10 % rule, sequential multipliers only where a multiply does not fit a cycle."""
+
+    merge: tuple[tuple[UnitClass, UnitClass], ...] | None = None
+    """The merge option to use (:func:`merge_options`); None: the least area."""
+    caps: tuple[tuple[UnitClass, int], ...] = ()
+    """At most this many units of a class (below the 10 % rule's choice)."""
+    sequential: tuple[tuple[UnitClass, int], ...] = ()
+    """The multiplies of these classes (by their own width) on the sequential
+    multiplier of their width, retiring at most this many bits per cycle."""
+
+    def cap(self, c: UnitClass) -> int | None:
+        return dict(self.caps).get(c)
+
+    def digit(self, c: UnitClass) -> int | None:
+        return dict(self.sequential).get(c)
+
+    def describe(self) -> list[str]:
+        out = []
+        for a, b in self.merge or ():
+            out.append(f"{a.key} multiplies on the {b.key} units")
+        for c, n in self.caps:
+            out.append(f"at most {n} {c.key} unit{'s' if n > 1 else ''}")
+        for c, d in self.sequential:
+            out.append(f"{c.key} multiplies on the sequential multiplier (<= {d} bits per cycle)")
+        return out or ["the default (fewest units within 10 % of the cycles)"]
 
 
 DEFAULT_SLOWDOWN = 0.10

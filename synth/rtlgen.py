@@ -91,6 +91,9 @@ class Unit:
     binding: Binding = field(default_factory=Binding)  # the shared multipliers
     # ISAX → its loop-pipelining reports (synth/flow.loop_reports)
     loop_reports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # the estimated area (synth/area_model.py) and, under --area-budget, what was chosen
+    area_estimate: dict[str, Any] = field(default_factory=dict)
+    area_budget: dict[str, Any] | None = None
 
     _text: str = ""
 

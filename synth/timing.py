@@ -20,8 +20,9 @@ from xdsl.passes import ModulePass
 
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
+from aquas.synth.binding import ShareConfig
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, spm_of
-from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
+from aquas.synth.oplib import CMPI_PREDICATE_NAMES, MultiCycleOp, OperatorLibrary, arith_kind
 from aquas.synth.schedule import SCHEDULERS, Scheduler, list_schedule
 from aquas.synth.sram import is_sram
 
@@ -92,6 +93,7 @@ def schedule_extension(
     scheduler: Scheduler = list_schedule,
     bus_width: int = 32,
     share: bool = True,
+    config: ShareConfig | None = None,
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines, for
     an ISAX memory master ``bus_width`` bits wide, and bind its multiplies to shared
@@ -104,13 +106,19 @@ def schedule_extension(
     extension is scheduled with those limits and bound. The cycles compared are the fixed
     part of the latency (memory latency 0): sharing changes only that part, so an ISAX
     within 10 % there is within 10 % at any memory latency, and the unit does not depend
-    on the memory."""
+    on the memory.
+
+    ``config`` (``--area-budget``, synth/budget.py) fixes the merge option, caps unit
+    counts and sends classes of multiplies to sequential multipliers; the reference
+    cycles of the 10 % rule are then those without sharing but with those sequential
+    multipliers."""
     from aquas.synth.binding import (
         DEFAULT_SLOWDOWN,
         Sharing,
         UnitClass,
         bind,
         choose_limits,
+        class_of,
         merge_options,
         within,
     )
@@ -128,7 +136,25 @@ def schedule_extension(
         return min(d, budget_ns) if d > budget_ns and op_delay(base_lib, op) <= budget_ns else d
 
     # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
-    policy = multicycle_policy(policy_lib, lambda op: op_delay(policy_lib, op), budget_ns)
+    slow_policy = multicycle_policy(policy_lib, lambda op: op_delay(policy_lib, op), budget_ns)
+    config = config or ShareConfig()
+
+    def policy(op: Operation) -> MultiCycleOp | None:
+        spec = slow_policy(op)
+        if spec is not None or not config.sequential or not isinstance(op, arith.MuliOp):
+            return spec
+        own = class_of(op, lib)
+        digit = None if own is None else config.digit(own)
+        if own is None or digit is None:
+            return None
+        try:  # the sequential multiplier the budget asks for, if its step fits the cycle
+            spec = policy_lib.multicycle("mul", own.width, budget_ns, digit=digit)
+        except ValueError:
+            return None
+        if spec.depth * lib.ns_per_level > budget_ns or spec.issue_ns > budget_ns:
+            return None
+        return spec
+
     sharing: Sharing | None = None
 
     def new_builder(s: Sharing | None) -> FsmBuilder:
@@ -192,6 +218,10 @@ def schedule_extension(
             return new_builder(chosen).build_isax(isaxs[name]).latency.at(0)
 
         choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
+        for key, n in chosen.limits.items():
+            cap = config.cap(key[1])
+            if cap is not None:
+                chosen.limits[key] = min(n, cap)
         builder, fsms = run()
         builder.binding = bind(chosen, builder.states)
         return builder, fsms, chosen
@@ -201,7 +231,8 @@ def schedule_extension(
     # under the same 10 % rule; ties keep fewer merges
     own = Sharing.plan(ext, lib, delay, budget_ns, policy)
     best: tuple[float, int, tuple[FsmBuilder, list[IsaxFsm]]] | None = None
-    for k, merge in enumerate(merge_options(own.users)):
+    options = merge_options(own.users) if config.merge is None else [dict(config.merge)]
+    for k, merge in enumerate(options):
         got = shared_with(merge)
         if got is None:
             continue
@@ -243,8 +274,10 @@ def multiplier_um2(builder: FsmBuilder) -> float:
         for op in st.issues:
             spec = st.units[op]
             if spec.unit == "mul":
-                seq[spec.key] = spec.cells * am.um2_per_cell["mul"]
-    return total + sum(seq.values())
+                # the library's cells count its flip-flops too
+                flops = spec.flops
+                seq[spec.key] = (spec.cells - flops) * am.um2_per_cell["mul"] + flops * am.dff_um2
+    return (total + sum(seq.values())) * am.calibration
 
 
 def _const_operand(op: Operation) -> bool:
