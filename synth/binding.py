@@ -365,8 +365,10 @@ class ShareConfig:
 
     def describe(self) -> list[str]:
         out = []
+        seq = dict(self.sequential)
         for a, b in self.merge or ():
-            out.append(f"{a.key} multiplies on the {b.key} units")
+            if a not in seq:
+                out.append(f"{a.key} multiplies on the {b.key} units")
         for c, n in self.caps:
             out.append(f"at most {n} {c.key} unit{'s' if n > 1 else ''}")
         for c, d in self.sequential:

@@ -85,16 +85,19 @@ def fit(
     schedule: Callable[[ShareConfig], tuple[FsmBuilder, list[IsaxFsm]]],
     lib: OperatorLibrary,
     progress: Callable[[str], None] | None = None,
+    start: ShareConfig | None = None,
+    base_fsms: list[IsaxFsm] | None = None,
 ) -> tuple[Candidate, dict[str, Any]]:
     """The fastest choice within ``budget`` (see the module docstring) and a report of
-    it. ``ref`` is the default schedule and ``ref_estimate_um2`` its unit's estimate;
-    ``schedule(config)`` schedules the extension with a choice."""
+    it. ``ref`` is the schedule of ``start`` (None: the default) and ``ref_estimate_um2``
+    its unit's estimate; ``schedule(config)`` schedules the extension with a choice;
+    ``base_fsms`` the default's state machines (the cycles the cost is relative to)."""
     from aquas.synth.timing import multiplier_um2
 
     say = progress or (lambda _m: None)
     ref_mult = multiplier_um2(ref[0])
     rest = ref_estimate_um2 - ref_mult
-    base = _cycles(ref[1])
+    base = _cycles(base_fsms or ref[1])
 
     def make(config: ShareConfig, sched: tuple[FsmBuilder, list[IsaxFsm]]) -> Candidate:
         b, f = sched
@@ -104,7 +107,7 @@ def fit(
         return Candidate(config, b, f, m, rest + m, cyc, cost)
 
     default_merge = ref[0].sharing.merge if ref[0].sharing is not None else {}
-    cur = make(ShareConfig(merge=tuple(sorted(default_merge.items()))), ref)
+    cur = make(start or ShareConfig(merge=tuple(sorted(default_merge.items()))), ref)
     tried = 1
     steps: list[str] = []
     smallest = cur

@@ -187,6 +187,10 @@ def isax_latencies(
     return out
 
 
+BUDGET_ROUNDS = 3
+"""Searches under ``--area-budget`` (each from the last choice's own estimate)."""
+
+
 def build_unit(
     module: ModuleOp,
     clock_ns: float,
@@ -217,6 +221,7 @@ def build_unit(
     unit = generate(builder, fsms)
     est = estimate_unit(unit.module, unit.name, inventory(ext), lib)
     unit.area_estimate = est.as_dict()
+    unit_default_estimate = round(est.total, 1)
     if area_budget is None:
         return unit
     if not share:
@@ -229,12 +234,29 @@ def build_unit(
     def schedule(config: ShareConfig) -> tuple[FsmBuilder, list[IsaxFsm]]:
         return schedule_extension(ext, clock_ns, lib, bus_width=bus_width, config=config)
 
-    chosen, report = fit(ext, (builder, fsms), est.total, area_budget, schedule, lib, progress)
-    if chosen.builder is not builder:
+    # the choice's estimate is the default's less the multipliers it changes; the unit
+    # it generates may differ (a sequential multiplier's states and registers): while
+    # its own estimate exceeds the budget, search again from it (a few rounds)
+    ref, ref_est, start = (builder, fsms), est.total, None
+    steps: list[str] = []
+    for _ in range(BUDGET_ROUNDS):
+        chosen, report = fit(
+            ext, ref, ref_est, area_budget, schedule, lib, progress, start, base_fsms=fsms
+        )
+        steps += report["steps"]
+        if chosen.builder is ref[0]:
+            break
         unit = generate(chosen.builder, chosen.fsms)
         est = estimate_unit(unit.module, unit.name, inventory(ext), lib)
         unit.area_estimate = est.as_dict()
-        report["final_estimate_um2"] = round(est.total, 1)
+        if est.total <= area_budget.um2:
+            break
+        ref, ref_est, start = (chosen.builder, chosen.fsms), est.total, chosen.config
+    report["steps"] = steps
+    report["default_estimate_um2"] = unit_default_estimate
+    report["final_estimate_um2"] = round(est.total, 1)
+    if steps:
+        report["why"] = f"the fastest choice found within the budget after {len(steps)} step(s)"
     unit.area_budget = report
     return unit
 

@@ -275,7 +275,7 @@ def test_shared_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> Non
             ("four", "two"),
             ("ab", "ba"),
             ("bytes", "halves"),
-            ("wide", "word", "half", "byteu"),
+            ("wide", "word", "half", "byteu", "byteh"),
         ][k]
         assert all(cs.stats[n]["cases"] == 200 for n in names)
 
@@ -438,7 +438,7 @@ def test_synth_prints_the_shared_units_and_no_share_turns_them_off(tmp_path: Pat
     assert count_muls((out / "shr_isax_unit.sv").read_text()) == 6
 
 
-# multiplies of 64, 32 and 16 bits, one per cycle: one 64-bit unit serves them all
+# two multiplies each of 64, 32 and 16 bits, one per cycle: one 64-bit unit serves them all
 MIXED = """
 extension mix;
 
@@ -465,6 +465,12 @@ isax byteu(rs1, rs2) -> rd {
     let p: u16 = zext<u16>(rs1[7:0]) * zext<u16>(rs2[15:8]);
     return zext<u32>(p) ^ rs2;
 }
+
+#[opcode(custom0), funct7(13)]
+isax byteh(rs1, rs2) -> rd {
+    let p: u16 = zext<u16>(rs1[31:24]) * zext<u16>(rs2[23:16]);
+    return zext<u32>(p) + rs1;
+}
 """
 
 
@@ -485,7 +491,7 @@ def test_a_wider_unit_serves_narrower_multiplies() -> None:
     assert binding is not None
     assert {c.key: n for c, n in binding.counts().items()} == {"mul64": 1}
     assert binding.narrow[UnitClass("mul", 64)] is None  # y's operands are 64 bits
-    assert len(binding.users[(UnitClass("mul", 64), 0)]) == 5
+    assert len(binding.users[(UnitClass("mul", 64), 0)]) == 6
     text = verilog(MIXED)
     assert count_muls(text) == 1  # bit-exactness: co-simulated in the sim test above
 
