@@ -370,7 +370,8 @@ class ShareConfig:
             if a not in seq:
                 out.append(f"{a.key} multiplies on the {b.key} units")
         for c, n in self.caps:
-            out.append(f"at most {n} {c.key} unit{'s' if n > 1 else ''}")
+            if c not in seq:
+                out.append(f"at most {n} {c.key} unit{'s' if n > 1 else ''}")
         for c, d in self.sequential:
             out.append(f"{c.key} multiplies on the sequential multiplier (<= {d} bits per cycle)")
         return out or ["the default (fewest units within 10 % of the cycles)"]
