@@ -365,6 +365,7 @@ class Flow:
             # analysis says it meets the clock (the area stage then reads the same figures)
             close_timing=tools_available(),
             progress=lambda m: self.console.print(f"  {m}", markup=False),
+            area_budget=self.p.area_budget,
         )
         if u.lint_warnings:
             raise AquasError(
@@ -380,6 +381,8 @@ class Flow:
             "yosys": u.yosys,
             "ns_per_level": u.ns_per_level,
             "timing_closure": u.timing_closure,
+            "area_estimate": res.unit.area_estimate,
+            "area_budget": res.unit.area_budget,
         }
 
     def _cosim(self, d: Path, unit_v: Path, unit: str, reports: dict[str, Any]) -> dict[str, Any]:

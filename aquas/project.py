@@ -8,6 +8,7 @@ name = "pointcloud-icp"
 spec = "pointcloud.isax"        # the extension (one unit per SoC)
 clock_ns = 10.0                 # synthesis target clock (default: the core's critical path)
 cosim_cases = 200               # random co-simulation cases per ISAX (0: skip)
+area_budget = 0.4               # optional: the unit's estimated area within 0.4 x the core's
 
 [application]
 sources = ["icp_main.c", "icp_kernels.c"]   # C / assembly, compiled with the runtime
@@ -65,6 +66,7 @@ class Project:
     platform: Path | None = None
     max_cycles: int = 50_000_000
     regions: dict[int, str] = field(default_factory=dict)
+    area_budget: float | None = None  # a fraction of the core's area (aquas synth --area-budget)
 
     @property
     def root(self) -> Path:
@@ -159,7 +161,26 @@ class _Loader:
         except AquasError as e:
             raise self.fail(e.message) from None
 
-        ext = self.table(doc, "extension", {"spec": True, "clock_ns": False, "cosim_cases": False})
+        ext = self.table(
+            doc,
+            "extension",
+            {"spec": True, "clock_ns": False, "cosim_cases": False, "area_budget": False},
+        )
+        budget = (
+            float(
+                self.number(
+                    ext,
+                    "area_budget",
+                    "extension.area_budget",
+                    1.0,
+                    integer=False,
+                    low=0,
+                    low_ok=False,
+                )
+            )
+            if "area_budget" in ext
+            else None
+        )
         spec = self.file(ext["spec"], "extension.spec", (".isax",))
         # not given: the core's critical path (aquas.area.default_clock), set by the flow
         clock = (
@@ -272,4 +293,5 @@ class _Loader:
             platform=platform,
             max_cycles=max_cycles,
             regions=regions,
+            area_budget=budget,
         )

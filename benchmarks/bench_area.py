@@ -10,8 +10,13 @@ model's schedule, "rounds" the schedules timed. Mapping the core takes minutes t
 time; its figures are cached per core and library. The last column is the synthesis, Yosys
 and OpenSTA time of the unit (the mapping is cached by content).
 
+With --area-budget F every unit is synthesized under that budget (docs/synthesis.md, "Area
+budget"); the "est. %" column is the area estimate the flow chose by, beside the measured
+figure, and "cycles" the fixed cycles per ISAX (memory latency 0; the default's first when
+the budget changed them).
+
 Usage: .venv/bin/python benchmarks/bench_area.py [--soc vexriscv] [--clock-ns N] [--only NAME]
-       [--no-closure]
+       [--no-closure] [--area-budget F]
 """
 
 from __future__ import annotations
@@ -41,8 +46,9 @@ def main() -> None:
     ap.add_argument(
         "--no-closure", action="store_true", help="time the model's schedule only (no closure)"
     )
+    ap.add_argument("--area-budget", type=float, default=None, help="a fraction of the core")
     args = ap.parse_args()
-    console = Console(width=160)
+    console = Console(width=220)
     say = console.print
     target = load_target(soc=args.soc)
     if not sta.tools_available():
@@ -65,7 +71,7 @@ def main() -> None:
     table = Table(title=f"unit area and timing on {sta.LIBRARY_NAME} vs {target.core.module}")
     cols = ["extension", "logic um^2", "memory um^2", "total um^2", f"% of {target.core.module}"]
     cols += ["logic %", "memory %", "first path ns", "rounds", "unit path ns", "core path ns"]
-    cols += ["verdict", "synth + STA s"]
+    cols += ["verdict", "cells", "est. %", "cycles (fixed, L = 0)", "synth + STA s"]
     for c in cols:
         table.add_column(c, justify="left" if c in ("extension", "verdict") else "right")
     core_total = core.total_area_um2
@@ -85,6 +91,7 @@ def main() -> None:
                 target=target,
                 close_timing=not args.no_closure,
                 progress=lambda m, name=spec.stem: say(f"  {name}: {m}"),
+                area_budget=args.area_budget,
             )
             fig = sta.measure(u.synth.verilog_path, u.synth.unit.name, clock.ns)
             secs = time.perf_counter() - t1
@@ -92,6 +99,14 @@ def main() -> None:
             first = f"{rounds[0]['unit_path_ns']:.2f}" if rounds else "-"
             ucp = fig.critical_path_ns
             verdict = "0 % fmax loss" if ucp <= core.critical_path_ns else "SLOWER than core"
+            unit = u.synth.unit
+            est = unit.area_estimate.get("total_um2", 0.0)
+            cyc = []
+            for name, rep in u.synth.reports.items():
+                now = rep["latency"]["fixed_max"]
+                ab = unit.area_budget
+                before = ab["cycles_default"][name][1] + 1 if ab else now
+                cyc.append(f"{name} {before}" + (f"->{now}" if before != now else ""))
             table.add_row(
                 spec.stem,
                 f"{fig.logic_area_um2:,.0f}",
@@ -105,6 +120,9 @@ def main() -> None:
                 f"{ucp:.2f}",
                 f"{core.critical_path_ns:.2f}",
                 verdict,
+                f"{fig.cells:,}",
+                f"{100 * est / core_total:.1f}",
+                ", ".join(cyc),
                 f"{secs:.1f}",
             )
     console.print(table)

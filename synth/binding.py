@@ -125,6 +125,36 @@ def class_of(op: Operation, lib: OperatorLibrary) -> UnitClass | None:
     return UnitClass(kind, w) if worth_sharing(lib, kind, w) else None
 
 
+def merge_options(
+    classes: Iterable[UnitClass], limit: int = 16
+) -> list[dict[UnitClass, UnitClass]]:
+    """The ways to let wider units serve narrower multiplies: per kind, each split of its
+    classes (by width) into runs of consecutive widths, every class of a run served by the
+    run's widest; the first option merges nothing. At most ``limit`` options (the
+    examples have at most three widths of a kind: four options)."""
+    by_kind: dict[str, list[UnitClass]] = {}
+    for c in sorted(set(classes)):
+        by_kind.setdefault(c.kind, []).append(c)
+    options: list[dict[UnitClass, UnitClass]] = [{}]
+    for cs in by_kind.values():
+        splits: list[dict[UnitClass, UnitClass]] = []
+        # a bit per gap between two consecutive widths: 1 = the narrower joins the run
+        for mask in range(1 << (len(cs) - 1)):
+            m: dict[UnitClass, UnitClass] = {}
+            run = [cs[0]]
+            for i in range(1, len(cs) + 1):
+                if i < len(cs) and mask >> (i - 1) & 1:
+                    run.append(cs[i])
+                    continue
+                for c in run[:-1]:
+                    m[c] = run[-1]
+                if i < len(cs):
+                    run = [cs[i]]
+            splits.append(m)
+        options = [o | m for o in options for m in splits]
+    return options[:limit]
+
+
 @dataclass(frozen=True)
 class Narrow:
     """A ``w``-bit multiply whose operands are the zero (``signed=False``) or sign
@@ -136,12 +166,18 @@ class Narrow:
 
 
 def narrowing(ops: Iterable[Operation]) -> Narrow | None:
-    """The narrowing every multiply of ``ops`` (of one width) allows, or None: unsigned
-    if all operands are zero extensions, else signed over the widest sign extension."""
+    """The narrowing a unit as wide as the widest multiply of ``ops`` allows to serve them
+    all, or None (``w``-bit operands): ``bits`` unsigned if every operand is the zero
+    extension of that many bits, else signed over the widest sign extension.
+
+    A narrower (``v``-bit) multiply fits too: its product is the low ``v`` bits of the
+    unit's, which depend only on the operands modulo ``2^v``, and an operand that is the
+    sign (zero) extension of its low ``k <= bits`` bits, extended to ``bits`` the same
+    way, is that value again (see :meth:`SharedUnits.use`)."""
     ops = list(ops)
     if not ops:
         return None
-    w = _width(ops[0].results[0])
+    w = max(_width(op.results[0]) for op in ops)
     ku = max(max(unsigned_bits(v) for v in op.operands) for op in ops)
     ks = max(max(signed_bits(v) for v in op.operands) for op in ops)
     if ku < w and ku <= ks:
@@ -223,6 +259,11 @@ class Sharing:
     narrow: dict[UnitClass, Narrow | None] = field(default_factory=dict)
     """Class → the operand bits its units take (None: all ``w``)."""
 
+    widen: dict[Operation, float] = field(default_factory=dict)
+    """Op on a wider unit → the unit's extra delay over the op's own width."""
+    merge: dict[UnitClass, UnitClass] = field(default_factory=dict)
+    """The merge option this plan follows."""
+
     @staticmethod
     def plan(
         ext: aq.ExtensionOp,
@@ -231,10 +272,14 @@ class Sharing:
         budget_ns: float,
         multicycle: Callable[[Operation], object | None],
         exclude: frozenset[str] = frozenset(),
+        merge: dict[UnitClass, UnitClass] | None = None,
     ) -> Sharing:
         """The classes of ``ext``'s (prepared) ops, without limits yet; the ISAXs in
-        ``exclude`` keep one operator per op."""
+        ``exclude`` keep one operator per op. ``merge`` sends the multiplies of a class
+        to the units of a wider class of the same kind (:func:`merge_options`)."""
         s = Sharing()
+        merge = merge or {}
+        s.merge = dict(merge)
         found: list[tuple[Operation, UnitClass]] = []
         for isax in ext.isaxs():
             attr = isax.attributes.get(UNITS_ATTR)
@@ -243,25 +288,34 @@ class Sharing:
             if isax.sym_name.data in exclude:
                 continue
             for op in isax.body.walk():
-                c = class_of(op, lib)
-                if c is not None and multicycle(op) is None:
+                own = class_of(op, lib)
+                if own is not None and multicycle(op) is None:
+                    c = merge.get(own, own)
+                    assert c.kind == own.kind and c.width >= own.width, (own, c)
                     found.append((op, c))
+                    if c != own:
+                        s.widen[op] = max(
+                            0.0, lib.delay_ns(c.kind, c.width) - lib.delay_ns(own.kind, own.width)
+                        )
         for _, c in found:
             s.users[c] = s.users.get(c, 0) + 1
         for c, n in s.users.items():
             s.select[c] = select_ns(lib, c.width, n)
         for op, c in found:
             # a class of one op shares nothing; an op that no longer fits with the
-            # select keeps its own operator
-            if s.users[c] > 1 and delay(op) + s.select[c] <= budget_ns:
+            # select (and a wider unit's delay) keeps its own operator
+            if s.users[c] > 1 and delay(op) + s.widen.get(op, 0.0) + s.select[c] <= budget_ns:
                 s.classes[op] = c
+        for op in [op for op in s.widen if op not in s.classes]:
+            del s.widen[op]
         for c in s.users:
             s.narrow[c] = narrowing(op for op, oc in s.classes.items() if oc == c)
         return s
 
     def extra_ns(self, op: Operation) -> float:
+        """The select's delay, and a wider unit's over the op's own multiplier."""
         c = self.classes.get(op)
-        return 0.0 if c is None else self.select[c]
+        return 0.0 if c is None else self.select[c] + self.widen.get(op, 0.0)
 
     def resource(self, isax: str, op: Operation) -> tuple[str, int] | None:
         """The resource ``op`` uses in ``isax`` and its per-cycle limit, or None."""
@@ -287,6 +341,40 @@ class Sharing:
         """Each ISAX's limit: its directive, else its peak without a limit."""
         for (isax, c), n in peaks.items():
             self.limits[(isax, c)] = self.directives.get(isax, n)
+
+
+@dataclass(frozen=True)
+class ShareConfig:
+    """A choice of the area knobs (``--area-budget``, ``synth/budget.py``); the default
+    (all empty) is the flow's own choice: merges by estimated area, unit counts by the
+    10 % rule, sequential multipliers only where a multiply does not fit a cycle."""
+
+    merge: tuple[tuple[UnitClass, UnitClass], ...] | None = None
+    """The merge option to use (:func:`merge_options`); None: the least area."""
+    caps: tuple[tuple[UnitClass, int], ...] = ()
+    """At most this many units of a class (below the 10 % rule's choice)."""
+    sequential: tuple[tuple[UnitClass, int], ...] = ()
+    """The multiplies of these classes (by their own width) on the sequential
+    multiplier of their width, retiring at most this many bits per cycle."""
+
+    def cap(self, c: UnitClass) -> int | None:
+        return dict(self.caps).get(c)
+
+    def digit(self, c: UnitClass) -> int | None:
+        return dict(self.sequential).get(c)
+
+    def describe(self) -> list[str]:
+        out = []
+        seq = dict(self.sequential)
+        for a, b in self.merge or ():
+            if a not in seq:
+                out.append(f"{a.key} multiplies on the {b.key} units")
+        for c, n in self.caps:
+            if c not in seq:
+                out.append(f"at most {n} {c.key} unit{'s' if n > 1 else ''}")
+        for c, d in self.sequential:
+            out.append(f"{c.key} multiplies on the sequential multiplier (<= {d} bits per cycle)")
+        return out or ["the default (fewest units within 10 % of the cycles)"]
 
 
 DEFAULT_SLOWDOWN = 0.10
@@ -468,10 +556,28 @@ class SharedUnits:
             )
             self.h.add(last, f"{c.key}_u{i}")
             self.ops[unit] = last
-        if narrow is not None:
-            a, b = self.h.extract(a, 0, narrow.bits), self.h.extract(b, 0, narrow.bits)
+        a, b = (
+            self._fit(a, c, narrow, f"{c.key}_u{i}_a"),
+            self._fit(b, c, narrow, f"{c.key}_u{i}_b"),
+        )
         self.inputs.setdefault(unit, []).append((en, a, b))
-        return self.ops[unit].results[0]
+        out = self.ops[unit].results[0]
+        w = _width(op.results[0])
+        # a narrower multiply on a wider unit: the low bits of the unit's product
+        return out if w == c.width else self.h.extract(out, 0, w, f"{c.key}_u{i}_lo{w}")
+
+    def _fit(self, v: SSAValue, c: UnitClass, narrow: Narrow | None, hint: str) -> SSAValue:
+        """An operand (of the op's width ``v``) at the unit's input width: its low bits,
+        or, from a narrower multiply, its sign (signed unit) or zero extension (see
+        :func:`narrowing` for why either is exact)."""
+        bits = c.width if narrow is None else narrow.bits
+        w = _width(v)
+        if w > bits:
+            return self.h.extract(v, 0, bits)
+        if w < bits:
+            ext = self.h.sext if narrow is not None and narrow.signed else self.h.zext
+            return ext(v, bits, f"{hint}_x{w}")
+        return v
 
     def _select(self, items: list[tuple[SSAValue, SSAValue]], w: int, hint: str) -> SSAValue:
         """The operand of the enabled state (0 when none is): states passing the same value

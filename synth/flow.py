@@ -9,21 +9,25 @@ from __future__ import annotations
 import io
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
 
 from aquas.diagnostics import AquasError, loc_of
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
+from aquas.synth.binding import ShareConfig
 from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, LoopLatch, mem_beats
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare_balancing
 from aquas.synth.rtlgen import Unit, UnitGenerator
 from aquas.synth.timing import schedule_extension
+
+if TYPE_CHECKING:
+    from aquas.synth.budget import AreaBudget
 
 
 @dataclass
@@ -220,6 +224,10 @@ def isax_latencies(
     return out
 
 
+BUDGET_ROUNDS = 3
+"""Searches under ``--area-budget`` (each from the last choice's own estimate)."""
+
+
 def build_unit(
     module: ModuleOp,
     clock_ns: float,
@@ -227,16 +235,67 @@ def build_unit(
     bus_width: int = 32,
     share: bool = True,
     pipeline: str = "directive",
+    area_budget: AreaBudget | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Unit:
-    from aquas.synth.sram import check_supported
+    """``area_budget``: choose the shared and sequential multipliers for the fewest
+    cycles within it (``synth/budget.py``); ``unit.area_budget`` reports the choice."""
+    from aquas.synth.area_model import estimate_unit
+    from aquas.synth.sram import check_supported, inventory
 
     ext = find_extension(module)
     builder, fsms = schedule_isaxs(module, clock_ns, lib, bus_width, share, pipeline)
     check_supported(ext, bus_width)
-    builder.allocate_registers()
-    unit = UnitGenerator(ext, builder, fsms).generate()
-    unit.loop_reports = loop_reports(builder)
-    unit.balanced = set(builder.balanced)
+    reports = builder.loop_reports
+
+    def generate(b: FsmBuilder, f: list[IsaxFsm]) -> Unit:
+        b.allocate_registers()
+        u = UnitGenerator(ext, b, f).generate()
+        b.loop_reports = reports
+        u.loop_reports = loop_reports(b)
+        u.balanced = set(builder.balanced)
+        return u
+
+    unit = generate(builder, fsms)
+    est = estimate_unit(unit.module, unit.name, inventory(ext), lib)
+    unit.area_estimate = est.as_dict()
+    unit_default_estimate = round(est.total, 1)
+    if area_budget is None:
+        return unit
+    if not share:
+        raise AquasError(
+            "--area-budget chooses shared multipliers: it needs sharing (no --no-share)"
+        )
+    from aquas.synth.budget import fit
+    from aquas.synth.timing import schedule_extension
+
+    def schedule(config: ShareConfig) -> tuple[FsmBuilder, list[IsaxFsm]]:
+        return schedule_extension(ext, clock_ns, lib, bus_width=bus_width, config=config)
+
+    # the choice's estimate is the default's less the multipliers it changes; the unit
+    # it generates may differ (a sequential multiplier's states and registers): while
+    # its own estimate exceeds the budget, search again from it (a few rounds)
+    ref, ref_est, start = (builder, fsms), est.total, None
+    steps: list[str] = []
+    for _ in range(BUDGET_ROUNDS):
+        chosen, report = fit(
+            ext, ref, ref_est, area_budget, schedule, lib, progress, start, base_fsms=fsms
+        )
+        steps += report["steps"]
+        if chosen.builder is ref[0]:
+            break
+        unit = generate(chosen.builder, chosen.fsms)
+        est = estimate_unit(unit.module, unit.name, inventory(ext), lib)
+        unit.area_estimate = est.as_dict()
+        if est.total <= area_budget.um2:
+            break
+        ref, ref_est, start = (chosen.builder, chosen.fsms), est.total, chosen.config
+    report["steps"] = steps
+    report["default_estimate_um2"] = unit_default_estimate
+    report["final_estimate_um2"] = round(est.total, 1)
+    if steps:
+        report["why"] = f"the fastest choice found within the budget after {len(steps)} step(s)"
+    unit.area_budget = report
     return unit
 
 
@@ -354,6 +413,8 @@ def synthesize(
     bus_width: int = 32,
     share: bool = True,
     pipeline: str = "directive",
+    area_budget: AreaBudget | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> SynthResult:
     """``extra``: per ISAX, more keys for its JSON report (the interface plan)."""
     t0 = time.perf_counter()
@@ -361,7 +422,7 @@ def synthesize(
     ext_name = find_extension(module).sym_name.data
     from aquas.synth.sram import SramShape, inventory, is_sram, render_model
 
-    unit = build_unit(module, clock_ns, lib, bus_width, share, pipeline)
+    unit = build_unit(module, clock_ns, lib, bus_width, share, pipeline, area_budget, progress)
     verilog = header_comment(unit, clock_ns) + export_verilog(unit.circt_text)
     ext = find_extension(module)
     shapes = dict.fromkeys(SramShape.of(s) for s in ext.scratchpads() if is_sram(s))

@@ -121,6 +121,8 @@ class MultiCycleOp:
     digit: int = 1
     """Bits retired per cycle (quotient bits of the divider, multiplier bits of the
     multiplier)."""
+    flops: int = 0
+    """Of ``cells``, the flip-flops."""
 
     @property
     def key(self) -> str:
@@ -275,7 +277,9 @@ class OperatorLibrary:
         """The sequential units the library describes (``"div"``)."""
         return list(self.meta.get("multicycle", {}))
 
-    def multicycle(self, unit: str, width: int, budget_ns: float | None = None) -> MultiCycleOp:
+    def multicycle(
+        self, unit: str, width: int, budget_ns: float | None = None, digit: int | None = None
+    ) -> MultiCycleOp:
         """The multi-cycle ``unit`` (``"div"``, ``"mul"``) at ``width`` bits.
 
         The unit retires ``d`` bits per cycle (the divider: ``d`` restoring steps chained,
@@ -283,7 +287,8 @@ class OperatorLibrary:
         library measures it per width and ``d``; a width between measured ones takes the
         figures of the narrowest measured width above it (conservative). With
         ``budget_ns``, ``d`` is the widest whose depth fits it (fewest cycles); without,
-        the narrowest. Latency and initiation interval are ``per_step * ceil(width / d) +
+        the narrowest; ``digit`` caps ``d`` (the widest measured one up to it that
+        fits: a smaller, slower unit, for an area budget). Latency and initiation interval are ``per_step * ceil(width / d) +
         extra``; ``issue_ns`` is the library's ``"issue"`` kinds at ``width``. Raises
         :class:`KeyError` for an unknown unit and :class:`ValueError` for a width outside
         the measured ones or no ``d`` that fits."""
@@ -308,6 +313,8 @@ class OperatorLibrary:
             for d, e in digits.items()
             if budget_ns is None or int(e["depth"]) * self.ns_per_level <= budget_ns
         ]
+        if digit is not None:
+            fits = [d for d in fits if d <= digit]
         if not fits:
             raise ValueError(f"multi-cycle {unit}: no step width of a {width}-bit unit fits")
         d = min(fits) if budget_ns is None else max(fits)
@@ -322,6 +329,7 @@ class OperatorLibrary:
             int(digits[d]["cells"]),
             int(digits[d]["depth"]),
             d,
+            int(digits[d].get("flops", 0)),
         )
 
     def levels_per_cycle(self, clock_ns: float) -> int:

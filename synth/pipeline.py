@@ -20,6 +20,7 @@ from aquas.synth.oplib import OperatorLibrary
 
 if TYPE_CHECKING:
     from aquas.plans.choose import InterfaceChoice
+    from aquas.synth.budget import AreaBudget
     from aquas.target import Target
 
 
@@ -71,6 +72,7 @@ def synthesize_unit(
     close_timing: bool = False,
     share: bool = True,
     pipeline: str = "directive",
+    area_budget: float | None = None,
 ) -> UnitResult:
     """Synthesizes ``module``'s extension into ``out_dir``, then lints the Verilog and
     measures its area and logic depth with Yosys (each optional).
@@ -84,7 +86,10 @@ def synthesize_unit(
     ``scratchpads`` (``auto``, ``sram``, ``regs``) overrides every scratchpad's ``impl``
     directive (``None`` keeps the spec's). ``share=False`` gives every multiply its own
     multiplier (docs/synthesis.md, "Sharing"). ``pipeline`` is the loop-pipelining mode
-    (``auto``, ``directive``, ``off``; synth/loop_pipeline.py).
+    (``auto``, ``directive``, ``off``; synth/loop_pipeline.py). ``area_budget``: a
+    fraction of the target core's area (measured by ``synth/sta.py``) the unit's
+    estimated area must fit; the shared and sequential multipliers are chosen for the
+    fewest cycles within it (``synth/budget.py``; docs/synthesis.md, "Area budget").
 
     ``close_timing``: map the unit onto the cell library and time it (``synth/sta.py``);
     while its critical path exceeds ``clock_ns``, schedule again with the operator delays
@@ -93,7 +98,9 @@ def synthesize_unit(
     always the static timing analysis, never the model. ``module`` is left as given."""
     check_clock(clock_ns)
     lib = lib or OperatorLibrary.load()
+    budget = None if area_budget is None else resolve_budget(area_budget, target, progress)
     args: dict[str, Any] = dict(
+        area_budget=budget,
         interface=interface,
         max_burst_beats=max_burst_beats,
         progress=progress,
@@ -121,6 +128,33 @@ def synthesize_unit(
             "meets_clock": depth_ns <= clock_ns,
         }
     return result
+
+
+def resolve_budget(
+    fraction: float, target: Target | None, progress: Callable[[str], None] | None = None
+) -> AreaBudget:
+    """``--area-budget``: the fraction checked, and the target core's area by ``synth/sta.py``
+    (cached per core; the first run maps the core, about a minute)."""
+    from aquas.area import core_figures
+    from aquas.synth import sta
+    from aquas.synth.budget import AreaBudget, check_fraction
+
+    check_fraction(fraction)
+    if target is None:
+        raise AquasError("--area-budget is a fraction of the target core's area: give a target")
+    if not sta.tools_available():
+        raise AquasError(
+            "--area-budget needs the core's area on the cell library (Yosys, OpenSTA and "
+            "the Liberty file)",
+            hint=sta.SETUP_HINT,
+        )
+    core = core_figures(target, progress)
+    if core is None:
+        raise AquasError(
+            f"--area-budget: the {target.core.module} core's area is not measured "
+            f"({target.core.area_unmeasured})"
+        )
+    return AreaBudget(fraction, core.total_area_um2, target.core.module)
 
 
 def _close_timing(
@@ -209,6 +243,7 @@ def _synthesize(
     scratchpads: str | None,
     share: bool,
     pipeline: str,
+    area_budget: AreaBudget | None = None,
 ) -> UnitResult:
     if target is not None:
         bus_width = target.isax_master.bus_width
@@ -257,5 +292,7 @@ def _synthesize(
         bus_width=bus_width,
         share=share,
         pipeline=pipeline,
+        area_budget=area_budget,
+        progress=progress,
     )
     return UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)

@@ -93,6 +93,9 @@ class Unit:
     loop_reports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # ISAXs whose sums were rebuilt as trees (synth/balance.py), where that saved cycles
     balanced: set[str] = field(default_factory=set)
+    # the estimated area (synth/area_model.py) and, under --area-budget, what was chosen
+    area_estimate: dict[str, Any] = field(default_factory=dict)
+    area_budget: dict[str, Any] | None = None
 
     _text: str = ""
 

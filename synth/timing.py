@@ -20,8 +20,9 @@ from xdsl.passes import ModulePass
 
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
+from aquas.synth.binding import ShareConfig
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, spm_of
-from aquas.synth.oplib import CMPI_PREDICATE_NAMES, OperatorLibrary, arith_kind
+from aquas.synth.oplib import CMPI_PREDICATE_NAMES, MultiCycleOp, OperatorLibrary, arith_kind
 from aquas.synth.schedule import SCHEDULERS, Scheduler, list_schedule
 from aquas.synth.sram import is_sram
 
@@ -92,6 +93,7 @@ def schedule_extension(
     scheduler: Scheduler = list_schedule,
     bus_width: int = 32,
     share: bool = True,
+    config: ShareConfig | None = None,
 ) -> tuple[FsmBuilder, list[IsaxFsm]]:
     """Schedule every ISAX of ``ext`` (prepared IR) into the unit's state machines, for
     an ISAX memory master ``bus_width`` bits wide, and bind its multiplies to shared
@@ -104,8 +106,22 @@ def schedule_extension(
     extension is scheduled with those limits and bound. The cycles compared are the fixed
     part of the latency (memory latency 0): sharing changes only that part, so an ISAX
     within 10 % there is within 10 % at any memory latency, and the unit does not depend
-    on the memory."""
-    from aquas.synth.binding import DEFAULT_SLOWDOWN, Sharing, bind, choose_limits, within
+    on the memory.
+
+    ``config`` (``--area-budget``, synth/budget.py) fixes the merge option, caps unit
+    counts and sends classes of multiplies to sequential multipliers; the reference
+    cycles of the 10 % rule are then those without sharing but with those sequential
+    multipliers."""
+    from aquas.synth.binding import (
+        DEFAULT_SLOWDOWN,
+        Sharing,
+        UnitClass,
+        bind,
+        choose_limits,
+        class_of,
+        merge_options,
+        within,
+    )
     from aquas.synth.multicycle import multicycle_policy
 
     overhead_ns = OVERHEAD_LEVELS * lib.ns_per_level
@@ -120,7 +136,25 @@ def schedule_extension(
         return min(d, budget_ns) if d > budget_ns and op_delay(base_lib, op) <= budget_ns else d
 
     # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
-    policy = multicycle_policy(policy_lib, lambda op: op_delay(policy_lib, op), budget_ns)
+    slow_policy = multicycle_policy(policy_lib, lambda op: op_delay(policy_lib, op), budget_ns)
+    config = config or ShareConfig()
+
+    def policy(op: Operation) -> MultiCycleOp | None:
+        spec = slow_policy(op)
+        if spec is not None or not config.sequential or not isinstance(op, arith.MuliOp):
+            return spec
+        own = class_of(op, lib)
+        digit = None if own is None else config.digit(own)
+        if own is None or digit is None:
+            return None
+        try:  # the sequential multiplier the budget asks for, if its step fits the cycle
+            spec = policy_lib.multicycle("mul", own.width, budget_ns, digit=digit)
+        except ValueError:
+            return None
+        if spec.depth * lib.ns_per_level > budget_ns or spec.issue_ns > budget_ns:
+            return None
+        return spec
+
     sharing: Sharing | None = None
 
     def new_builder(s: Sharing | None) -> FsmBuilder:
@@ -155,32 +189,106 @@ def schedule_extension(
 
     # without sharing: the reference cycles the default may slow by 10 % at most
     base = cycles_of(plain[1])
-    excluded: frozenset[str] = frozenset()
-    while True:
-        sharing = Sharing.plan(ext, lib, delay, budget_ns, policy, excluded)
-        if not sharing.classes:
-            return plain
-        # without limits: each ISAX's peak use per class. An ISAX that the input selects'
-        # delay alone makes too slow keeps its own operators (unless a directive asks).
-        builder, fsms = run()
-        slow = {
-            name
-            for name, cyc in cycles_of(fsms).items()
-            if name not in sharing.directives and not within(cyc, base[name], DEFAULT_SLOWDOWN)
-        }
-        if not slow:
-            break
-        excluded |= slow
-    chosen = sharing
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
 
-    def isax_cycles(name: str) -> tuple[int, int]:
-        return new_builder(chosen).build_isax(isaxs[name]).latency.at(0)
+    def shared_with(
+        merge: dict[UnitClass, UnitClass],
+    ) -> tuple[FsmBuilder, list[IsaxFsm], Sharing] | None:
+        nonlocal sharing
+        excluded: frozenset[str] = frozenset()
+        while True:
+            sharing = Sharing.plan(ext, lib, delay, budget_ns, policy, excluded, merge)
+            if not sharing.classes:
+                return None
+            # without limits: each ISAX's peak use per class. An ISAX that the input
+            # selects' delay alone makes too slow keeps its own operators (unless a
+            # directive asks).
+            builder, fsms = run()
+            slow = {
+                name
+                for name, cyc in cycles_of(fsms).items()
+                if name not in sharing.directives and not within(cyc, base[name], DEFAULT_SLOWDOWN)
+            }
+            if not slow:
+                break
+            excluded |= slow
+        chosen = sharing
 
-    choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
-    builder, fsms = run()
-    builder.binding = bind(chosen, builder.states)
-    return builder, fsms
+        def isax_cycles(name: str) -> tuple[int, int]:
+            return new_builder(chosen).build_isax(isaxs[name]).latency.at(0)
+
+        choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
+        for key, n in chosen.limits.items():
+            cap = config.cap(key[1])
+            if cap is not None:
+                chosen.limits[key] = min(n, cap)
+        builder, fsms = run()
+        builder.binding = bind(chosen, builder.states)
+        return builder, fsms, chosen
+
+    # wider units may serve narrower multiplies (binding.merge_options): of the ways to
+    # merge classes, the one with the least estimated multiplier area (synth/area_model.py)
+    # under the same 10 % rule; ties keep fewer merges
+    # only classes that share already (two or more multiplies on units): merging an
+    # operator of its own adds an input select to its path, which the model does not
+    # weigh against the saved area (Kyber's 17- and 37-bit ones: the unit closes timing
+    # in 4 rounds instead of 2)
+    own = Sharing.plan(ext, lib, delay, budget_ns, policy)
+    sharing_classes = [c for c in own.users if list(own.classes.values()).count(c) > 1]
+    best: tuple[float, int, tuple[FsmBuilder, list[IsaxFsm]]] | None = None
+    options = merge_options(sharing_classes) if config.merge is None else [dict(config.merge)]
+    for k, merge in enumerate(options):
+        got = shared_with(merge)
+        if got is None:
+            continue
+        b, f, _ = got
+        um2 = multiplier_um2(b)
+        if best is None or um2 < best[0] - 1e-6:
+            best = (um2, k, (b, f))
+    if best is None:
+        return plain
+    return best[2]
+
+
+def multiplier_um2(builder: FsmBuilder) -> float:
+    """The estimated area (synth/area_model.py) of a schedule's multipliers: the shared
+    units with their input selects, the multiplies on an operator of their own, and the
+    sequential multipliers, the part of a unit that sharing choices change."""
+    from aquas.synth.area_model import model
+    from aquas.synth.binding import narrowing
+
+    am = model()
+    total = 0.0
+    b = builder.binding
+    bound = b.unit_of if b is not None else {}
+    if b is not None:
+        for (c, _i), ops in b.users.items():
+            n = b.narrow.get(c)
+            bits = c.width if n is None else n.bits
+            total += am.mul(bits, bits, c.width) + 2 * am.select(len(ops), bits)
+    seq: dict[str, float] = {}
+    for st in builder.states:
+        for op in st.ops:
+            if isinstance(op, arith.MuliOp) and op not in bound and op not in builder.multicycle:
+                if _const_operand(op):
+                    continue
+                n = narrowing([op])
+                w = _w(op)
+                bits = w if n is None else n.bits
+                total += am.mul(bits, bits, w)
+        for op in st.issues:
+            spec = st.units[op]
+            if spec.unit == "mul":
+                # the library's cells count its flip-flops too
+                flops = spec.flops
+                seq[spec.key] = (spec.cells - flops) * am.um2_per_cell["mul"] + flops * am.dff_um2
+    return (total + sum(seq.values())) * am.calibration
+
+
+def _const_operand(op: Operation) -> bool:
+    from aquas.synth.binding import _is_const
+
+    return any(_is_const(v) for v in op.operands)
 
 
 STATE_ATTR = "aquas.state"

@@ -94,6 +94,12 @@ def test_defaults(tmp_path: Path) -> None:
     )
     assert [s.name for s in p.match] == ["a.c"]  # every C source, not assembly
     assert p.functions is None and p.regions == {} and p.max_cycles == 50_000_000
+    assert p.area_budget is None
+
+
+def test_area_budget_is_read(proj: Path) -> None:
+    p = load_project(edit(proj, "cosim_cases = 10", "cosim_cases = 10\narea_budget = 0.25"))
+    assert p.area_budget == 0.25
 
 
 @pytest.mark.parametrize(
@@ -121,6 +127,8 @@ def test_defaults(tmp_path: Path) -> None:
         ("cosim_cases = 10", "cosim_cases = -1", "'extension.cosim_cases' must be >= 0"),
         ("cosim_cases = 10", "cosim_cases = 1.5", "must be an integer"),
         ("cosim_cases = 10", "cosim_cases = true", "must be an integer"),
+        ("cosim_cases = 10", "area_budget = 0", "'extension.area_budget' must be > 0"),
+        ("cosim_cases = 10", 'area_budget = "small"', "'extension.area_budget' must be a number"),
         (
             'soc = "picorv32"',
             'soc = "rocket"',

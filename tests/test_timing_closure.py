@@ -88,15 +88,16 @@ def test_closure_on_the_cell_library_meets_the_clock(tmp_path: Path) -> None:
     r = CliRunner().invoke(
         main,
         [
-            *("synth", str(SPEC), "--clock-ns", "5.5", "--close-timing"),
+            *("synth", str(SPEC), "--clock-ns", "5.3", "--close-timing"),
             *("--no-yosys", "--no-lint", "-o", str(tmp_path / "u")),
         ],
     )
     assert r.exit_code == 0, r.output
     rounds = json.loads((tmp_path / "u/unit.json").read_text())["timing_closure"]
-    # the model's schedule misses 5.5 ns on OSU018 (5.53 ns: the model's delays are
-    # optimistic for this chain); a derated schedule meets it, by OpenSTA
-    assert rounds[0]["unit_path_ns"] > 5.5
-    assert rounds[-1]["unit_path_ns"] <= 5.5 and len(rounds) > 1
+    # the model's schedule misses 5.3 ns on OSU018 (5.36 ns: the model's delays are
+    # optimistic for this chain); a derated schedule meets it, by OpenSTA (the 16-bit
+    # multiplies share the 17-bit units: 5.42 ns at 5.5, which then needs no closure)
+    assert rounds[0]["unit_path_ns"] > 5.3
+    assert rounds[-1]["unit_path_ns"] <= 5.3 and len(rounds) > 1
     unit = tmp_path / "u/narrow_isax_unit.sv"
-    assert sta.measure(unit, "narrow_isax_unit", 5.5).critical_path_ns <= 5.5
+    assert sta.measure(unit, "narrow_isax_unit", 5.3).critical_path_ns <= 5.3

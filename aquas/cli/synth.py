@@ -101,6 +101,15 @@ from aquas.target import Target
     help="Give every multiply its own multiplier instead of sharing units across states "
     "and ISAXs (for comparison).",
 )
+@click.option(
+    "--area-budget",
+    type=float,
+    default=None,
+    metavar="F",
+    help="Fit the unit's estimated area within F times the target core's area (e.g. 0.3): "
+    "the number of shared multipliers, which classes share wider units and which run on "
+    "sequential multipliers are chosen for the fewest cycles (docs/synthesis.md).",
+)
 @click.option("--no-yosys", is_flag=True, help="Skip the Yosys area/depth run.")
 @click.option("--no-lint", is_flag=True, help="Skip verilator --lint-only -Wall.")
 @click.option(
@@ -128,6 +137,7 @@ def synth(
     scratchpads: str | None,
     close_timing: bool,
     no_share: bool,
+    area_budget: float | None,
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
@@ -185,6 +195,7 @@ def synth(
             close_timing=close_timing,
             share=not no_share,
             pipeline=pipeline,
+            area_budget=area_budget,
         )
         res = u.synth
         unit_doc: dict[str, object] = {
@@ -207,6 +218,9 @@ def synth(
         from aquas.synth.binding import report as sharing_report
 
         unit_doc["shared_units"] = sharing_report(res.unit.binding, OperatorLibrary.load())
+        unit_doc["area_estimate"] = res.unit.area_estimate
+        if res.unit.area_budget is not None:
+            unit_doc["area_budget"] = res.unit.area_budget
         if u.lint_warnings is not None:
             unit_doc["lint_warnings"] = u.lint_warnings
             if u.lint_warnings:
@@ -299,6 +313,9 @@ def synth(
             per_isax[u.split("@")[0]] = per_isax.get(u.split("@")[0], 0) + 1
         users = ", ".join(f"{n} x{k}" for n, k in per_isax.items())
         out.print(f"  users: {users}", markup=False)
+    if res.unit.area_budget is not None:
+        for line in budget_lines(res.unit.area_budget):
+            out.print(line, markup=False)
     for name, rep in res.reports.items():
         for line in pipeline_lines(name, rep.get("pipelined_loops", [])):
             out.print(line, markup=False)
@@ -338,6 +355,25 @@ def pipeline_lines(isax: str, loops: list[dict[str, object]]) -> list[str]:
         if lp["limit"]:
             text += f"; limited by {lp['limit']}"
         lines.append(text)
+    return lines
+
+
+def budget_lines(rep: dict[str, object]) -> list[str]:
+    """What ``--area-budget`` chose and why, with the cycles it costs per ISAX."""
+    est = rep.get("final_estimate_um2", rep["chosen_estimate_um2"])
+    core = float(rep["core_um2"])  # type: ignore[arg-type]
+    lines = [
+        f"area budget {rep['fraction']:g} x core = {float(rep['budget_um2']):,.0f} um^2 "  # type: ignore[arg-type]
+        f"(estimated): default {float(rep['default_estimate_um2']):,.0f} um^2 "  # type: ignore[arg-type]
+        f"({100 * float(rep['default_estimate_um2']) / core:.1f} %), chosen "  # type: ignore[arg-type]
+        f"{float(est):,.0f} um^2 ({100 * float(est) / core:.1f} %): {rep['why']}",  # type: ignore[arg-type]
+        f"  chosen: {'; '.join(rep['chosen'])}",  # type: ignore[arg-type]
+    ]
+    before = rep["cycles_default"]
+    after = rep["cycles_chosen"]
+    assert isinstance(before, dict) and isinstance(after, dict)
+    changed = [f"{n} {before[n][1]} -> {after[n][1]}" for n in after if after[n] != before[n]]
+    lines.append("  fixed cycles per ISAX: " + (", ".join(changed) if changed else "unchanged"))
     return lines
 
 

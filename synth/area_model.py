@@ -1,0 +1,420 @@
+"""A cheap area estimate on the OSU018 cell library, for choices made before Yosys runs.
+
+``synth/sta.py`` measures a unit exactly (Yosys, ABC, OpenSTA), but takes seconds to
+minutes per unit: too slow to try every number of shared multipliers under an area budget
+(``--area-budget``, docs/synthesis.md "Area budget"). This module prices a generated unit
+from its ``hw``/``comb``/``seq`` IR with a per-operator table measured once on OSU018
+(``synth/area_osu018.json``, written by ``python -m aquas.synth.area_model
+--characterize``; one operator per module through ``synth/sta.py``):
+
+* **Multipliers** by their partial-product bits: an ``a``-bit by ``b``-bit multiply
+  keeping ``W`` product bits has ``P = #{(i, j): i < a, j < b, i + j < W}`` of them, and
+  the measured shapes (8 x 8 -> 8 to 64 x 64 -> 64, with zero-extended narrow operands)
+  cost a near-constant area per partial-product bit (a least-squares line through them:
+  :attr:`AreaModel.mul_um2_per_pp`). Operands that are zero extensions (``concat`` of a
+  zero constant, which Yosys' ``wreduce`` drops) count their narrow bits.
+* **Other comb operators** by the operator library's generic-gate cells
+  (``synth/oplib.json``) times a measured um^2 per generic cell of their kind (adders,
+  muxes, AND-OR selects, XOR); kinds not measured take the adder's. An operator with a
+  constant operand folds (a mask, a constant shift) and is not counted, except
+  comparisons (half their cost).
+* **Registers** at the library's ``DFFPOSX1`` area per bit; sequential units
+  (``hw.instance`` of a generated module) by their own module; SRAM banks (``hw.module.
+  extern``) by the SRAM table of ``synth/sta.py``.
+
+How far the estimate is from ``synth/sta.py`` on the example units is in
+docs/synthesis.md ("Area budget"). It is meant to rank choices of the same unit, whose
+other logic stays the same, not to replace the measurement.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects import comb, hw
+from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.ir import Operation, OpResult, SSAValue
+
+from aquas.synth.oplib import OperatorLibrary
+
+TABLE_PATH = Path(__file__).with_name("area_osu018.json")
+
+#: The shapes :func:`characterize` measures: name → Verilog body of ``module <name>``.
+MUL_SHAPES: tuple[tuple[int, int], ...] = (
+    (8, 8),
+    (8, 16),
+    (16, 16),
+    (16, 32),
+    (32, 32),
+    (21, 33),
+    (24, 48),
+    (32, 53),
+    (33, 64),
+    (32, 64),
+    (64, 64),
+)
+
+
+def _shapes() -> dict[str, str]:
+    out = {}
+    for k, w in MUL_SHAPES:
+        out[f"mul_{k}_{w}"] = (
+            f"(input [{k - 1}:0] a, input [{k - 1}:0] b, output [{w - 1}:0] y); "
+            f"assign y = {{{{{w}{{1'b0}}}}, a}} * {{{{{w}{{1'b0}}}}, b}};"
+        )
+    for w in (16, 32, 64):
+        out[f"add_{w}"] = f"(input [{w - 1}:0] a, b, output [{w - 1}:0] y); assign y = a + b;"
+    out["mux_32"] = "(input s, input [31:0] a, b, output [31:0] y); assign y = s ? a : b;"
+    out["sel4_32"] = (
+        "(input [3:0] e, input [31:0] a, b, c, d, output [31:0] y); assign y = "
+        "({32{e[0]}} & a) | ({32{e[1]}} & b) | ({32{e[2]}} & c) | ({32{e[3]}} & d);"
+    )
+    out["xor_32"] = "(input [31:0] a, b, output [31:0] y); assign y = a ^ b;"
+    return out
+
+
+def partial_products(a: int, b: int, w: int) -> int:
+    """Partial-product bits of an ``a`` x ``b`` multiply keeping ``w`` product bits."""
+    a, b = min(a, w), min(b, w)
+    return sum(min(b, max(0, w - i)) for i in range(a))
+
+
+@dataclass(frozen=True)
+class AreaModel:
+    """um^2 per partial-product bit, per generic cell of a kind, per flip-flop bit."""
+
+    mul_um2_per_pp: float
+    mul_um2_base: float
+    um2_per_cell: dict[str, float]
+    dff_um2: float
+    select_um2_per_bit: float
+    """One more user of a shared unit: an AND and an OR per operand bit."""
+    measured: dict[str, Any] = field(default_factory=dict)
+    calibration: float = 1.0
+    """Measured over estimated total area on the example units (``--calibrate``): every
+    estimate is scaled by it. Operators in a unit map smaller than alone (shared inputs,
+    constant and unused bits that Yosys and ABC remove), which the per-operator table
+    cannot see."""
+
+    @staticmethod
+    def load(path: Path | None = None) -> AreaModel:
+        data = json.loads((path or TABLE_PATH).read_text())
+        m = data["measured"]
+        xs = [partial_products(k, k, w) for k, w in MUL_SHAPES]
+        ys = [m[f"mul_{k}_{w}"]["um2"] for k, w in MUL_SHAPES]
+        # least squares, by hand: two sums are not worth numpy's import time here
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+            (x - mx) ** 2 for x in xs
+        )
+        lib = OperatorLibrary.load()
+
+        def per_cell(name: str, kind: str, w: int, ops: int = 1) -> float:
+            return float(m[name]["um2"]) / (ops * lib.cost(kind, w).cells)
+
+        add = per_cell("add_32", "add", 32)
+        # sel4_32: 4 ANDs and 3 ORs of 32 bits, the select a shared unit's input is
+        sel_cells = 4 * lib.cost("and", 32).cells + 3 * lib.cost("or", 32).cells
+        sel = float(m["sel4_32"]["um2"]) / sel_cells
+        return AreaModel(
+            mul_um2_per_pp=slope,
+            mul_um2_base=my - slope * mx,
+            um2_per_cell={
+                "add": add,
+                "sub": add,
+                "mul": float(m["mul_32_32"]["um2"]) / lib.cost("mul", 32).cells,
+                "mux": per_cell("mux_32", "mux", 32),
+                "and": sel,
+                "or": sel,
+                "xor": per_cell("xor_32", "xor", 32),
+            },
+            dff_um2=float(data["dff_um2"]),
+            select_um2_per_bit=2 * sel,
+            measured=m,
+            calibration=float(data.get("calibration", {}).get("factor", 1.0)),
+        )
+
+    def mul(self, a_bits: int, b_bits: int, width: int) -> float:
+        """An ``a_bits`` x ``b_bits`` multiplier keeping ``width`` product bits."""
+        pp = partial_products(a_bits, b_bits, width)
+        return max(0.0, self.mul_um2_base + self.mul_um2_per_pp * pp) if pp > 1 else 0.0
+
+    def select(self, users: int, bits: int) -> float:
+        """The AND-OR select in front of a unit of ``users`` users, per ``bits``-bit operand."""
+        return max(0, users - 1) * bits * self.select_um2_per_bit
+
+    def cells(self, kind: str, cells: int) -> float:
+        return cells * self.um2_per_cell.get(kind, self.um2_per_cell["add"])
+
+
+_MODEL: AreaModel | None = None
+
+
+def model() -> AreaModel:
+    global _MODEL
+    if _MODEL is None:
+        _MODEL = AreaModel.load()
+    return _MODEL
+
+
+# -- estimating a generated unit ----------------------------------------------------------
+
+
+def _w(v: SSAValue) -> int:
+    t = v.type
+    return t.width.data if isinstance(t, IntegerType) else 1
+
+
+def _is_const(v: SSAValue) -> bool:
+    return isinstance(v, OpResult) and isinstance(v.owner, hw.ConstantOp)
+
+
+def const_value(v: SSAValue) -> int | None:
+    """``v``'s value when it is a constant, or a ``concat`` of constants."""
+    if not isinstance(v, OpResult):
+        return None
+    op = v.owner
+    if isinstance(op, hw.ConstantOp):
+        return op.value.value.data % (1 << _w(v))
+    if isinstance(op, comb.ExtractOp):
+        c = const_value(op.input)
+        return None if c is None else (c >> op.low_bit.value.data) % (1 << _w(v))
+    if isinstance(op, comb.ConcatOp):
+        out = 0
+        for x in op.operands:
+            c = const_value(x)
+            if c is None:
+                return None
+            out = out << _w(x) | c
+        return out
+    return None
+
+
+def effective_bits(v: SSAValue) -> int:
+    """``v``'s width less the zero bits a ``concat`` of a zero constant puts on top (what
+    Yosys' ``wreduce`` removes from a multiplier's operand)."""
+    if isinstance(v, OpResult) and isinstance(v.owner, comb.ConcatOp):
+        ins = list(v.owner.operands)
+        if len(ins) >= 2 and _is_const(ins[0]):
+            c = ins[0].owner
+            assert isinstance(c, hw.ConstantOp)
+            if c.value.value.data == 0:
+                return sum(_w(x) for x in ins[1:])
+    return _w(v)
+
+
+@dataclass
+class Estimate:
+    """Estimated area (um^2) of a unit, by part."""
+
+    parts: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return sum(self.parts.values())
+
+    def add(self, part: str, um2: float) -> None:
+        self.parts[part] = self.parts.get(part, 0.0) + um2
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"total_um2": round(self.total, 1)} | {
+            f"{k}_um2": round(v, 1) for k, v in sorted(self.parts.items())
+        }
+
+
+def op_um2(op: Operation, lib: OperatorLibrary, am: AreaModel) -> tuple[str, float]:
+    """(part, um^2) of one ``comb`` op (0 for wiring)."""
+    name = op.name.removeprefix("comb.")
+    if name in ("extract", "concat", "replicate", "parity") or not op.results:
+        return "wiring", 0.0
+    w = _w(op.results[0])
+    ins = list(op.operands)
+    if name == "mul":
+        a, b = (effective_bits(v) for v in ins[:2])
+        if any(const_value(v) is not None for v in ins):
+            # a constant multiplicand: shifts and adds, costed by the library's kind
+            return "multipliers", am.cells("add", lib.cost("mul_const", w).cells)
+        return "multipliers", am.mul(a, b, w)
+    if name in ("and", "or", "xor"):
+        if any(_is_const(v) for v in ins):
+            return "logic", 0.0
+        return "logic", am.cells(name, (len(ins) - 1) * lib.cost(name, w).cells)
+    if name == "mux":
+        if _is_const(ins[1]) and _is_const(ins[2]):
+            return "logic", 0.0
+        return "logic", am.cells("mux", lib.cost("mux", w).cells)
+    if name == "icmp":
+        iw = _w(ins[0])
+        kind = _icmp_kind(op)
+        cost = am.cells("add", lib.cost(kind, iw).cells)
+        return "logic", cost / 2 if any(_is_const(v) for v in ins) else cost
+    if name in ("shl", "shru", "shrs") and _is_const(ins[1]):
+        return "wiring", 0.0
+    kind = {"divu": "divu", "divs": "divs", "modu": "modu", "mods": "mods"}.get(name, name)
+    try:
+        cells = lib.cost(kind, w, extrapolate=True).cells
+    except KeyError:
+        return "logic", 0.0
+    part = "arithmetic" if kind in ("add", "sub") else "logic"
+    return part, am.cells(kind, cells)
+
+
+def _icmp_kind(op: Operation) -> str:
+    # comb.icmp predicates: eq 0, ne 1, slt 2, sle 3, sgt 4, sge 5, ult 6, ule 7, ugt 8, uge 9
+    p = op.properties.get("predicate")
+    v = getattr(getattr(p, "value", None), "data", None)
+    if v in (0, 1):
+        return "icmp_eq"
+    if v in (2, 3, 4, 5):
+        return "icmp_slt"
+    return "icmp_ult"
+
+
+def estimate_unit(
+    module: ModuleOp,
+    top: str,
+    srams: Iterable[dict[str, Any]] = (),
+    lib: OperatorLibrary | None = None,
+    am: AreaModel | None = None,
+) -> Estimate:
+    """The estimated area of module ``top`` of ``module`` (generated ``hw`` IR): its
+    operators, registers and instances (generated sequential units by their own modules),
+    plus the SRAM banks ``srams`` (``synth/sram.inventory``) priced by the SRAM table."""
+    from aquas.synth import sta
+
+    lib = lib or OperatorLibrary.load()
+    am = am or model()
+    modules = {m.sym_name.data: m for m in module.ops if isinstance(m, hw.HWModuleOp)}
+    memo: dict[str, Estimate] = {}
+
+    def of(name: str) -> Estimate:
+        if name in memo:
+            return memo[name]
+        est = Estimate()
+        for op in modules[name].body.walk():
+            if op.name.startswith("comb."):
+                part, um2 = op_um2(op, lib, am)
+                if um2:
+                    est.add(part, um2)
+            elif op.name in ("seq.compreg", "seq.firreg"):
+                est.add("registers", _w(op.results[0]) * am.dff_um2)
+            elif isinstance(op, hw.InstanceOp):
+                callee = op.module_name.string_value()
+                if callee in modules:
+                    for k, v in of(callee).parts.items():
+                        est.add("sequential units" if k != "memory" else k, v)
+        memo[name] = est
+        return est
+
+    est = Estimate({k: v * am.calibration for k, v in of(top).parts.items()})
+    for s in srams:  # priced as the measurement prices them: not calibrated
+        area = sta.sram_area_um2(int(s["words"]), int(s["bits"]), int(s["ports"]), 1)
+        est.add("memory", int(s["banks"]) * area)
+    return est
+
+
+# -- characterisation ---------------------------------------------------------------------
+
+
+def characterize(path: Path = TABLE_PATH, clock_ns: float = 5.68) -> dict[str, Any]:
+    """Measure every shape with ``synth/sta.py`` and write the table to ``path``."""
+    import tempfile
+
+    from aquas.synth import sta
+
+    data = json.loads(path.read_text()) if path.exists() else {}
+    measured: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, body in _shapes().items():
+            f = Path(tmp) / f"{name}.v"
+            f.write_text(f"module {name}{body} endmodule\n")
+            fig = sta.measure(f, name, clock_ns)
+            measured[name] = {"um2": fig.logic_area_um2, "cells": fig.cells}
+    data |= {"library": sta.LIBRARY_NAME, "clock_ns": clock_ns, "measured": measured}
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
+CALIBRATION_UNITS = ("kyber", "llm", "dsp", "pointcloud")
+"""The example units the calibration measures (point cloud: about 10 minutes uncached)."""
+
+
+def calibrate(path: Path = TABLE_PATH, soc: str = "vexriscv") -> dict[str, Any]:
+    """Synthesize the :data:`CALIBRATION_UNITS` for ``soc`` at its core's clock, estimate
+    (uncalibrated) and measure them (``synth/sta.py``); the factor is the geometric mean
+    of measured over estimated logic area."""
+    import tempfile
+
+    from aquas.area import default_clock
+    from aquas.interpreter import find_extension
+    from aquas.reencode import spec_for_target
+    from aquas.synth import sta
+    from aquas.synth.pipeline import synthesize_unit
+    from aquas.synth.sram import inventory
+    from aquas.target import load_target
+
+    data = json.loads(path.read_text())
+    raw = AreaModel.load(path)
+    raw = AreaModel(**{**raw.__dict__, "calibration": 1.0})
+    target = load_target(soc=soc)
+    clock = default_clock(target).ns
+    root = Path(__file__).resolve().parents[1] / "examples"
+    units: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in CALIBRATION_UNITS:
+            spec = next(root.glob(f"*/{name}.isax"))
+            module, _ = spec_for_target(spec, target, strict=False)
+            u = synthesize_unit(
+                module, Path(tmp) / name, clock, target.isax_mem_latency, lint=False,
+                yosys=False, target=target,
+            )  # fmt: skip
+            unit = u.synth.unit
+            est = estimate_unit(unit.module, unit.name, inventory(find_extension(module)), am=raw)
+            fig = sta.measure(u.synth.verilog_path, unit.name, clock)
+            logic = est.total - est.parts.get("memory", 0.0)
+            units[name] = {"estimated_um2": round(logic, 1), "measured_um2": fig.logic_area_um2}
+    import math
+
+    logs = [math.log(u["measured_um2"] / u["estimated_um2"]) for u in units.values()]
+    factor = math.exp(sum(logs) / len(logs))
+    data["calibration"] = {
+        "factor": round(factor, 4),
+        "soc": soc,
+        "clock_ns": clock,
+        "units": units,
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
+def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--characterize", action="store_true", help="measure the table again")
+    ap.add_argument(
+        "--calibrate", action="store_true", help="measure the calibration on example units"
+    )
+    args = ap.parse_args()
+    if args.characterize:
+        characterize()
+    if args.calibrate:
+        calibrate()
+    am = AreaModel.load()
+    print(
+        f"multiplier: {am.mul_um2_per_pp:.1f} um^2 per partial-product bit + {am.mul_um2_base:.0f}"
+    )
+    for k, v in am.um2_per_cell.items():
+        print(f"{k}: {v:.1f} um^2 per generic cell")
+    err = [abs(am.mul(k, k, w) / am.measured[f"mul_{k}_{w}"]["um2"] - 1) for k, w in MUL_SHAPES]
+    print(f"calibration: x{am.calibration:.3f}")
+    print(f"multiplier fit: worst {100 * max(err):.1f} %, mean {100 * sum(err) / len(err):.1f} %")
+
+
+if __name__ == "__main__":
+    main()
