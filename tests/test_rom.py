@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from aquas.diagnostics import AquasError
+from aquas.dialects.aquas import constant_value
 from aquas.interpreter import IsaxState, execute, find_extension, find_isax
 from aquas.spec.frontend import lower_spec, lower_spec_file
 from aquas.spec.limits import SpecBudgets
@@ -357,17 +358,15 @@ builtin.module {
 """
 
 # 5 >> 1 = 2, its low bit 0; 5 < 1 false; sext of 0 is 0; both selects pick their false
-# side (rs1, which takes the select's name, then 0); the add of rs1 stays, and so does
-# the unmarked shift of constants (only ROM reads fold)
+# side (rs1, which takes the select's name, then 0); the add of rs1 stays; the unmarked
+# shift of constants folds as well (to 2), and the constants nothing uses go
 FOLD_EXPECTED = """\
 builtin.module {
   aquas.extension @g {
     aquas.isax @t opcode 11 funct3 0 funct7 0 uses ["rs1", "rd"] {
       %s1 = aquas.rs1 : i32
-      %c5 = arith.constant 5 : i32
-      %c1 = arith.constant 1 : i32
       %n = arith.constant 0 : i32
-      %u = arith.shrui %c5, %c1 : i32
+      %u = arith.constant 2 : i32
       %r = arith.addi %s1, %n : i32
       %r2 = arith.addi %r, %u : i32
       aquas.write_rd %r2 : i32
@@ -414,13 +413,19 @@ def test_fold_constants_keeps_aquas_edge_semantics() -> None:
     assert execute(isax).rd == 48
 
 
-def test_fold_constants_leaves_ops_outside_rom_reads() -> None:
-    """Only the ops of ROM reads fold: a spec without a ROM keeps its IR (and so the
-    schedules measured for it)."""
+def test_fold_constants_folds_constant_arithmetic_anywhere_with_aquas_semantics() -> None:
+    """Constant arithmetic outside ROM reads folds too, by the RISC-V rules the interpreter
+    uses (division by zero, MIN / -1, shifts past the width); a division of a run-time
+    value by zero stays for the hardware."""
     src = (ROOT / "tests" / "edge_cases.isax").read_text()
     m = prepare(lower_spec(src, "edge.isax"))
-    names = [o.name for o in next(find_extension(m).isaxs()).walk()]
-    assert "arith.divsi" in names and "arith.shli" in names
+    isax = next(find_extension(m).isaxs())
+    divs = [o for o in isax.walk() if o.name in ("arith.divui", "arith.divsi", "arith.remui")]
+    assert len(divs) == 1 and all(constant_value(v) is None for v in divs[0].operands[:1])
+    assert not [o for o in isax.walk() if o.name in ("arith.shli", "arith.shrsi", "arith.shrui")]
+    spec = next(find_extension(lower_spec(src, "edge.isax")).isaxs())
+    for rs1 in (0, 5, 0xFFFFFFFF, 0x80000000):
+        assert execute(isax, rs1).rd == execute(spec, rs1).rd
 
 
 def test_synthesis_preparation_preserves_semantics() -> None:

@@ -39,8 +39,9 @@ class TableLowering(LoweringBase):
     def _rom_tree(self, rom: Rom, index: Typed, at: Where) -> Typed:
         start = len(self.block.ops)
         result = self._rom_tree_ops(rom, index, at)
-        # Mark the tree and the arith ops computing the index (aq.ROM_ATTR): synthesis
-        # folds them when unrolling makes the index a constant, and nothing else.
+        # Mark the tree and the arith ops computing the index (aq.ROM_ATTR), so the IR
+        # says where they came from; aquas-fold-constants folds them (as any constant
+        # arithmetic) when unrolling makes the index a constant.
         for op in list(self.block.ops)[start:]:
             op.attributes[aq.ROM_ATTR] = UnitAttr()
         todo = [index.value]
