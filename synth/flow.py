@@ -170,7 +170,8 @@ def schedule_isaxs(
     # Balanced sums (synth/balance.py) are shallower, but where shared units hand out the
     # operands one after another the chain as written adds each as it comes: the sums
     # are balanced in the ISAXs that schedule in fewer cycles that way (sharing couples
-    # the ISAXs, so a subset is scheduled once more).
+    # the ISAXs, so a subset is scheduled once more), unless that takes more shared
+    # multipliers than the sums as written.
     original = module.clone()
     rebuilt, builder, fsms = run(module, None)
     keep = set(rebuilt)
@@ -179,14 +180,23 @@ def schedule_isaxs(
         _, plain_builder, plain = run(plain_module, ())
         before = {f.isax.sym_name.data: _fixed(f) for f in plain}
         keep = {f.isax.sym_name.data for f in fsms if _fixed(f) < before[f.isax.sym_name.data]}
-        if not keep:
-            _move_body(plain_module, module)
-            builder, fsms = plain_builder, plain
-        elif keep < rebuilt:
+        if keep and keep < rebuilt:
             _move_body(original, module)
             _, builder, fsms = run(module, keep)
+        if not keep or _more_units(builder, plain_builder):
+            # no faster, or faster only with more shared multipliers: not worth the area
+            _move_body(plain_module, module)
+            builder, fsms, keep = plain_builder, plain, set()
     builder.balanced = keep
     return builder, fsms
+
+
+def _more_units(a: FsmBuilder, b: FsmBuilder) -> bool:
+    """Whether schedule ``a`` binds more shared units of some kind and width than ``b``."""
+    if a.binding is None or b.binding is None:
+        return False
+    have = {c.key: n for c, n in b.binding.counts().items()}
+    return any(n > have.get(c.key, 0) for c, n in a.binding.counts().items())
 
 
 def _fixed(f: IsaxFsm) -> tuple[int, int]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from aquas.interpreter import ExecResult, IsaxState, Memory, execute, find_extension, find_isax
-from aquas.spec.frontend import lower_spec
+from aquas.spec.frontend import lower_spec, lower_spec_file
 
 
 def run(
@@ -57,3 +58,26 @@ def check_fixed_cycles(reports: dict[str, Any], stats: dict[str, Any], latency: 
             if fixed_control and fixed_mem:
                 want = lat["control_min"] + lat["per_mem_latency_min"] * latency + beats
                 assert cycles == want, (name, cycles, beats)
+
+
+def cosim_random(spec: Path, out_dir: Path, cases: int, seed: int) -> Any:
+    """Synthesizes ``spec`` at 10 ns (L = 4) into ``out_dir`` and co-simulates ``cases``
+    random cases per ISAX against the golden interpreter; asserts no mismatch and returns
+    the synthesis result."""
+    from aquas.synth.cosim import run_cosim
+    from aquas.synth.flow import synthesize
+
+    res = synthesize(lower_spec_file(spec), out_dir, 10.0, mem_latency=4)
+    cs = run_cosim(
+        spec,
+        res.verilog_path,
+        res.unit.name,
+        cases=cases,
+        seed=seed,
+        mode="random",
+        cache_dir=Path(__file__).resolve().parents[1] / "build" / "cosim",
+    )
+    assert cs.mismatches == []
+    isaxs = [i.sym_name.data for i in find_extension(lower_spec_file(spec)).isaxs()]
+    assert {k: v["cases"] for k, v in cs.stats.items()} == dict.fromkeys(isaxs, cases)
+    return res

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from xdsl.dialects import arith, scf
 
-from aquas.interpreter import find_extension
 from aquas.passes import PASSES
 from aquas.spec.frontend import lower_spec, lower_spec_file
 from aquas.synth import balance
@@ -98,9 +97,29 @@ def test_the_flow_keeps_a_tree_only_where_it_saves_cycles(
     peer = ROOT / "benchmarks/specs/peer_shapes.isax"
     on = _latencies(peer, clock, monkeypatch, True)
     off = _latencies(peer, clock, monkeypatch, False)
-    # 32 rows of an 8-wide int8 multiply-accumulate: the tree is 2 adders shorter per body
-    assert on["gemv8_tile"][1] < 0.85 * off["gemv8_tile"][1]
+    # 32 rows of an 8-wide int8 multiply-accumulate: the tree is 2 adders shorter per body;
+    # at 5.68 ns it would need 8 shared 16-bit multipliers instead of 2, so it is not kept
+    if clock == 10.0:
+        assert on["gemv8_tile"][1] < 0.85 * off["gemv8_tile"][1]
+    else:
+        assert on["gemv8_tile"] == off["gemv8_tile"]
     llm = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, True)
     llm_off = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, False)
-    assert llm["gemm4x4_i16"][1] < llm_off["gemm4x4_i16"][1]
-    assert find_extension(lower_spec_file(peer)) is not None
+    if clock == 10.0:
+        assert llm["gemm4x4_i16"][1] < llm_off["gemm4x4_i16"][1]  # 97 -> 93, same units
+    else:
+        # its tree would be faster (106 -> 101) but only with a fourth shared 32-bit
+        # multiplier: the sums stay as written
+        assert llm["gemm4x4_i16"] == llm_off["gemm4x4_i16"]
+
+
+def test_a_tree_that_needs_more_shared_multipliers_is_not_kept() -> None:
+    from aquas.synth.flow import schedule_isaxs
+    from aquas.synth.oplib import OperatorLibrary
+
+    builder, _ = schedule_isaxs(
+        lower_spec_file(ROOT / "examples/llm/llm.isax"), 5.68, OperatorLibrary.load()
+    )
+    assert builder.balanced == set()
+    assert builder.binding is not None
+    assert {c.key: n for c, n in builder.binding.counts().items()}.get("mul32") == 3
