@@ -81,6 +81,7 @@ from aquas.egraph.soundness import (
     leaf_operands,
     pieces,
 )
+from aquas.egraph.stateful_loop import match_filter_loop
 from aquas.egraph.terms import (
     Linear,
     Term,
@@ -173,6 +174,7 @@ class Matcher(BindingChecks):
         decisions: list[Decision] = []
         mem = [p for p in self.patterns if p.kind == "memory"]
         reg = [p for p in self.patterns if p.kind == "register"]
+        filters = [p for p in self.patterns if p.filter is not None]
         claimed: set[int] = set()  # ids of ops inside regions already replaced
         for blk in fn.blocks:
             for i, st in enumerate(blk.stmts):
@@ -182,6 +184,14 @@ class Matcher(BindingChecks):
                 tried: list[Decision] = []
                 for p in mem:
                     d = self.match_loop(fn, blk, i, p)
+                    tried.append(d)
+                    if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
+                        best = d
+                for p in filters if st.kind == "for" else []:
+                    assert p.filter is not None
+                    t0 = time.perf_counter()
+                    d = match_filter_loop(self, fn, blk, i, p, p.filter)
+                    d.seconds = time.perf_counter() - t0
                     tried.append(d)
                     if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
                         best = d

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from aquas.dialects import aquas as aq
 from aquas.egraph.accum import Accumulator, accumulator_pattern
 from aquas.egraph.semantics import Access, Effects, StateAccess, Unsupported, isax_effects
+from aquas.egraph.stateful import Filter, filter_pattern
 from aquas.egraph.terms import Term
 
 # Reasons (the categories ``--explain`` reports)
@@ -35,7 +36,7 @@ TARGET = "not routed"  # the target core does not route the ISAX's opcode
 class Pattern:
     extension: str
     name: str
-    kind: str  # "memory" | "register" | "unsupported"
+    kind: str  # "memory" | "register" | "stateful" | "unsupported"
     why: str = ""
     fx: Effects | None = None
     latency: int = 0  # cycles of one invocation at the platform's memory latency
@@ -48,6 +49,9 @@ class Pattern:
     # an accumulator ISAX (egraph/accum.py): its unit state stands for a program variable,
     # its register operands are words loaded from the pattern's addresses
     accumulator: Accumulator | None = None
+    # a stateful filter ISAX (egraph/stateful.py): its state registers stand for memory
+    # that a loop reads and writes back every iteration, loaded and saved by other ISAXs
+    filter: Filter | None = None
 
     @property
     def rd(self) -> Term | None:
@@ -95,7 +99,10 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
         fx = summaries[name]
         if isinstance(fx, StateAccess) and fx.scratchpad is None:
             acc = accumulator_pattern(isax, ext)
-            if isinstance(acc, str):
+            filt = filter_pattern(isax, ext) if isinstance(acc, str) else None
+            if isinstance(filt, Filter):
+                p.kind, p.filter = "stateful", filt
+            elif isinstance(acc, str):
                 p.why = str(fx)
             else:
                 p.fx, p.accumulator = acc
@@ -108,6 +115,13 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
             p.fx = fx
             p.kind, p.why = pattern_kind(fx)
         out.append(p)
+    for p in out:  # the ISAXs a filter's state goes through: emitted with it
+        if p.filter is not None:
+            for q in out:
+                if q.name in p.filter.isaxs and q is not p and q.kind == "unsupported":
+                    q.why = (
+                        f"moves the unit state of {p.name} (emitted around {p.name} loops); {q.why}"
+                    )
     return out
 
 

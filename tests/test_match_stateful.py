@@ -1,0 +1,269 @@
+"""Stateful filter ISAXs as patterns (egraph/stateful.py, egraph/stateful_loop.py): the DSP
+extension's biquad keeps its history x1, x2, y1, y2 in unit state, set by biquad_load
+(coefficients) and biquad_restore (history), written back by biquad_save. A loop whose
+iteration reads the history from struct fields, filters one sample and writes the history
+back becomes load + restore, one biquad call per sample, save -- under a run-time guard
+that the samples do not overlap the state. Near misses (history shifted in the wrong
+order, another rounding, a field not written back, state touched by other code, history in
+locals) stay in software; the final check catches an emitter that forgets the save or the
+restore."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import pytest
+
+from aquas.egraph import emit
+from aquas.egraph.driver import MatchResult, load_patterns, match_file
+from aquas.egraph.emit import rewrite_c
+from aquas.egraph.matcher import Options
+from aquas.egraph.stateful import filter_pattern
+from aquas.interpreter import find_extension
+from aquas.spec.frontend import lower_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+DSP = ROOT / "examples/dsp/dsp.isax"
+
+
+@functools.cache
+def _patterns():  # type: ignore[no-untyped-def]
+    return load_patterns(DSP, soc="picorv32")
+
+
+def _match(tmp_path: Path, text: str) -> MatchResult:
+    app = tmp_path / "app.c"
+    app.write_text(text)
+    return match_file(app, DSP, patterns=_patterns(), options=Options(core="picorv32"))
+
+
+BIQUAD = """#include <stdint.h>
+typedef struct { int16_t b0, b1, b2, a1, a2; } coef_t;
+typedef struct { int16_t x1, x2, y1, y2; } hist_t;
+
+static inline int16_t sat16(int32_t v)
+{
+    if (v > 32767)
+        return 32767;
+    if (v < -32768)
+        return -32768;
+    return (int16_t)v;
+}
+
+void section(const coef_t *k, hist_t *st, int16_t *buf, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int16_t x = buf[i];
+        int64_t acc = (int64_t)k->b0 * x + (int64_t)k->b1 * st->x1 + (int64_t)k->b2 * st->x2
+                      - (int64_t)k->a1 * st->y1 - (int64_t)k->a2 * st->y2;
+        int32_t y = (int32_t)((acc + (1 << 13)) >> 14);
+        int16_t yq = sat16(y);
+        st->x2 = st->x1;
+        st->x1 = x;
+        st->y2 = st->y1;
+        st->y1 = yq;
+        buf[i] = yq;
+    }
+}
+"""
+
+
+def _decision(res: MatchResult, isax: str = "biquad"):  # type: ignore[no-untyped-def]
+    [d] = [d for d in res.decisions if d.isax == isax]
+    return d
+
+
+def test_biquad_is_a_filter_with_load_restore_and_save() -> None:
+    _, pats = _patterns()
+    p = next(p for p in pats if p.name == "biquad")
+    assert p.kind == "stateful" and p.filter is not None
+    f = p.filter
+    assert f.carried == ("bq_x1", "bq_x2", "bq_y1", "bq_y2")
+    assert f.coefficients == ("bq_a1", "bq_a2", "bq_b0", "bq_b1", "bq_b2")
+    assert f.operands == ("rs1",)
+    assert f.isaxs == ("biquad_load", "biquad_restore", "biquad", "biquad_save")
+    assert f.saver.slots == (("bq_x1", 0, 16), ("bq_x2", 2, 16), ("bq_y1", 4, 16), ("bq_y2", 6, 16))
+    assert f.restorer.slots == f.saver.slots
+    assert f.loader is not None and f.loader.slot("bq_a2") == (8, 16)
+    kinds = {q.name: q.kind for q in pats}
+    assert kinds["biquad_save"] == kinds["biquad_load"] == "unsupported"
+
+
+def _ext(body: str):  # type: ignore[no-untyped-def]
+    head = "extension t;\nstate c: i16 = 0;\nstate h: i16 = 0;\n"
+    return find_extension(lower_spec(head + body, "t.isax"))
+
+
+STEP = """#[opcode(custom0), funct7(0)]
+isax step(rs1) -> rd { let y: i16 = c * h + trunc<i16>(rs1); h = y; return sext<i32>(y); }
+#[opcode(custom0), funct7(1)]
+isax load(rs1) { c = mem<i16>[rs1]; h = 0; }
+"""
+SAVE = "#[opcode(custom0), funct7(2)]\nisax save(rs1) { mem<i16>[rs1] = h; }\n"
+RESTORE = "#[opcode(custom0), funct7(3)]\nisax restore(rs1) { h = mem<i16>[rs1]; }\n"
+
+
+def test_what_is_not_a_filter() -> None:
+    """Without a save, or a restore of the saved layout, the state cannot stand for
+    memory: the ISAX stays a non-pattern, with the reason."""
+    ext = _ext(STEP + RESTORE)
+    assert filter_pattern(next(iter(ext.isaxs())), ext) == (
+        "no ISAX of the extension saves the state step updates (@h) to memory"
+    )
+    ext = _ext(STEP + SAVE)
+    assert filter_pattern(next(iter(ext.isaxs())), ext) == (
+        "no ISAX of the extension restores the state step updates from the layout save saves"
+    )
+    ext = _ext(STEP + SAVE + RESTORE.replace("mem<i16>[rs1]", "mem<i16>[rs1 + 2]"))
+    assert "restores" in str(filter_pattern(next(iter(ext.isaxs())), ext))
+    ext = _ext(STEP + SAVE + RESTORE)
+    f = filter_pattern(next(iter(ext.isaxs())), ext)
+    assert not isinstance(f, str) and f.isaxs == ("load", "restore", "step", "save")
+
+
+def test_biquad_section_becomes_load_restore_calls_save(tmp_path: Path) -> None:
+    res = _match(tmp_path, BIQUAD)
+    new = rewrite_c(res)
+    [d] = res.matched
+    assert d.isax == "biquad" and d.binding is not None
+    assert "5 component(s)" in d.binding.proof
+    # trials where the original itself crashes (a random n past the buffer) are discarded
+    m = re.search(r"final check: same outputs and memory on (\d+) random inputs", d.binding.proof)
+    assert m is not None and int(m.group(1)) >= 8, d.binding.proof
+    load = "aquas_biquad_load(((uint32_t)(uintptr_t)&k->b0));"
+    restore = "aquas_biquad_restore(((uint32_t)(uintptr_t)&st->x1));"
+    save = "aquas_biquad_save(((uint32_t)(uintptr_t)&st->x1));"
+    call = (
+        "*(uint16_t *)(uintptr_t)((uint32_t)(uintptr_t)buf + 2u * (uint32_t)i) = "
+        "(uint16_t)aquas_biquad((uint32_t)(uint16_t)(*(const uint16_t *)(uintptr_t)"
+        "((uint32_t)(uintptr_t)buf + 2u * (uint32_t)i + 0u)));"
+    )
+    at = [new.index(x) for x in (load, restore, "for (int i = 0; i < n; i++)", call, save)]
+    assert at == sorted(at)
+    # the guard: the loop runs, and the samples [buf, buf + 2n + 2) miss the history
+    # [st, st + 1) and the coefficients [k, k + 1), which miss each other; else the
+    # original loop
+    assert "((int32_t)0u < (int32_t)(uint32_t)n ? 1u : 0u)" in new
+    end = "((uint32_t)(uintptr_t)buf + 2u * (uint32_t)n + 2u)"
+    buf = "((uint32_t)(uintptr_t)buf)"
+    st, st1 = "((uint32_t)(uintptr_t)&st->x1)", "((uint32_t)(uintptr_t)&st[1].x1)"
+    k, k1 = "((uint32_t)(uintptr_t)&k->b0)", "((uint32_t)(uintptr_t)&k[1].b0)"
+    assert f"({end} <= {st} || {st1} <= {buf})" in new
+    assert f"({end} <= {k} || {k1} <= {buf})" in new
+    assert f"({st1} <= {k} || {k1} <= {st})" in new
+    assert "} else\n            for (int i = 0; i < n; i++) {" in new
+    assert d.sw_cycles > 5 * d.hw_cycles  # one biquad per sample against ~40 instructions
+
+
+def test_the_dsp_application_biquad_cascade_is_matched() -> None:
+    """examples/dsp/app/filters.c as written: the section's state is &s[sec], its
+    coefficients &c[sec] (struct pointers spelled as members for the host's layout)."""
+    res = match_file(
+        ROOT / "examples/dsp/app/filters.c",
+        DSP,
+        functions=["biquad_cascade"],
+        patterns=_patterns(),
+        options=Options(core="picorv32"),
+    )
+    new = rewrite_c(res)
+    [d] = res.matched
+    assert d.isax == "biquad" and d.line == 47 and d.binding is not None
+    assert "final check: same outputs and memory" in d.binding.proof
+    assert "aquas_biquad_load(((uint32_t)(uintptr_t)&c[sec].b0));" in new
+    assert "aquas_biquad_restore(((uint32_t)(uintptr_t)&s[sec].x1));" in new
+    assert "aquas_biquad_save(((uint32_t)(uintptr_t)&s[sec].x1));" in new
+
+
+@pytest.mark.parametrize(
+    ("change", "reason", "detail"),
+    [
+        # the history shifted in the wrong order: x2 gets the new sample, not the old x1
+        (
+            ("st->x2 = st->x1;\n        st->x1 = x;", "st->x1 = x;\n        st->x2 = st->x1;"),
+            "value mismatch",
+            "the value stored to @bq_x2 differs",
+        ),
+        # another rounding: half of 2^13
+        (("(1 << 13)", "(1 << 12)"), "value mismatch", "the value stored to @bq_y1 differs"),
+        # truncation instead of rounding
+        (("(acc + (1 << 13)) >> 14", "acc >> 14"), "value mismatch", "@bq_y1 differs"),
+        # y2 not written back: the history is not carried whole
+        (("st->y2 = st->y1;\n", ""), "footprint mismatch", "3 loop-invariant location(s)"),
+        # other code touches the state every sample
+        (
+            ("buf[i] = yq;", "buf[i] = yq;\n        st->x2 += 1;"),
+            "value mismatch",
+            "@bq_x2 differs",
+        ),
+        # a counter next to the history
+        (
+            ("buf[i] = yq;", "buf[i] = yq;\n        ((int16_t *)st)[4] += 1;"),
+            "footprint mismatch",
+            "5 loop-invariant location(s)",
+        ),
+        # no saturation
+        (("int16_t yq = sat16(y);", "int16_t yq = (int16_t)y;"), "value mismatch", "differs"),
+    ],
+)
+def test_near_misses_stay_in_software(
+    tmp_path: Path, change: tuple[str, str], reason: str, detail: str
+) -> None:
+    assert change[0] in BIQUAD
+    res = _match(tmp_path, BIQUAD.replace(change[0], change[1]))
+    new = rewrite_c(res)
+    assert not res.matched and "aquas_biquad" not in new
+    d = _decision(res)
+    assert d.reason == reason and detail in d.detail, (d.reason, d.detail)
+
+
+def test_history_in_locals_is_not_matched(tmp_path: Path) -> None:
+    """The history kept in local variables across iterations (loaded before the loop,
+    stored after) is a loop-carried value, not memory: not this pattern (yet)."""
+    text = BIQUAD.replace(
+        "    for (int i = 0; i < n; i++) {",
+        "    int16_t x1 = st->x1, x2 = st->x2, y1 = st->y1, y2 = st->y2;\n"
+        "    for (int i = 0; i < n; i++) {",
+    )
+    body = text[text.index("int16_t x = buf[i];") :]
+    body = body.replace("st->", "").replace("x2 = x1;", "x2 = x1;")
+    text = text[: text.index("int16_t x = buf[i];")] + body
+    text = text.replace(
+        "        buf[i] = yq;\n    }\n}",
+        "        buf[i] = yq;\n    }\n    st->x1 = x1; st->x2 = x2; st->y1 = y1; st->y2 = y2;\n}",
+    )
+    res = _match(tmp_path, text)
+    rewrite_c(res)
+    assert not res.matched
+    assert _decision(res).reason == "live-out"
+
+
+@pytest.mark.parametrize("dropped", ["aquas_biquad_save", "aquas_biquad_restore"])
+def test_final_check_refuses_a_missing_save_or_restore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dropped: str
+) -> None:
+    """An emitter that forgets to save the history (the struct keeps its old values) or to
+    restore it (the unit starts from cleared history): the golden ISAXs, with their state
+    kept from call to call, make the final check fail."""
+    real = emit._filter_text
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return "\n".join(ln for ln in real(*args, **kwargs).split("\n") if dropped not in ln)
+
+    monkeypatch.setattr(emit, "_filter_text", broken)
+    res = _match(tmp_path, BIQUAD)
+    new = rewrite_c(res)
+    assert not res.matched and "aquas_biquad(" not in new
+    d = _decision(res)
+    assert d.reason == "final check" and "differs" in d.detail, d.detail
+
+
+def test_vexriscv_matches_the_reencoded_filter(tmp_path: Path) -> None:
+    """On VexRiscv (custom-0 only) the four ISAXs are matched on their re-encoded opcodes."""
+    app = tmp_path / "app.c"
+    app.write_text(BIQUAD)
+    res = match_file(app, DSP, soc="vexriscv")
+    rewrite_c(res)
+    [d] = res.matched
+    assert d.isax == "biquad"
