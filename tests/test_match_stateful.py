@@ -267,3 +267,102 @@ def test_vexriscv_matches_the_reencoded_filter(tmp_path: Path) -> None:
     rewrite_c(res)
     [d] = res.matched
     assert d.isax == "biquad"
+
+
+# A C model of the four ISAXs, written from dsp.isax's header comment, for running the
+# rewrite natively: the unit's state is static, as in the hardware.
+BIQUAD_STUB = """#include <stdint.h>
+static int16_t b0, b1, b2, a1, a2, x1, x2, y1, y2;
+static inline void aquas_biquad_load(uint32_t a)
+{
+    const int16_t *p = (const int16_t *)(uintptr_t)a;
+    b0 = p[0]; b1 = p[1]; b2 = p[2]; a1 = p[3]; a2 = p[4];
+    x1 = x2 = y1 = y2 = 0;
+}
+static inline void aquas_biquad_restore(uint32_t a)
+{
+    const int16_t *p = (const int16_t *)(uintptr_t)a;
+    x1 = p[0]; x2 = p[1]; y1 = p[2]; y2 = p[3];
+}
+static inline void aquas_biquad_save(uint32_t a)
+{
+    int16_t *p = (int16_t *)(uintptr_t)a;
+    p[0] = x1; p[1] = x2; p[2] = y1; p[3] = y2;
+}
+static inline uint32_t aquas_biquad(uint32_t r)
+{
+    int16_t x = (int16_t)r;
+    int64_t acc = (int64_t)b0 * x + (int64_t)b1 * x1 + (int64_t)b2 * x2
+                  - (int64_t)a1 * y1 - (int64_t)a2 * y2;
+    int64_t q = (acc + 8192) >> 14;
+    int16_t y = q > 32767 ? 32767 : q < -32768 ? -32768 : (int16_t)q;
+    x2 = x1; x1 = x; y2 = y1; y1 = y;
+    return (uint32_t)(int32_t)y;
+}
+"""
+
+# Every placement of a 24-sample buffer around the history (arena[100..104)) and the
+# coefficients (arena[110..115)), overlapping them or not; the whole arena is printed.
+ALIAS_MAIN = """#include <stdint.h>
+#include <stdio.h>
+typedef struct { int16_t b0, b1, b2, a1, a2; } coef_t;
+typedef struct { int16_t x1, x2, y1, y2; } hist_t;
+void section(const coef_t *k, hist_t *st, int16_t *buf, int n);
+static int16_t arena[256];
+int main(void)
+{
+    for (int o = 70; o < 130; o++) {
+        uint32_t seed = 12345u + (uint32_t)o;
+        for (int j = 0; j < 256; j++) {
+            seed = seed * 1103515245u + 12345u;
+            arena[j] = (int16_t)(seed >> 16) >> 2;
+        }
+        arena[110] = 1106; arena[111] = 2212; arena[112] = 1106;
+        arena[113] = -18727; arena[114] = 6767;
+        section((const coef_t *)&arena[110], (hist_t *)&arena[100], &arena[o], 24);
+        unsigned long h = 0;
+        for (int j = 0; j < 256; j++)
+            h = h * 31u + (uint16_t)arena[j];
+        printf("%d %lu\\n", o, h);
+    }
+    return 0;
+}
+"""
+
+
+def test_the_guard_runs_the_original_when_samples_overlap_the_state(tmp_path: Path) -> None:
+    """Natively, with the ISAXs modelled in C: for every placement of the samples around
+    the history and the coefficients, the rewrite leaves the same memory as the original
+    (overlapping placements take the original loop). Control: with the guard forced
+    true, overlapping placements differ -- the overlap is observable, so the guard matters."""
+    import subprocess
+
+    from helpers import require_tool
+
+    require_tool("gcc", "gcc")
+    res = _match(tmp_path, BIQUAD)
+    new = rewrite_c(res)
+    assert len(res.matched) == 1
+    start = new.index("        if ((((int32_t)0u")
+    forced = new[:start] + "        if (1 || " + new[start + len("        if (") :]
+    outs = {}
+    for which, text in (("orig", BIQUAD), ("new", new), ("forced", forced)):
+        d = tmp_path / which
+        d.mkdir()
+        (d / "app.c").write_text(text)
+        (d / "main.c").write_text(ALIAS_MAIN)
+        (d / "aquas_isax.h").write_text(BIQUAD_STUB)
+        exe = d / "run"
+        subprocess.run(
+            ["gcc", "-O1", "-fwrapv", "-no-pie", f"-I{d}", str(d / "main.c"), str(d / "app.c"),
+             "-o", str(exe)],
+            check=True,
+        )  # fmt: skip
+        lines = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+        outs[which] = dict(ln.split() for ln in lines.splitlines())
+    assert len(outs["orig"]) == 60
+    assert outs["new"] == outs["orig"]
+    differ = {o for o in outs["orig"] if outs["forced"][o] != outs["orig"][o]}
+    # buf = arena[o..o+24) overlaps the history or the coefficients for o in 77..114
+    assert differ and differ <= {str(o) for o in range(77, 115)}
+    assert all(outs["forced"][str(o)] == outs["orig"][str(o)] for o in (70, 76, 115, 129))
