@@ -149,6 +149,16 @@ def match_filter_loop(
                 for b in _bases(f.loader, [a for a in fixed_r if a.lin.terms != hist.terms])
                 if all((b.shifted(o), w) in reads_at for _, o, w in f.loader.slots)
             ]
+        if not coef_cands:
+            assert f.loader is not None
+            last = (
+                SHAPE,
+                (
+                    f"the iteration does not read the memory {f.loader.isax} loads "
+                    f"({', '.join(r for r, _, _ in f.loader.slots)} at offsets "
+                    f"{', '.join(str(o) for _, o, _ in f.loader.slots)}) apart from the history"
+                ),
+            )
         for coef in coef_cands:
             r = _try_binding(m, fn, d, f, fx, iv, hist, coef, by_addr, out_writes, moving)
             if r is None:
