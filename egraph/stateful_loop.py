@@ -125,6 +125,12 @@ def match_filter_loop(
         d.detail = "a sample's address does not grow with the loop index"
         return d
     out_writes = [a for a in fx.writes if _varies(a.lin, iv)]
+    in_reads = [a for a in fx.reads if _varies(a.lin, iv)]
+    if any(w.seq < r.seq for w in out_writes for r in in_reads):
+        # the rewrite reads every sample (the call's operand) before it stores the result
+        d.reason = DEPENDENCE
+        d.detail = "an iteration stores a sample before it loads another"
+        return d
     if len(fixed_w) != len(f.saver.slots):
         d.reason = SHAPE
         d.detail = (

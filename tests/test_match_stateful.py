@@ -205,6 +205,15 @@ def test_the_dsp_application_biquad_cascade_is_matched() -> None:
         ),
         # no saturation
         (("int16_t yq = sat16(y);", "int16_t yq = (int16_t)y;"), "value mismatch", "differs"),
+        # the output stored before the sample is read (a later sample, when n > 1 aliases)
+        (
+            (
+                "        int16_t x = buf[i];\n",
+                "        buf[i + 1] = 0;\n        int16_t x = buf[i];\n",
+            ),
+            "dependence",
+            "stores a sample before it loads another",
+        ),
     ],
 )
 def test_near_misses_stay_in_software(
