@@ -281,31 +281,31 @@ def test_vexriscv_matches_the_reencoded_filter(tmp_path: Path) -> None:
 # A C model of the four ISAXs, written from dsp.isax's header comment, for running the
 # rewrite natively: the unit's state is static, as in the hardware.
 BIQUAD_STUB = """#include <stdint.h>
-static int16_t b0, b1, b2, a1, a2, x1, x2, y1, y2;
+static int16_t bq_b0, bq_b1, bq_b2, bq_a1, bq_a2, bq_x1, bq_x2, bq_y1, bq_y2;
 static inline void aquas_biquad_load(uint32_t a)
 {
     const int16_t *p = (const int16_t *)(uintptr_t)a;
-    b0 = p[0]; b1 = p[1]; b2 = p[2]; a1 = p[3]; a2 = p[4];
-    x1 = x2 = y1 = y2 = 0;
+    bq_b0 = p[0]; bq_b1 = p[1]; bq_b2 = p[2]; bq_a1 = p[3]; bq_a2 = p[4];
+    bq_x1 = bq_x2 = bq_y1 = bq_y2 = 0;
 }
 static inline void aquas_biquad_restore(uint32_t a)
 {
     const int16_t *p = (const int16_t *)(uintptr_t)a;
-    x1 = p[0]; x2 = p[1]; y1 = p[2]; y2 = p[3];
+    bq_x1 = p[0]; bq_x2 = p[1]; bq_y1 = p[2]; bq_y2 = p[3];
 }
 static inline void aquas_biquad_save(uint32_t a)
 {
     int16_t *p = (int16_t *)(uintptr_t)a;
-    p[0] = x1; p[1] = x2; p[2] = y1; p[3] = y2;
+    p[0] = bq_x1; p[1] = bq_x2; p[2] = bq_y1; p[3] = bq_y2;
 }
 static inline uint32_t aquas_biquad(uint32_t r)
 {
     int16_t x = (int16_t)r;
-    int64_t acc = (int64_t)b0 * x + (int64_t)b1 * x1 + (int64_t)b2 * x2
-                  - (int64_t)a1 * y1 - (int64_t)a2 * y2;
+    int64_t acc = (int64_t)bq_b0 * x + (int64_t)bq_b1 * bq_x1 + (int64_t)bq_b2 * bq_x2
+                  - (int64_t)bq_a1 * bq_y1 - (int64_t)bq_a2 * bq_y2;
     int64_t q = (acc + 8192) >> 14;
     int16_t y = q > 32767 ? 32767 : q < -32768 ? -32768 : (int16_t)q;
-    x2 = x1; x1 = x; y2 = y1; y1 = y;
+    bq_x2 = bq_x1; bq_x1 = x; bq_y2 = bq_y1; bq_y1 = y;
     return (uint32_t)(int32_t)y;
 }
 """
