@@ -375,3 +375,37 @@ def test_the_guard_runs_the_original_when_samples_overlap_the_state(tmp_path: Pa
     # buf = arena[o..o+24) overlaps the history or the coefficients for o in 77..114
     assert differ and differ <= {str(o) for o in range(77, 115)}
     assert all(outs["forced"][str(o)] == outs["orig"][str(o)] for o in (70, 76, 115, 129))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("st->x2 = st->x1;\n        st->x1 = x;", "st->x1 = x;\n        st->x2 = st->x1;"),
+        ("(1 << 13)", "(1 << 12)"),
+        ("st->y2 = st->y1;\n", "st->y2 = st->x1;\n"),
+    ],
+)
+def test_final_check_alone_refuses_near_misses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: tuple[str, str]
+) -> None:
+    """With the matcher's random filter and proof forced to accept, the near misses reach
+    the emitter: the final check (original against rewrite, golden ISAXs with their state
+    kept from call to call) must refuse each on its own. (Not a missing saturation: the
+    check's struct members are small in the trials whose trip count is small, so the
+    filter never saturates there; the matcher's proof refuses that one.)"""
+    from aquas.egraph.matcher import Matcher
+
+    monkeypatch.setattr(Matcher, "random_equal", lambda self, pairs: True)
+    real = Matcher.prove
+
+    def forced(self, pairs):  # type: ignore[no-untyped-def]
+        _, prover = real(self, [])
+        return True, prover
+
+    monkeypatch.setattr(Matcher, "prove", forced)
+    res = _match(tmp_path, BIQUAD.replace(*change))
+    assert [d.isax for d in res.matched] == ["biquad"]  # forced through the matcher
+    new = rewrite_c(res)
+    assert not res.matched and "aquas_biquad(" not in new
+    d = _decision(res)
+    assert d.reason == "final check" and "differs" in d.detail, d.detail
