@@ -9,10 +9,10 @@ end, and proves the iteration equal to one call; ``FilterLoop`` is what the emit
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from xdsl.dialects import func, scf
+from xdsl.dialects import func, memref, scf
 
 from aquas.egraph.cost import software_cycles
 from aquas.egraph.patterns import (
@@ -27,7 +27,7 @@ from aquas.egraph.patterns import (
     Pattern,
 )
 from aquas.egraph.regions import AppBlock, AppFunction, Binding, Decision
-from aquas.egraph.semantics import Access, Executor, Unsupported
+from aquas.egraph.semantics import Access, Effects, Executor, Unsupported
 from aquas.egraph.stateful import Filter, Layout
 from aquas.egraph.terms import (
     Linear,
@@ -38,6 +38,7 @@ from aquas.egraph.terms import (
     show,
     substitute,
     var,
+    variables,
 )
 from aquas.egraph.widen import widen
 from aquas.target import OPCODE_NAMES
@@ -118,6 +119,7 @@ def match_filter_loop(
         return d
     fx = ex.effects()
     iv = var(st.iv, lb.w)
+    fx = _with_hoisted_loads(m, fn, blk, i, fx)
     fixed_w = [a for a in fx.writes if not _varies(a.lin, iv)]
     fixed_r = [a for a in fx.reads if not _varies(a.lin, iv)]
     moving = [a for a in [*fx.reads, *fx.writes] if _varies(a.lin, iv)]
@@ -184,6 +186,47 @@ def match_filter_loop(
             d.blockers.append(f"{r[0]}: {r[1]}")
     d.reason, d.detail = last
     return d
+
+
+def _with_hoisted_loads(m: Matcher, fn: AppFunction, blk: AppBlock, i: int, fx: Effects) -> Effects:
+    """The iteration's effects with every value loaded before the loop (``int16_t b0 =
+    k[0];`` in an earlier statement of the loop's block) read as that load, when no
+    statement from the load to the loop stores or calls: the memory then still holds the
+    value when the loop starts, so a loader ISAX may read it there."""
+    values = [a.value for a in fx.writes if a.value is not None]
+    env: dict[Term, Term] = {}
+    reads = list(fx.reads)
+    for v in {x for t in values for x in variables(t)}:
+        ssa = m.values.get(v, set())
+        if len(ssa) != 1:
+            continue
+        (val,) = ssa
+        op = val.owner
+        if not isinstance(op, memref.LoadOp):
+            continue
+        j = next((k for k in range(i) if op in blk.stmts[k].ops), None)
+        if j is None:
+            continue
+        between = [o for s in blk.stmts[j:i] for x in s.ops for o in x.walk()]
+        if any(isinstance(o, memref.StoreOp | func.CallOp) for o in between):
+            continue
+        ex = Executor(resolve=m.resolver(fn, set()), budget=1_000, plans=m.plans, shared=m.shared)
+        try:
+            ex.op(op)
+        except Unsupported:
+            continue
+        t = ex.env[op.results[0]]
+        if t.op != "load" or t.w != v.w:
+            continue
+        env[v] = t
+        reads += ex.effects().reads
+    if not env:
+        return fx
+    writes = [
+        Access(a.addr, a.lin, a.width, a.seq, None if a.value is None else substitute(a.value, env))
+        for a in fx.writes
+    ]
+    return replace(fx, reads=reads, writes=writes)
 
 
 def _try_binding(

@@ -95,7 +95,7 @@ class _Widen:
         if t.op == "select":
             x, xl, xh = self.value(a[1])
             y, yl, yh = self.value(a[2])
-            return select(self.term(a[0]), x, y), min(xl, yl), max(xh, yh)
+            return _select(self.term(a[0]), x, y), min(xl, yl), max(xh, yh)
         return self._opaque(t)
 
     def term(self, t: Term, inner: bool = False) -> Term:
@@ -121,7 +121,7 @@ class _Widen:
         if signed_cmp and 2 <= t.args[0].w <= W:
             x, _, _ = self.value(t.args[0])
             y, _, _ = self.value(t.args[1])
-            out = cmp(str(t.val), x, y)
+            out = _cmp(str(t.val), x, y)
             if not inner:
                 self.same[t] = out
             return out
@@ -134,6 +134,56 @@ class _Widen:
         if not inner:
             self.same[t] = out
         return out
+
+
+def _cmp(pred: str, x: Term, y: Term) -> Term:
+    """A comparison of a select with a constant arm against a constant is a select of
+    comparisons (``min(q, H) < L`` is ``q > H ? H < L : q < L``): a clamp written as two
+    steps then has the shape of one written as nested selects."""
+    if (
+        x.op == "select"
+        and y.op == "const"
+        and (x.args[1].op == "const" or x.args[2].op == "const")
+    ):
+        return select(x.args[0], cmp(pred, x.args[1], y), cmp(pred, x.args[2], y))
+    return cmp(pred, x, y)
+
+
+def _assume(t: Term, c: Term, truth: int, memo: dict[Term, Term]) -> Term:
+    """``t`` where the condition ``c`` is known to be ``truth``."""
+    got = memo.get(t)
+    if got is not None:
+        return got
+    if t is c:
+        out = const(1, truth)
+    elif t.op == "select" and t.args[0] is c:
+        out = _assume(t.args[1 if truth else 2], c, truth, memo)
+    elif t.args:
+        args = tuple(_assume(x, c, truth, memo) for x in t.args)
+        out = (
+            t
+            if all(n is o for n, o in zip(args, t.args, strict=True))
+            else mk(t.op, t.w, args, t.val)
+        )
+        if out.op == "select":  # its condition may have become a constant
+            out = select(*out.args)
+    else:
+        out = t
+    memo[t] = out
+    return out
+
+
+def _select(c: Term, x: Term, y: Term) -> Term:
+    """``c ? x : y`` with ``c`` assumed in each arm, and a condition that is itself a select
+    with a constant arm distributed (``(p ? k : d) ? x : y`` is ``p ? (k ? x : y) : (d ? x
+    : y)``)."""
+    if c.op == "select" and c.args[1].op == "const":
+        p, k, d = c.args
+        return _select(p, x if k.val else y, _select(d, x, y))
+    if c.op == "select" and c.args[2].op == "const":
+        p, d, k = c.args
+        return _select(p, _select(d, x, y), x if k.val else y)
+    return select(c, _assume(x, c, 1, {}), _assume(y, c, 0, {}))
 
 
 def widen(terms: list[Term]) -> list[Term]:

@@ -88,3 +88,39 @@ def test_widen_makes_the_biquad_rounding_one_term() -> None:
     wrong = binop("shrs", binop("add", dot(40), const(40, 4096)), const(40, 14))
     (d,) = widen([cast("trunc", 16, sat(wrong))])
     assert d is not a
+
+
+def test_a_two_step_clamp_is_the_nested_one() -> None:
+    """``y = q > H ? H : q; y = y < L ? L : y`` and ``q > H ? H : (q < L ? L : q)`` become
+    one term (comparisons of a select with a constant arm are distributed, and each arm of
+    a select assumes its condition)."""
+    q = binop("shrs", binop("add", cast("sext", 64, var("a", 16)), const(64, 99)), const(64, 2))
+    hi, lo = const(64, 32767), const(64, -32768)
+    step = select(cmp("sgt", q, hi), hi, q)
+    two = select(cmp("slt", step, lo), lo, step)
+    nested = select(cmp("sgt", q, hi), hi, select(cmp("slt", q, lo), lo, q))
+    a, b = widen([cast("trunc", 16, two), cast("trunc", 16, nested)])
+    assert a is b
+
+
+def test_select_rules_keep_values_on_random_clamps() -> None:
+    """Clamps and selects of selects with random constants and orders (including lo > hi,
+    where the two-step and nested forms differ) keep their values after ``widen``."""
+    rng = random.Random(11)
+    for _ in range(400):
+        w = rng.choice((16, 32, 64))
+        q = _term(rng, 3, w)
+        k = [const(w, rng.choice([0, 5, -5, 100, -100, rng.getrandbits(w)])) for _ in range(4)]
+        p1, p2 = rng.choice(PREDS), rng.choice(PREDS)
+        inner = (
+            select(cmp(p1, q, k[0]), k[1], q)
+            if rng.random() < 0.5
+            else select(cmp(p1, q, k[0]), q, k[1])
+        )
+        t = select(cmp(p2, inner, k[2]), k[3], inner)
+        if rng.random() < 0.5:
+            t = select(select(cmp(p1, q, k[0]), const(1, 1), cmp(p2, q, k[2])), t, q)
+        (u,) = widen([t])
+        for _ in range(10):
+            env = {n: rng.getrandbits(16) for n in "abcd"}
+            assert evaluate(u, env, _no_memory) == evaluate(t, env, _no_memory), (t, u, env)
