@@ -409,3 +409,34 @@ def test_final_check_alone_refuses_near_misses(
     assert not res.matched and "aquas_biquad(" not in new
     d = _decision(res)
     assert d.reason == "final check" and "differs" in d.detail, d.detail
+
+
+HOISTED = BIQUAD.replace(
+    "    for (int i = 0; i < n; i++) {",
+    "    int16_t b0 = k->b0, b1 = k->b1, b2 = k->b2, a1 = k->a1, a2 = k->a2;\n"
+    "    for (int i = 0; i < n; i++) {",
+).replace(
+    "(int64_t)k->b0 * x + (int64_t)k->b1 * st->x1 + (int64_t)k->b2 * st->x2\n"
+    "                      - (int64_t)k->a1 * st->y1 - (int64_t)k->a2 * st->y2",
+    "(int64_t)b0 * x + (int64_t)b1 * st->x1 + (int64_t)b2 * st->x2\n"
+    "                      - (int64_t)a1 * st->y1 - (int64_t)a2 * st->y2",
+)
+
+
+def test_coefficients_loaded_before_the_loop(tmp_path: Path) -> None:
+    """Coefficients read into locals before the loop are the loader's memory when nothing
+    stores in between; a store between them and the loop (the memory may then differ from
+    the locals) keeps the loop in software."""
+    assert HOISTED != BIQUAD and "k->b0 * x" not in HOISTED
+    res = _match(tmp_path, HOISTED)
+    new = rewrite_c(res)
+    [d] = res.matched
+    assert d.binding is not None and "final check: same outputs" in d.binding.proof
+    assert "aquas_biquad_load(((uint32_t)(uintptr_t)&k->b0));" in new
+    stored = HOISTED.replace(
+        "    for (int i = 0; i < n; i++) {", "    buf[0] = 1;\n    for (int i = 0; i < n; i++) {"
+    )
+    res = _match(tmp_path, stored)
+    rewrite_c(res)
+    assert not res.matched
+    assert "does not read the memory biquad_load loads" in _decision(res).detail
