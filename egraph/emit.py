@@ -29,6 +29,7 @@ from aquas.egraph.matcher import AppStmt, Decision, params_of_mlir
 from aquas.egraph.patterns import UNSUPPORTED
 from aquas.egraph.regions import is_pure
 from aquas.egraph.semantics import Executor, Unsupported
+from aquas.egraph.stateful import PRELOAD_REG
 from aquas.egraph.terms import Linear, Term, cmp, linear, linear_term, substitute
 from aquas.intops import to_signed
 
@@ -269,7 +270,11 @@ def _operand_names(cf: cfront.CFunction) -> Names:
 def _call(d: Decision, names: dict[str, str]) -> str:
     assert d.pattern is not None and d.binding is not None
     args = [c_operand(d.binding.regs[r], names) for r in ("rs1", "rs2") if r in d.pattern.uses]
-    return f"aquas_{d.isax}({', '.join(args)})"
+    call = f"aquas_{d.isax}({', '.join(args)})"
+    if d.pattern.preload is not None:  # fill the scratchpad it reads first (fir_load_taps)
+        pre = c_operand(d.binding.regs[PRELOAD_REG], names)
+        return f"(aquas_{d.pattern.preload}({pre}), {call})"
+    return call
 
 
 def _ctype_of(cf: cfront.CFunction, name: str) -> cfront.CType:

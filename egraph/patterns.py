@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from aquas.dialects import aquas as aq
 from aquas.egraph.accum import Accumulator, accumulator_pattern
 from aquas.egraph.semantics import Access, Effects, StateAccess, Unsupported, isax_effects
-from aquas.egraph.stateful import Filter, filter_pattern
+from aquas.egraph.stateful import Filter, filter_pattern, preloaded_effects, scratchpad_loader
 from aquas.egraph.terms import Term
 
 # Reasons (the categories ``--explain`` reports)
@@ -52,6 +52,9 @@ class Pattern:
     # a stateful filter ISAX (egraph/stateful.py): its state registers stand for memory
     # that a loop reads and writes back every iteration, loaded and saved by other ISAXs
     filter: Filter | None = None
+    # the ISAX that fills the scratchpad this one reads as unit state, called right before
+    # it with rs1 = the pattern's rs3 (egraph/stateful.py preloaded_effects: fir_load_taps)
+    preload: str | None = None
 
     @property
     def rd(self) -> Term | None:
@@ -107,6 +110,20 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
             else:
                 p.fx, p.accumulator = acc
                 p.kind, p.why = pattern_kind(p.fx)
+        elif isinstance(fx, StateAccess) and fx.scratchpad is not None and not written:
+            loader = scratchpad_loader(ext, fx.scratchpad, isax)
+            pre: Effects | Unsupported | None = None
+            if loader is not None:
+                try:
+                    pre = preloaded_effects(isax, ext, fx.scratchpad)
+                except Unsupported as e:
+                    pre = e
+            if isinstance(pre, Effects):
+                p.fx, p.preload = pre, loader
+                p.kind, p.why = pattern_kind(pre)
+                p.latency += latencies.get(loader or "", (0, 0))[1]  # one load per call
+            else:
+                p.why = str(fx)
         elif isinstance(fx, Unsupported):
             p.why = str(fx)
         elif written:

@@ -45,8 +45,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aquas.dialects import aquas as aq
-from aquas.egraph.semantics import Unsupported, isax_state_effects
-from aquas.egraph.terms import Term, linear, variables
+from aquas.egraph.semantics import (
+    ADDR_W,
+    Effects,
+    Executor,
+    Unsupported,
+    isax_effects,
+    isax_state_effects,
+)
+from aquas.egraph.terms import Term, binop, const, linear, var, variables
 
 REGS = ("rs1", "rs2")
 
@@ -217,4 +224,55 @@ def filter_pattern(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> Filter | str:
     return Filter(name, operands, carried, coefficients, dict(state), rd, loader, restorer, saver)
 
 
-__all__ = ["Filter", "Layout", "filter_pattern"]
+def scratchpad_loader(ext: aq.ExtensionOp, spm: str, user: aq.IsaxOp) -> str | None:
+    """An ISAX (not ``user``) whose only effect is filling all of scratchpad ``spm`` by one
+    burst from ``rs1`` (``fir_load_taps``)."""
+    size = next((s.size for s in ext.scratchpads() if s.sym_name.data == spm), None)
+    for other in ext.isaxs():
+        if other is user or "rd" in other.used:
+            continue
+        moves = aq.BurstReadOp | aq.BurstWriteOp | aq.SpmWriteOp | aq.StateWriteOp | aq.StoreOp
+        ops = [o for o in other.walk() if isinstance(o, moves)]
+        if len(ops) != 1 or not isinstance(ops[0], aq.BurstReadOp):
+            continue
+        b = ops[0]
+        if b.scratchpad.root_reference.data != spm or b.length_value != size:
+            continue
+        try:
+            fx = isax_effects(other, ext)
+        except Unsupported:
+            continue
+        if fx.writes or fx.results or any(_rs1_offset(a.addr) is None for a in fx.reads):
+            continue
+        if sorted(_rs1_offset(a.addr) or 0 for a in fx.reads)[0] != 0:
+            continue
+        return other.sym_name.data
+    return None
+
+
+def preloaded_effects(
+    isax: aq.IsaxOp, ext: aq.ExtensionOp, spm: str, budget: int = 200_000
+) -> Effects:
+    """The memory-level semantics of ``isax`` when scratchpad ``spm`` was filled from
+    memory at ``rs3`` (a register of the loader, bound like rs1/rs2) right before it."""
+    ex = Executor(budget=budget)
+    ex.declare_spms(ext)
+    w, n = ex.spm_width[spm], ex.spm_size[spm]
+    base = var(PRELOAD_REG, ADDR_W)
+    ex.spm[spm] = [ex.mem.peek(binop("add", base, const(ADDR_W, k * w // 8)), w) for k in range(n)]
+    ex.spm_image[spm] = (base, w)
+    ex.run_ops(isax.body.block.ops)
+    return ex.effects()
+
+
+PRELOAD_REG = "rs3"  # the loader's rs1 in a preloaded pattern (bound like rs1/rs2)
+
+
+__all__ = [
+    "PRELOAD_REG",
+    "Filter",
+    "Layout",
+    "filter_pattern",
+    "preloaded_effects",
+    "scratchpad_loader",
+]

@@ -440,3 +440,85 @@ def test_coefficients_loaded_before_the_loop(tmp_path: Path) -> None:
     rewrite_c(res)
     assert not res.matched
     assert "does not read the memory biquad_load loads" in _decision(res).detail
+
+
+# -- fir8: taps in a scratchpad, filled by fir_load_taps right before each call ----------
+
+FIR8 = """#include <stdint.h>
+/* x holds 7 samples of history, then the new ones */
+void fir(const int16_t *restrict h, const int16_t *restrict x, int32_t *restrict y, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int32_t acc = 0;
+        for (int k = 0; k < 8; k++)
+            acc += h[k] * x[i + 7 - k];
+        y[i] = acc;
+    }
+}
+"""
+
+
+def test_fir8_reads_its_taps_through_fir_load_taps() -> None:
+    _, pats = _patterns()
+    p = next(p for p in pats if p.name == "fir8")
+    assert p.kind == "memory" and p.preload == "fir_load_taps"
+    assert p.fx is not None
+    taps = sorted(str(a.addr) for a in p.fx.reads if "rs3" in str(a.addr))
+    assert len(taps) == 8 and "rs3" in taps
+
+
+def test_fir_loop_becomes_load_taps_and_fir8_chunks(tmp_path: Path) -> None:
+    """An 8-tap FIR over n outputs: chunks of 16 (the outputs fir8 writes; its window of 23
+    samples reads more than 16 iterations do), each call after fir_load_taps(h); the
+    original loop does the remainder."""
+    res = _match(tmp_path, FIR8)
+    new = rewrite_c(res)
+    [d] = res.matched
+    assert d.isax == "fir8" and d.binding is not None and d.binding.chunk == 16
+    assert "final check: same outputs" in d.binding.proof
+    assert "for (; i + 15 < (n); i += 16)" in new
+    assert (
+        "(aquas_fir_load_taps((uint32_t)(uintptr_t)h), aquas_fir8(2u * (uint32_t)i + "
+        "(uint32_t)(uintptr_t)x, 4u * (uint32_t)i + (uint32_t)(uintptr_t)y));"
+    ) in new
+    assert "for (; i < n; i++)" in new
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (("h[k] * x", "h[7 - k] * x"), "value mismatch"),  # taps reversed (correlation)
+        (("int32_t acc = 0;", "int16_t acc = 0;"), "value mismatch"),  # a 16-bit sum
+        (("acc += h[k]", "acc += (int16_t)h[k]"), None),  # the same (a no-op cast)
+        # the window one sample later is fir8 on x + 1 (a correct match, not a near miss)
+        (("x[i + 7 - k]", "x[i + 8 - k]"), None),
+    ],
+)
+def test_fir_near_misses(tmp_path: Path, change: tuple[str, str], reason: str | None) -> None:
+    res = _match(tmp_path, FIR8.replace(*change))
+    new = rewrite_c(res)
+    if reason is None:
+        assert [d.isax for d in res.matched] == ["fir8"] and "aquas_fir8(" in new
+        return
+    assert not res.matched and "aquas_fir8" not in new
+    reasons = {d.reason for d in res.decisions if d.isax == "fir8"}
+    assert reason in reasons, reasons
+
+
+def test_final_check_refuses_fir8_without_its_taps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without fir_load_taps the unit's taps are whatever it last held (zero after reset):
+    the final check must refuse the rewrite."""
+    real = emit._call
+
+    def no_taps(d, names):  # type: ignore[no-untyped-def]
+        call = real(d, names)
+        return call[call.index("aquas_fir8(") : -1] if "aquas_fir_load_taps" in call else call
+
+    monkeypatch.setattr(emit, "_call", no_taps)
+    res = _match(tmp_path, FIR8)
+    new = rewrite_c(res)
+    assert not res.matched and "aquas_fir8" not in new
+    d = _decision(res, "fir8")
+    assert d.reason == "final check", d.detail
