@@ -636,8 +636,10 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
     declared: set[str] = set()
     for d in result.matched:
         assert d.binding is not None and d.pattern is not None
-        if d.binding.chunk is not None or d.fields:
-            raise EmitError("strip-mined and packed-result matches are emitted for C input only")
+        if d.binding.chunk is not None or d.fields or d.filter is not None:
+            raise EmitError(
+                "strip-mined, packed-result and filter-loop matches are emitted for C input only"
+            )
         ops = [op for s in d.region for op in s.ops if not isinstance(op, func.ReturnOp)]
         fop = next(
             o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == d.function
@@ -653,6 +655,14 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
             for r in ("rs1", "rs2")
             if r in d.pattern.uses
         ]
+        if d.pattern.preload is not None:  # fill the scratchpad the ISAX reads first
+            pre = f"aquas_{d.pattern.preload}"
+            new.append(
+                func.CallOp(pre, [_mlir_operand(d.binding.regs[PRELOAD_REG], args, new)], [])
+            )
+            if pre not in declared:
+                module.body.block.add_op(func.FuncOp.external(pre, [i32], []))
+                declared.add(pre)
         name = f"aquas_{d.isax}"
         results = [i32] if d.pattern.has_rd else []
         call = func.CallOp(name, operands, results)

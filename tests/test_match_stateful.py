@@ -522,3 +522,22 @@ def test_final_check_refuses_fir8_without_its_taps(
     assert not res.matched and "aquas_fir8" not in new
     d = _decision(res, "fir8")
     assert d.reason == "final check", d.detail
+
+
+def test_mlir_rewrite_calls_fir_load_taps_before_fir8(tmp_path: Path) -> None:
+    """MLIR input (the C frontend's own output for a 16-output block): the rewrite calls
+    fir_load_taps on the taps' argument right before fir8, and declares both."""
+    from aquas.egraph import cfront
+    from aquas.egraph.emit import rewrite_mlir
+
+    block = FIR8.replace("int n)", "int n_unused)").replace("i < n;", "i < 16;")
+    prog = cfront.parse_c(block, "fir.c")
+    app = tmp_path / "fir.mlir"
+    app.write_text(str(prog.module))
+    res = match_file(app, DSP, patterns=_patterns(), options=Options(core="picorv32"))
+    [d] = res.matched
+    assert d.isax == "fir8"
+    text = str(rewrite_mlir(res))
+    load = text.index("func.call @aquas_fir_load_taps(")
+    assert load < text.index("func.call @aquas_fir8(")
+    assert "func.func private @aquas_fir_load_taps(i32) -> ()" in text
