@@ -29,7 +29,8 @@ from aquas.egraph.matcher import AppStmt, Decision, params_of_mlir
 from aquas.egraph.patterns import UNSUPPORTED
 from aquas.egraph.regions import is_pure
 from aquas.egraph.semantics import Executor, Unsupported
-from aquas.egraph.terms import Linear, Term, linear
+from aquas.egraph.stateful import PRELOAD_REG
+from aquas.egraph.terms import Linear, Term, cmp, linear, linear_term, substitute
 from aquas.intops import to_signed
 
 if TYPE_CHECKING:
@@ -269,7 +270,11 @@ def _operand_names(cf: cfront.CFunction) -> Names:
 def _call(d: Decision, names: dict[str, str]) -> str:
     assert d.pattern is not None and d.binding is not None
     args = [c_operand(d.binding.regs[r], names) for r in ("rs1", "rs2") if r in d.pattern.uses]
-    return f"aquas_{d.isax}({', '.join(args)})"
+    call = f"aquas_{d.isax}({', '.join(args)})"
+    if d.pattern.preload is not None:  # fill the scratchpad it reads first (fir_load_taps)
+        pre = c_operand(d.binding.regs[PRELOAD_REG], names)
+        return f"(aquas_{d.pattern.preload}({pre}), {call})"
+    return call
 
 
 def _ctype_of(cf: cfront.CFunction, name: str) -> cfront.CType:
@@ -297,6 +302,8 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     start, end = _span(d.region)
     ind = _indent(source, start)
     names = _operand_names(cf)
+    if d.filter is not None:
+        return start, end, _filter_text(d, cf, source, names, ind)
     call = _call(d, names)
     assert d.binding is not None
     if d.binding.chunk is not None:
@@ -436,6 +443,66 @@ def _accumulator_loop(d: Decision, cf: cfront.CFunction, fits: str, step: str) -
     ]
 
 
+def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, ind: str) -> str:
+    """A loop of stateful filter calls (egraph/stateful_loop.py): the unit's state is loaded
+    from the coefficients and the history before the loop, each iteration is one call on
+    the same sample (its output stored where the original stored it), and the history is
+    saved after it. The original loop runs instead when a sample the loop touches
+    overlaps the state or coefficient memory (the original would read those back changed)."""
+    from aquas.egraph.stateful_loop import FilterLoop
+
+    fl = d.filter
+    assert isinstance(fl, FilterLoop)
+    st = d.anchor.src if d.anchor is not None else None
+    if not isinstance(st, cfront.CStmt) or st.kind != "for" or st.body_span is None:
+        raise EmitError("a stateful filter loop must be a canonical for loop")
+    f = fl.filter
+    lo_h, hi_h = f.saver.size
+    state = [(fl.hist_base, lo_h, hi_h)]
+    if fl.coef_base is not None and f.loader is not None:
+        state.append((fl.coef_base, *f.loader.size))
+
+    def addr(t: Term, off: int = 0) -> str:
+        return f"({c_operand(linear_term(linear(t).shifted(off)), names)})"
+
+    # the original loop runs at least once: it then reads and writes every state field
+    guard = [c_term(cmp("slt", fl.lb, fl.ub), names)]
+    for a, w in dict.fromkeys(fl.samples):
+        first = substitute(a, {fl.iv: fl.lb})
+        past = substitute(a, {fl.iv: fl.ub})
+        for base, lo, hi in state:
+            guard.append(
+                f"{addr(past, w // 8)} <= {addr(base, lo)} || {addr(base, hi)} <= {addr(first)}"
+            )
+    if fl.coef_base is not None and f.loader is not None:
+        (h, hl, hh), (c, cl, ch) = state
+        guard.append(f"{addr(h, hh)} <= {addr(c, cl)} || {addr(c, ch)} <= {addr(h, hl)}")
+    args = ", ".join(c_operand(fl.operands[r], names) for r in f.operands)
+    call = f"aquas_{f.step}({args})"
+    header = source[st.span.start : st.body_span.start].rstrip()
+    if fl.output is not None:
+        a, w = fl.output
+        body = f"*(uint{w}_t *)(uintptr_t){addr(a)} = (uint{w}_t){call};"
+    else:
+        body = f"(void){call};"
+    loads = [f"aquas_{f.loader.isax}({addr(fl.coef_base)});"] if f.loader and fl.coef_base else []
+    out = [
+        f"{{ /* aquas: {f.step} per iteration; its state "
+        + ", ".join(r for r, _, _ in f.saver.slots)
+        + f" lives in the unit from {f.restorer.isax} to {f.saver.isax} */",
+        f"    if ({' && '.join(f'({g})' for g in guard)}) {{",
+        *(f"        {x}" for x in loads),
+        f"        aquas_{f.restorer.isax}({addr(fl.hist_base)});",
+        f"        {header}",
+        f"            {body}",
+        f"        aquas_{f.saver.isax}({addr(fl.hist_base)});",
+        "    } else",
+        "        " + source[st.span.start : st.span.end].strip().replace("\n", "\n    "),
+        "}",
+    ]
+    return ("\n" + ind).join(out)
+
+
 def _last_iteration_runs(cond: str, iv: str, offset: int) -> str:
     """``cond`` (``iv < n`` or ``iv <= n``) for the iteration ``offset`` past ``iv``: true
     when a whole chunk of an increasing loop still runs. Other forms (``iv != n``, which
@@ -569,8 +636,10 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
     declared: set[str] = set()
     for d in result.matched:
         assert d.binding is not None and d.pattern is not None
-        if d.binding.chunk is not None or d.fields:
-            raise EmitError("strip-mined and packed-result matches are emitted for C input only")
+        if d.binding.chunk is not None or d.fields or d.filter is not None:
+            raise EmitError(
+                "strip-mined, packed-result and filter-loop matches are emitted for C input only"
+            )
         ops = [op for s in d.region for op in s.ops if not isinstance(op, func.ReturnOp)]
         fop = next(
             o for o in module.walk() if isinstance(o, func.FuncOp) and o.sym_name.data == d.function
@@ -586,6 +655,14 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
             for r in ("rs1", "rs2")
             if r in d.pattern.uses
         ]
+        if d.pattern.preload is not None:  # fill the scratchpad the ISAX reads first
+            pre = f"aquas_{d.pattern.preload}"
+            new.append(
+                func.CallOp(pre, [_mlir_operand(d.binding.regs[PRELOAD_REG], args, new)], [])
+            )
+            if pre not in declared:
+                module.body.block.add_op(func.FuncOp.external(pre, [i32], []))
+                declared.add(pre)
         name = f"aquas_{d.isax}"
         results = [i32] if d.pattern.has_rd else []
         call = func.CallOp(name, operands, results)

@@ -81,6 +81,7 @@ from aquas.egraph.soundness import (
     leaf_operands,
     pieces,
 )
+from aquas.egraph.stateful_loop import match_filter_loop
 from aquas.egraph.terms import (
     Linear,
     Term,
@@ -153,7 +154,7 @@ class Matcher(BindingChecks):
         self.runs: dict[tuple[object, ...], _Run] = {}
         self.ranges: dict[tuple[int, int], list[tuple[int, int]]] = {}
         self.defuse: dict[int, tuple[list[set[SSAValue]], list[set[SSAValue]]]] = {}
-        self.shapes: dict[int, tuple[int | None, int] | None] = {}
+        self.shapes: dict[int, tuple[int | None, int, int] | None] = {}
         self.sigs: dict[int, _Signature] = {}
         self.plans: dict[Operation, tuple[Any, ...]] = {}  # decoded ops (see Executor)
         self.substs: dict[tuple[tuple[str, Term], ...], dict[Term, Term]] = {}
@@ -173,6 +174,7 @@ class Matcher(BindingChecks):
         decisions: list[Decision] = []
         mem = [p for p in self.patterns if p.kind == "memory"]
         reg = [p for p in self.patterns if p.kind == "register"]
+        filters = [p for p in self.patterns if p.filter is not None]
         claimed: set[int] = set()  # ids of ops inside regions already replaced
         for blk in fn.blocks:
             for i, st in enumerate(blk.stmts):
@@ -182,6 +184,14 @@ class Matcher(BindingChecks):
                 tried: list[Decision] = []
                 for p in mem:
                     d = self.match_loop(fn, blk, i, p)
+                    tried.append(d)
+                    if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
+                        best = d
+                for p in filters if st.kind == "for" else []:
+                    assert p.filter is not None
+                    t0 = time.perf_counter()
+                    d = match_filter_loop(self, fn, blk, i, p, p.filter)
+                    d.seconds = time.perf_counter() - t0
                     tried.append(d)
                     if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
                         best = d
@@ -286,19 +296,27 @@ class Matcher(BindingChecks):
         if id(loop) not in self.shapes:
             try:
                 one = self.loop_effects(fn, loop, 1)
-                self.shapes[id(loop)] = (trips, sum(a.width // 8 for a in one.reads))
+                self.shapes[id(loop)] = (
+                    trips,
+                    sum(a.width // 8 for a in one.reads),
+                    sum(a.width // 8 for a in one.writes),
+                )
             except Unsupported:
                 self.shapes[id(loop)] = None
         shape = self.shapes[id(loop)]
         if shape is None:
             return [None]
-        per_iter = shape[1]
-        if per_iter == 0 or isax_bytes % per_iter:
-            return [None]
-        k = isax_bytes // per_iter
-        if k > 0 and (trips is None or k < trips):
-            return [None, k]
-        return [None]
+        _, per_iter, per_iter_w = shape
+        ks = []
+        if per_iter and isax_bytes % per_iter == 0:
+            ks.append(isax_bytes // per_iter)
+        # a sliding window (fir8: 23 samples in, 16 outputs) reads more than k iterations
+        # do; its writes still count the iterations
+        isax_w = sum(a.width // 8 for a in p.fx.writes)
+        if per_iter_w and isax_w % per_iter_w == 0 and isax_w // per_iter_w not in ks:
+            ks.append(isax_w // per_iter_w)
+        ks = [k for k in ks if k > 0 and (trips is None or k < trips)]
+        return [None, *ks]
 
     def loop_effects(self, fn: AppFunction, loop: scf.ForOp, k: int) -> Effects:
         """Effects of ``k`` iterations of ``loop`` from a symbolic start index."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from aquas.dialects import aquas as aq
 from aquas.egraph.accum import Accumulator, accumulator_pattern
 from aquas.egraph.semantics import Access, Effects, StateAccess, Unsupported, isax_effects
+from aquas.egraph.stateful import Filter, filter_pattern, preloaded_effects, scratchpad_loader
 from aquas.egraph.terms import Term
 
 # Reasons (the categories ``--explain`` reports)
@@ -35,7 +36,7 @@ TARGET = "not routed"  # the target core does not route the ISAX's opcode
 class Pattern:
     extension: str
     name: str
-    kind: str  # "memory" | "register" | "unsupported"
+    kind: str  # "memory" | "register" | "stateful" | "unsupported"
     why: str = ""
     fx: Effects | None = None
     latency: int = 0  # cycles of one invocation at the platform's memory latency
@@ -48,6 +49,12 @@ class Pattern:
     # an accumulator ISAX (egraph/accum.py): its unit state stands for a program variable,
     # its register operands are words loaded from the pattern's addresses
     accumulator: Accumulator | None = None
+    # a stateful filter ISAX (egraph/stateful.py): its state registers stand for memory
+    # that a loop reads and writes back every iteration, loaded and saved by other ISAXs
+    filter: Filter | None = None
+    # the ISAX that fills the scratchpad this one reads as unit state, called right before
+    # it with rs1 = the pattern's rs3 (egraph/stateful.py preloaded_effects: fir_load_taps)
+    preload: str | None = None
 
     @property
     def rd(self) -> Term | None:
@@ -95,11 +102,28 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
         fx = summaries[name]
         if isinstance(fx, StateAccess) and fx.scratchpad is None:
             acc = accumulator_pattern(isax, ext)
-            if isinstance(acc, str):
+            filt = filter_pattern(isax, ext) if isinstance(acc, str) else None
+            if isinstance(filt, Filter):
+                p.kind, p.filter = "stateful", filt
+            elif isinstance(acc, str):
                 p.why = str(fx)
             else:
                 p.fx, p.accumulator = acc
                 p.kind, p.why = pattern_kind(p.fx)
+        elif isinstance(fx, StateAccess) and fx.scratchpad is not None and not written:
+            loader = scratchpad_loader(ext, fx.scratchpad, isax)
+            pre: Effects | Unsupported | None = None
+            if loader is not None:
+                try:
+                    pre = preloaded_effects(isax, ext, fx.scratchpad)
+                except Unsupported as e:
+                    pre = e
+            if isinstance(pre, Effects):
+                p.fx, p.preload = pre, loader
+                p.kind, p.why = pattern_kind(pre)
+                p.latency += latencies.get(loader or "", (0, 0))[1]  # one load per call
+            else:
+                p.why = str(fx)
         elif isinstance(fx, Unsupported):
             p.why = str(fx)
         elif written:
@@ -108,6 +132,13 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
             p.fx = fx
             p.kind, p.why = pattern_kind(fx)
         out.append(p)
+    for p in out:  # the ISAXs a filter's state goes through: emitted with it
+        if p.filter is not None:
+            for q in out:
+                if q.name in p.filter.isaxs and q is not p and q.kind == "unsupported":
+                    q.why = (
+                        f"moves the unit state of {p.name} (emitted around {p.name} loops); {q.why}"
+                    )
     return out
 
 

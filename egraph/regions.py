@@ -86,6 +86,8 @@ class Decision:
     pattern: Pattern | None = None
     anchor: AppStmt | None = None
     seconds: float = 0.0
+    # a loop of stateful filter calls (egraph/stateful_loop.py FilterLoop)
+    filter: object = None
 
 
 def defs_of(st: AppStmt) -> set[SSAValue]:

@@ -18,6 +18,7 @@ _BUFFERS: dict[str, tuple[list[tuple[str, str, int]], str]] = {
     "modmul_q": ([], "kernel(rnd(), rnd())"),
     "ntt_bfly": ([], "kernel(rnd(), rnd())"),
     "vdot16": ([("int16_t", "A", 0), ("int16_t", "B", 0)], "kernel(A, B)"),
+    "biquad": ([("int16_t", "K", 5), ("int16_t", "S", 20)], "kernel(K, S)"),
 }
 
 

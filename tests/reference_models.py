@@ -577,6 +577,38 @@ def ref_biquad(case: Case) -> Expected:
     return Expected(y & M32, {}, regs, spms)
 
 
+def gen_biquad_save(rng: random.Random) -> Case:
+    kind = rng.choice(_PROFILES)
+    regs, spms = rand_state(rng, DSP)
+    for n in _BQ:
+        regs[f"bq_{n}"] = rand_value(rng, 16, True, kind) & M16
+    (rh,) = alloc(rng, [(8, 2)])
+    return Case(rh, rand_value(rng, 32, False), {rh: junk(rng, 8)}, [(rh, 8)], regs, spms, kind)
+
+
+def ref_biquad_save(case: Case) -> Expected:
+    """The history x1, x2, y1, y2 as four i16 at rs1; the state is unchanged."""
+    regs, spms = _copy_state(case)
+    hist = [case.regs[f"bq_{n}"] for n in _BQ[5:]]
+    return Expected(None, {case.rs1: pack(hist, 2)}, regs, spms)
+
+
+def gen_biquad_restore(rng: random.Random) -> Case:
+    kind = rng.choice(_PROFILES)
+    hist = rand_values(rng, 4, 16, True, kind)
+    (rh,) = alloc(rng, [(8, 2)])
+    regs, spms = rand_state(rng, DSP)
+    return Case(rh, rand_value(rng, 32, False), {rh: pack(hist, 2)}, [], regs, spms, kind)
+
+
+def ref_biquad_restore(case: Case) -> Expected:
+    """x1, x2, y1, y2 from the four i16 at rs1; the coefficients are unchanged."""
+    hist = Image(case.mem).words(case.rs1, 2, 4)
+    regs, spms = _copy_state(case)
+    regs.update({f"bq_{n}": h for n, h in zip(_BQ[5:], hist, strict=True)})
+    return Expected(None, {}, regs, spms)
+
+
 # ---------------------------------------------------------------------------------------
 # Registry
 # ---------------------------------------------------------------------------------------
@@ -596,6 +628,8 @@ MODELS: dict[tuple[str, str], Model] = {
     (DSP, "fir8"): Model(gen_fir8, ref_fir8),
     (DSP, "biquad_load"): Model(gen_biquad_load, ref_biquad_load),
     (DSP, "biquad"): Model(gen_biquad, ref_biquad),
+    (DSP, "biquad_save"): Model(gen_biquad_save, ref_biquad_save),
+    (DSP, "biquad_restore"): Model(gen_biquad_restore, ref_biquad_restore),
     (DSP, "vdot16"): Model(gen_vdot16, ref_vdot16),
 }
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from test_cfront_structs import VDOT16_STUB
+from test_match_stateful import BIQUAD_STUB
 
 from aquas.egraph.driver import match_file
 from aquas.egraph.emit import rewrite_c
@@ -43,8 +44,12 @@ CASES = {
         "host reference: 0 mismatches",
         {("dot_i8", "dot4_i8"), ("sparse_expand", "sparse_decomp_i8")},
     ),
-    # the 32-tap dot product of the FIR, a fir_state * argument (two 16-element chunks)
-    "dsp": ("host reference: 0 mismatches", {("fir_process", "vdot16")}),
+    # the 32-tap dot product of the FIR, a fir_state * argument (two 16-element chunks);
+    # each biquad section's sample loop, its history in s[sec] (a stateful filter pattern)
+    "dsp": (
+        "host reference: 0 mismatches",
+        {("fir_process", "vdot16"), ("biquad_cascade", "biquad")},
+    ),
 }
 
 HOST_RT = """#include <stdint.h>
@@ -105,7 +110,7 @@ def test_matcher_offloads_the_kernels(domain: str) -> None:
 # kyber.isax's comment: a = rs1[15:0] mod q, t = rs1[31:16] * rs2[15:0] mod q, rd =
 # {(a - t) mod q : 16, (a + t) mod q : 16}.
 HOST_ISAX = {
-    "dsp": VDOT16_STUB,
+    "dsp": VDOT16_STUB + BIQUAD_STUB,
     "crypto": """#include <stdint.h>
 static inline uint32_t aquas_modmul_q(uint32_t a, uint32_t b)
 {
@@ -124,7 +129,8 @@ static inline uint32_t aquas_ntt_bfly(uint32_t rs1, uint32_t rs2)
 @pytest.mark.parametrize("domain", sorted(HOST_ISAX))
 def test_rewritten_application_is_bit_identical_on_the_host(domain: str, tmp_path: Path) -> None:
     """The rewrite `aquas match` writes for the case study (dsp: fir_process through
-    vdot16 on a fir_state *; crypto: fqmul, fqpow and poly_invntt through modmul_q, the
+    vdot16 on a fir_state *, biquad_cascade through biquad with its history loaded,
+    restored and saved; crypto: fqmul, fqpow and poly_invntt through modmul_q, the
     poly_ntt butterfly through ntt_bfly), compiled on the host with the ISAXs written out in C, prints exactly what
     the original program prints."""
     cc = shutil.which("gcc") or shutil.which("cc")

@@ -365,7 +365,7 @@ def test_fir_dot_product_is_two_vdot16_chunks_and_bit_exact(tmp_path: Path) -> N
     app = root / "examples" / "dsp" / "app"
     res = match_file(
         app / "filters.c", root / "examples" / "dsp" / "dsp.isax", soc="picorv32",
-        include_dirs=[app],
+        include_dirs=[app], functions=["fir_process"],
     )  # fmt: skip
     (d,) = res.matched
     assert (d.function, d.isax, d.line) == ("fir_process", "vdot16", 35)
@@ -412,7 +412,7 @@ def test_final_check_fills_a_struct_argument_and_refuses_a_wrong_operand(
     app = root / "examples" / "dsp" / "app"
     res = match_file(
         app / "filters.c", root / "examples" / "dsp" / "dsp.isax", soc="picorv32",
-        include_dirs=[app],
+        include_dirs=[app], functions=["fir_process"],
     )  # fmt: skip
     real = emit._call
 
@@ -424,7 +424,9 @@ def test_final_check_fills_a_struct_argument_and_refuses_a_wrong_operand(
     monkeypatch.setattr(emit, "_call", off_by_one)
     new = emit.rewrite_c(res)
     assert new == (app / "filters.c").read_text()  # nothing emitted
-    [d] = [d for d in res.decisions if d.function == "fir_process" and d.line == 35]
+    [d] = [
+        d for d in res.decisions if (d.function, d.line, d.isax) == ("fir_process", 35, "vdot16")
+    ]
     assert d.status == "rejected" and d.reason == FINAL
     assert "memory differs at out[byte" in d.detail
 

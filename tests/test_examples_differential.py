@@ -277,3 +277,36 @@ def test_biquad_stream() -> None:
             st = res.state
             want = biquad_step(ref, hist, x)
             assert res.rd is not None and signed(res.rd, 32) == want
+
+
+def test_biquad_save_restore_survives_a_context_switch() -> None:
+    """Two filters take turns on one unit: each turn is biquad_load, biquad_restore of its
+    own history, a few samples, biquad_save. The outputs are those of each filter running
+    alone (the reference model), and the saved history is exactly the state the next turn
+    needs, in the documented layout x1, x2, y1, y2."""
+    ext = extension(DSP)
+    load, step = find_isax(ext, "biquad_load"), find_isax(ext, "biquad")
+    save, restore = find_isax(ext, "biquad_save"), find_isax(ext, "biquad_restore")
+    rng = random.Random(21)
+    coefs = [[1106, 2212, 1106, -18727, 6767], [4000, -3000, 2000, -9000, 5000]]
+    mem = Memory()
+    for k, coef in enumerate(coefs):
+        mem.load_image(0x400 + 0x20 * k, pack(coef, 2))
+        mem.load_image(0x800 + 0x20 * k, pack([0, 0, 0, 0], 2))
+    refs = [dict(zip(("b0", "b1", "b2", "a1", "a2"), c, strict=True)) for c in coefs]
+    hists = [{"x1": 0, "x2": 0, "y1": 0, "y2": 0} for _ in coefs]
+    st = IsaxState.reset(ext)
+    for turn in range(40):
+        k = turn % 2
+        st = execute(load, 0x400 + 0x20 * k, 0, mem, st).state
+        st = execute(restore, 0x800 + 0x20 * k, 0, mem, st).state
+        for _ in range(rng.randint(0, 7)):
+            x = rng.randint(-(1 << 15), (1 << 15) - 1)
+            res = execute(step, x & 0xFFFFFFFF, 0, mem, st)
+            st = res.state
+            assert res.rd is not None and signed(res.rd, 32) == biquad_step(refs[k], hists[k], x)
+        res = execute(save, 0x800 + 0x20 * k, 0, mem, st)
+        assert res.rd is None and len(res.writes) == 4
+        st = res.state
+        saved = [signed(mem.read(0x800 + 0x20 * k + 2 * j, 2), 16) for j in range(4)]
+        assert saved == [hists[k][n] for n in ("x1", "x2", "y1", "y2")]

@@ -37,7 +37,7 @@ from match_corpus.corpus import (
 )
 
 from helpers import require_tool
-from reference_models import M32, MODELS, Case, Expected, pack, rand_values
+from reference_models import M32, MODELS, Case, Expected, biquad_step, pack, rand_values
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "corpus"
@@ -109,7 +109,9 @@ def kernel_of(f: CorpusFile) -> Callable[..., int | None]:
         fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     else:
         fn.argtypes = [ctypes.c_uint32, ctypes.c_uint32]
-    fn.restype = {"vgemv4": None, "vdot16": ctypes.c_int32}.get(f.like, ctypes.c_uint32)
+    fn.restype = {"vgemv4": None, "biquad": None, "vdot16": ctypes.c_int32}.get(
+        f.like, ctypes.c_uint32
+    )
     return fn
 
 
@@ -193,6 +195,36 @@ def ref_dot(n: int) -> Callable[[Case], Expected]:
     return ref
 
 
+def gen_biquad_kernel(rng: random.Random) -> Case:
+    """The biquad convention: five Q2.14 coefficients at k (a stable low-pass section or
+    random ones), the history x1, x2, y1, y2 and 16 samples at s."""
+    profile = rng.choice(("uniform", "edge", "small", "mixed"))
+    if rng.random() < 0.3:
+        coef = [1106, 2212, 1106, -18727, 6767]
+    else:
+        coef = rand_values(rng, 5, 16, True, profile)
+    s = rand_values(rng, 20, 16, True, profile)
+    rk, rs = 0x1000, 0x1100 + 2 * rng.randrange(64)
+    return Case(rk, rs, {rk: pack(coef, 2), rs: pack(s, 2)}, [(rs, 40)], {}, {}, profile)
+
+
+def ref_biquad_kernel(case: Case) -> Expected:
+    """16 samples through ``biquad_step`` (reference_models.py) from the given history."""
+    k = [
+        int.from_bytes(case.mem[case.rs1][2 * i : 2 * i + 2], "little", signed=True)
+        for i in range(5)
+    ]
+    s = [
+        int.from_bytes(case.mem[case.rs2][2 * i : 2 * i + 2], "little", signed=True)
+        for i in range(20)
+    ]
+    coef = dict(zip(("b0", "b1", "b2", "a1", "a2"), k, strict=True))
+    hist = dict(zip(("x1", "x2", "y1", "y2"), s[:4], strict=True))
+    ys = [biquad_step(coef, hist, x) for x in s[4:]]
+    out = [hist["x1"], hist["x2"], hist["y1"], hist["y2"], *ys]
+    return Expected(None, {case.rs2: pack([v & 0xFFFF for v in out], 2)}, {}, {})
+
+
 def with_wide_kyber(gen: Callable[[random.Random], Case]) -> Callable[[random.Random], Case]:
     """Every other Kyber case takes uniform 16-bit operands (random high bits): products near
     2^32, where Barrett-constant and reduction mistakes show, are rare in the model's mix."""
@@ -212,6 +244,8 @@ def model_of(f: CorpusFile) -> tuple[Callable[[random.Random], Case], Callable[[
     if f.like == "vdot16" and f.n != 16:
         assert f.n is not None
         return gen_dot(f.n), ref_dot(f.n)
+    if f.like == "biquad":  # a loop of biquad calls over memory state (egraph/stateful.py)
+        return gen_biquad_kernel, ref_biquad_kernel
     m = MODELS[(f.spec, f.like)]
     if f.like in ("modmul_q", "ntt_bfly"):
         return with_wide_kyber(m.gen), m.ref

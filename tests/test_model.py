@@ -304,7 +304,15 @@ def test_cli_json_shape(tmp_path: Path) -> None:
     assert set(doc) == {"spec", "soc", "params", "plan", "isaxs"}
     assert doc["params"]["memory_latency"] == 40 and doc["params"]["l2"] == "warm"
     isaxs = {i["isax"]: i for i in doc["isaxs"]}
-    assert set(isaxs) == {"fir_load_taps", "fir8", "biquad_load", "biquad", "vdot16"}
+    assert set(isaxs) == {
+        "fir_load_taps",
+        "fir8",
+        "biquad_load",
+        "biquad",
+        "biquad_save",
+        "biquad_restore",
+        "vdot16",
+    }
     assert isaxs["fir_load_taps"]["plan"] == "as-written"
     assert set(isaxs["fir_load_taps"]["considered"]) == {"as-written", "single", "burst"}
     # fir_load_taps: 8 halfwords packed two per 32-bit beat (4 beats from a word-aligned

@@ -117,6 +117,11 @@ def match(
     for d in res.matched:
         assert d.binding is not None
         chunk = f"x chunks of {d.binding.chunk}" if d.binding.chunk else "1"
+        if d.filter is not None and d.pattern is not None and d.pattern.filter is not None:
+            f = d.pattern.filter
+            chunk = f"1 per iteration (state: {', '.join(n for n in f.isaxs if n != f.step)})"
+        elif d.pattern is not None and d.pattern.preload is not None:
+            chunk += f" (each after {d.pattern.preload})"
         ops = ", ".join(f"{k}={v}" for k, v in sorted(d.binding.regs.items()))
         table.add_row(
             d.function, str(d.line), d.isax, ops, chunk, f"~{d.sw_cycles}", str(d.hw_cycles)

@@ -40,6 +40,7 @@ ISAX_SPECS: dict[str, str] = {
     "modmul_q": "examples/crypto/kyber.isax",
     "ntt_bfly": "examples/crypto/kyber.isax",
     "vdot16": "examples/dsp/dsp.isax",
+    "biquad": "examples/dsp/dsp.isax",
 }
 
 #: The C signature of ``kernel`` for each calling convention (``restrict`` may be dropped by
@@ -54,6 +55,7 @@ SIGNATURES: dict[str, str] = {
     "modmul_q": "uint32_t kernel(uint32_t a, uint32_t b)",
     "ntt_bfly": "uint32_t kernel(uint32_t a, uint32_t b)",
     "vdot16": "int32_t kernel(const int16_t *restrict a, const int16_t *restrict b)",
+    "biquad": "void kernel(const int16_t *restrict k, int16_t *restrict s)",
 }
 
 _KEYS = ("isax", "like", "n", "style", "alias", "realistic")
