@@ -238,20 +238,20 @@ def op_um2(op: Operation, lib: OperatorLibrary, am: AreaModel) -> tuple[str, flo
         a, b = (effective_bits(v) for v in ins[:2])
         if any(const_value(v) is not None for v in ins):
             # a constant multiplicand: shifts and adds, costed by the library's kind
-            return "multipliers", am.cells("add", lib.cost("mul_const", w).cells)
+            return "multipliers", am.cells("add", lib.cost("mul_const", w, extrapolate=True).cells)
         return "multipliers", am.mul(a, b, w)
     if name in ("and", "or", "xor"):
         if any(_is_const(v) for v in ins):
             return "logic", 0.0
-        return "logic", am.cells(name, (len(ins) - 1) * lib.cost(name, w).cells)
+        return "logic", am.cells(name, (len(ins) - 1) * lib.cost(name, w, extrapolate=True).cells)
     if name == "mux":
         if _is_const(ins[1]) and _is_const(ins[2]):
             return "logic", 0.0
-        return "logic", am.cells("mux", lib.cost("mux", w).cells)
+        return "logic", am.cells("mux", lib.cost("mux", w, extrapolate=True).cells)
     if name == "icmp":
         iw = _w(ins[0])
         kind = _icmp_kind(op)
-        cost = am.cells("add", lib.cost(kind, iw).cells)
+        cost = am.cells("add", lib.cost(kind, iw, extrapolate=True).cells)
         return "logic", cost / 2 if any(_is_const(v) for v in ins) else cost
     if name in ("shl", "shru", "shrs") and _is_const(ins[1]):
         return "wiring", 0.0
