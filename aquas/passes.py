@@ -89,6 +89,12 @@ def _aquas_interface_single() -> type[ModulePass]:
     return AquasInterfaceSinglePass
 
 
+def _aquas_interface_outstanding() -> type[ModulePass]:
+    from aquas.plans.outstanding import AquasInterfaceOutstandingPass
+
+    return AquasInterfaceOutstandingPass
+
+
 def _canonicalize() -> type[ModulePass]:
     from xdsl.transforms.canonicalize import CanonicalizePass
 
@@ -122,6 +128,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-interface-burst": _aquas_interface_burst,
     "aquas-interface-split": _aquas_interface_split,
     "aquas-interface-single": _aquas_interface_single,
+    "aquas-interface-outstanding": _aquas_interface_outstanding,
     "aquas-unroll": _aquas_unroll,
     "aquas-fold-constants": _aquas_fold_constants,
     "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,

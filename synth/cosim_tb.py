@@ -48,9 +48,16 @@ def operand(rng: random.Random) -> int:
 
 
 class MemoryModel:
-    """Serves the unit's memory master (docs/isax-port.md) from ``mem``."""
+    """Serves the unit's memory master (docs/isax-port.md) from ``mem``.
 
-    def __init__(self, dut: Any, mem: Memory, rng: random.Random, mode: str, latency: int):
+    Transactions are served in request order from a queue of ``depth`` (a unit that sends
+    requests ahead, ``mem_sent_q``, is served with several accepted at once, each read's
+    latency counting from its acceptance, like ``aquas_mem_ctrl``'s FIFO); read data is
+    taken from memory when its beat is delivered, so a read queued behind a write sees it."""
+
+    def __init__(
+        self, dut: Any, mem: Memory, rng: random.Random, mode: str, latency: int, depth: int = 1
+    ):
         self.dut = dut
         self.bb = len(dut.mem_rsp_rdata) // 8  # bytes per beat
         self.beats = 0  # data beats transferred
@@ -58,10 +65,11 @@ class MemoryModel:
         self.rng = rng
         self.mode = mode
         self.latency = latency
+        self.depth = depth
         self.cycle = 0
-        self.read_beats: deque[tuple[int, int, bool]] = deque()  # (due cycle, data, last)
-        self.write: dict[str, Any] | None = None
-        self.ack_due: int | None = None
+        # accepted transactions, the head one active: {"write", "addr", "size", "left",
+        # "ready" (cycle of a read's next beat), "ack" (cycle of a write's acknowledgement)}
+        self.queue: deque[dict[str, Any]] = deque()
         self.byte_writes: list[tuple[int, int]] = []
 
     def _delay(self) -> int:
@@ -74,33 +82,42 @@ class MemoryModel:
         account for the transfers that the next rising edge will perform."""
         d = self.dut
         fixed = self.mode == "fixed"
-        busy = bool(self.read_beats) or self.write is not None or self.ack_due is not None
-        req_ready = (not busy) and (fixed or self.rng.random() < 0.7)
+        req_ready = len(self.queue) < self.depth and (fixed or self.rng.random() < 0.7)
         d.mem_req_ready.value = int(req_ready)
-        # read data
+        head = self.queue[0] if self.queue else None
+        # read data (the head read's next beat) or a write's acknowledgement
         rsp_valid, rdata, last = 0, 0, 0
-        if self.read_beats and self.read_beats[0][0] <= self.cycle:
-            _, rdata, lst = self.read_beats[0]
-            rsp_valid, last = 1, int(lst)
-        elif self.ack_due is not None and self.ack_due <= self.cycle:
+        if head is not None and not head["write"] and head["ready"] <= self.cycle:
+            rdata = self.mem.read(head["addr"] & ~(self.bb - 1) & 0xFFFFFFFF, self.bb)
+            rsp_valid, last = 1, int(head["left"] == 1)
+        elif head is not None and head["write"] and _due(head["ack"], self.cycle):
             rsp_valid, last = 1, 1
         d.mem_rsp_valid.value = rsp_valid
         d.mem_rsp_rdata.value = rdata
         d.mem_rsp_last.value = last
         wready = (
-            self.write is not None and self.write["left"] > 0 and (fixed or self.rng.random() < 0.7)
+            head is not None
+            and head["write"]
+            and head["left"] > 0
+            and (fixed or self.rng.random() < 0.7)
         )
         d.mem_wdata_ready.value = int(wready)
 
         # transfers happening at the coming rising edge
         if rsp_valid and int(d.mem_rsp_ready.value):
-            if self.read_beats and self.read_beats[0][0] <= self.cycle:
-                self.read_beats.popleft()
-                self.beats += 1
+            assert head is not None
+            if head["write"]:
+                self.queue.popleft()
             else:
-                self.ack_due = None
+                self.beats += 1
+                head["addr"] += 1 << head["size"]
+                head["left"] -= 1
+                step = 1 if fixed else self.rng.choice([1, 1, 1, 2])
+                head["ready"] = self.cycle + step
+                if head["left"] == 0:
+                    self.queue.popleft()
         if wready and int(d.mem_wdata_valid.value):
-            w = self.write
+            w = head
             assert w is not None
             data, strb = int(d.mem_wdata.value), int(d.mem_wstrb.value)
             base = w["addr"] & ~(self.bb - 1)
@@ -115,23 +132,29 @@ class MemoryModel:
             w["left"] -= 1
             if w["left"] == 0:
                 assert int(d.mem_wlast.value) == 1, "mem_wlast missing on the last beat"
-                self.write = None
-                self.ack_due = self.cycle + self._delay()
+                w["ack"] = self.cycle + self._delay()
         if req_ready and int(d.mem_req_valid.value):
             addr, size = int(d.mem_req_addr.value), int(d.mem_req_size.value)
             beats = int(d.mem_req_len.value) + 1
             assert addr % (1 << size) == 0, f"misaligned request {addr:#x} size {size}"
             assert 1 << size <= self.bb, f"size {size} wider than the {8 * self.bb}-bit port"
-            if int(d.mem_req_write.value):
-                self.write = {"addr": addr, "size": size, "left": beats}
-            else:
-                due = self.cycle + self._delay()
-                for i in range(beats):
-                    a = addr + i * (1 << size)
-                    word = self.mem.read(a & ~(self.bb - 1) & 0xFFFFFFFF, self.bb)
-                    self.read_beats.append((due, word, i == beats - 1))
-                    due += 1 if self.mode == "fixed" else self.rng.choice([1, 1, 1, 2])
+            write = bool(int(d.mem_req_write.value))
+            self.queue.append(
+                {
+                    "write": write,
+                    "addr": addr,
+                    "size": size,
+                    "left": beats,
+                    "ready": None if write else self.cycle + self._delay(),
+                    "ack": None,
+                }
+            )
         self.cycle += 1
+
+
+def _due(at: int | None, cycle: int) -> bool:
+    """Whether an event scheduled for cycle ``at`` (None: not scheduled) is due."""
+    return at is not None and at <= cycle
 
 
 def _near(a: int, b: int, window: int = 0x1000) -> bool:
@@ -196,6 +219,13 @@ async def cosim(dut: Any) -> None:
     spms = {p.sym_name.data: p for p in ext.scratchpads()}
     isaxs = [i for i in ext.isaxs() if only is None or i.sym_name.data == only]
     rng = random.Random(seed)
+    # a unit that sends requests ahead (runs, synth/memengine.py) gets a memory that
+    # accepts several at once; any other one never asks for it
+    try:
+        _ = dut.mem_sent_q
+        depth = 8
+    except AttributeError:
+        depth = 1
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())  # type: ignore[arg-type]
     for sig in ("cmd_valid", "rsp_ready", "mem_req_ready", "mem_wdata_ready", "mem_rsp_valid"):
         getattr(dut, sig).value = 0
@@ -233,7 +263,7 @@ async def cosim(dut: Any) -> None:
             exp = execute(isax, rs1, rs2, golden_mem, state)
         except ExecError:
             continue  # illegal inputs for this ISAX (misaligned, out of bounds): redraw
-        model = MemoryModel(dut, mem, rng, mode, latency)
+        model = MemoryModel(dut, mem, rng, mode, latency, depth)
         # issue the command and run until the response transfers
         dut.cmd_valid.value = 1
         dut.cmd_opcode.value = isax.opcode_value

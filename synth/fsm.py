@@ -167,6 +167,15 @@ class State:
     completes: list[Operation] = field(default_factory=list)
     # the unit of each of them
     units: dict[Operation, MultiCycleOp] = field(default_factory=dict)
+    # a run of consecutive wait states whose requests are issued ahead (outstanding > 1):
+    # the run's states in order and this state's position in it; a state at position
+    # > 0 is *ahead*: its request is sent from an earlier state of the run
+    run: list[State] | None = None
+    run_pos: int = 0
+
+    @property
+    def ahead(self) -> bool:
+        return self.run is not None and self.run_pos > 0
 
 
 @dataclass
@@ -174,6 +183,9 @@ class IsaxFsm:
     isax: aq.IsaxOp
     entry: int
     latency: Latency
+    # memory ops whose request is issued ahead, from an earlier wait state (their wait
+    # costs only their data beats and a write's acknowledgement)
+    ahead: frozenset[Operation] = frozenset()
 
 
 BUS_WIDTHS = (32, 64, 128)
@@ -218,6 +230,39 @@ def wait_cycles(op: Operation, bus_width: int = 32) -> Latency:
     if isinstance(op, aq.LoadOp | aq.BurstReadOp):
         return Latency(lo, hi, 1, 1, 0, 0)
     return Latency(lo + 1, hi + 1, 1, 1, 1, 1)
+
+
+def ahead_cycles(op: Operation, bus_width: int = 32) -> Latency:
+    """Cycles of a wait state whose request was issued ahead (``State.ahead``): its data
+    beats follow the previous transaction's back to back, without the request handshake
+    and the memory latency (which ran while earlier transactions moved their data), so
+    reads take their beats, writes their beats and the acknowledgement."""
+    lo, hi = mem_beats(op, bus_width, 0), mem_beats(op, bus_width)
+    if isinstance(op, aq.LoadOp | aq.BurstReadOp):
+        return Latency(lo, hi, 0, 0, 0, 0)
+    return Latency(lo + 1, hi + 1, 0, 0, 1, 1)
+
+
+OUTSTANDING_ATTR = "aquas.outstanding"
+"""ISAX attribute (an integer >= 1): the memory requests its unit may keep in flight; set
+by the interface plans from the target (``isax_master.outstanding``). Absent: 1."""
+
+# index arithmetic that may be computed again in an earlier state for a request sent
+# ahead (pure, single-cycle, no shared unit)
+_REMAT = (
+    "arith.addi",
+    "arith.subi",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+    "arith.shli",
+    "arith.shrui",
+    "arith.shrsi",
+    "arith.extui",
+    "arith.extsi",
+    "arith.trunci",
+    "arith.index_cast",
+)
 
 
 def _width(v: SSAValue) -> int:
@@ -339,6 +384,7 @@ class FsmBuilder:
         # what loop pipelining did before scheduling (synth/loop_pipeline.LoopReport)
         self.loop_reports: list[Any] = []
         self.balanced: set[str] = set()  # ISAXs whose sums were balanced (synth/balance.py)
+        self.outstanding = 1  # requests in flight of the ISAX being built (OUTSTANDING_ATTR)
 
     # -- naming ------------------------------------------------------------------------
 
@@ -384,11 +430,15 @@ class FsmBuilder:
 
     def build_isax(self, isax: aq.IsaxOp) -> IsaxFsm:
         self.isax_name = isax.sym_name.data
+        k = isax.attributes.get(OUTSTANDING_ATTR)
+        self.outstanding = int(k.value.data) if isinstance(k, IntegerAttr) else 1
         entry: list[int] = []
         self.pending = [entry.append]
         self.open = None
+        first = len(self.states)
         lat = self.block(isax.body.block)
-        return IsaxFsm(isax, entry[0] if entry else -1, lat)
+        ahead = frozenset(st.wait for st in self.states[first:] if st.ahead and st.wait is not None)
+        return IsaxFsm(isax, entry[0] if entry else -1, lat, ahead)
 
     def finish(self, target: int) -> None:
         """Resolves all pending transitions to ``target`` (the response state)."""
@@ -450,10 +500,79 @@ class FsmBuilder:
         tail = states[-1]
         self.pending = [self.goto_patcher(tail)]
         self.open = tail
+        if self.outstanding > 1:
+            self.mark_runs(states)
         lat = Latency()
         for st in states:
-            lat += wait_cycles(st.wait, self.bus_width) if st.wait is not None else Latency.steps(1)
+            if st.wait is None:
+                lat += Latency.steps(1)
+            elif st.ahead:
+                lat += ahead_cycles(st.wait, self.bus_width)
+            else:
+                lat += wait_cycles(st.wait, self.bus_width)
         return lat
+
+    # -- requests in flight --------------------------------------------------------------
+
+    def mark_runs(self, states: list[State]) -> None:
+        """Groups consecutive wait states of a segment into runs whose requests the
+        memory engine sends ahead, in order, each as soon as the one before it was
+        accepted (synth/memengine.py), with at most ``outstanding`` in flight: a run has at
+        most that many states, so every request of a run is sent while the first one's
+        latency runs and each later one starts its data right after the one before.
+
+        A state joins the run of the state before it when it is a plain wait state
+        (its elements fit a beat; not a burst write from SRAM, whose first beat is read
+        in its request cycle) and its request (address) can be formed in every earlier
+        state of the run (:meth:`formable`)."""
+        run: list[State] = []
+        for st in states:
+            op = st.wait
+            plain = op is not None and elem_bytes(op) <= self.bus_width // 8
+            if (
+                plain
+                and run
+                and len(run) < self.outstanding
+                and run[-1].id == st.id - 1
+                and not (isinstance(op, aq.BurstWriteOp) and is_sram(spm_of(op)))
+                and all(self.formable(op.addr, s, st) for s in run)  # type: ignore[union-attr]
+            ):
+                run.append(st)
+                continue
+            self._close_run(run)
+            run = [st] if plain else []
+        self._close_run(run)
+
+    @staticmethod
+    def _close_run(run: list[State]) -> None:
+        if len(run) < 2:
+            return
+        for pos, st in enumerate(run):
+            st.run, st.run_pos = run, pos
+
+    def formable(self, v: SSAValue, at: State, owner_st: State) -> bool:
+        """Whether ``v`` (needed in state ``owner_st``) has its final value in every cycle
+        of the earlier state ``at`` of the same segment: a constant or operand register,
+        a register written before ``at`` (registers are written only in their value's
+        home state, and SSA values dominate their uses), a wire of ``at`` itself, or pure
+        index arithmetic of states up to ``owner_st`` over such values, which the
+        generator computes again in ``at`` (``UnitGenerator.ref_at``)."""
+        v = self.resolve(v)
+        if not isinstance(v, OpResult):
+            return v in self.value_regs  # loop counters and carried values: registers
+        o = v.owner
+        if isinstance(o, FREE_OPS):
+            return True
+        home = self.def_state.get(o)
+        if home is None:
+            return False
+        if home < at.id:
+            return True  # read after its home state: the generator gives it a register
+        if home == at.id:
+            return not isinstance(o, MEM_OPS) and o not in self.multicycle
+        if home <= owner_st.id and o.name in _REMAT and o not in self.multicycle:
+            return all(self.formable(x, at, owner_st) for x in o.operands)
+        return False
 
     # -- control flow ------------------------------------------------------------------
 

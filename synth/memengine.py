@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from aquas.dialects import aquas as aq
 from aquas.synth.fsm import State, elem_bytes, mem_beats
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 #: width of ``mem_req_size`` (log2 of the bytes per beat: 0..4 for a 128-bit port)
 SIZE_BITS = 3
+#: width of ``mem_sent_q``, a position in a run of requests sent ahead (at most 8 states)
+SENT_BITS = 4
 
 
 def log2(n: int) -> int:
@@ -73,6 +75,11 @@ class MemEngine:
         self.ph1 = h.icmp("eq", mp_q, h.const(1, 2), "mem_phase_data")
         self.ph2 = h.icmp("eq", mp_q, h.const(2, 2), "mem_phase_ack")
         self.beat_inc = h.binop("comb.add", beat_q, h.const(1, 9), "mem_beat_inc")
+        # runs of requests sent ahead: the position register, its updates, and per state
+        # of a run whether the next state's request is out by the end of this cycle
+        self.sent_q: SSAValue | None = None
+        self.sent_next: list[tuple[SSAValue, SSAValue]] = []
+        self.next_sent: dict[int, SSAValue] = {}
 
     def wait_state(self, st: State) -> SSAValue:
         """Emits the engine logic of one wait state; returns its 'done' signal."""
@@ -87,25 +94,8 @@ class MemEngine:
         pre = g.state_names[st.id][2:]
         here = g.is_state[st.id]
         write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
-        lb = log2(self.bb)
         addr = g.ref(op.addr, st)
-        beat_m1: SSAValue
-        if isinstance(op, aq.LoadOp | aq.StoreOp):
-            req_addr, size, beat_m1 = addr, log2(eb), h.const(0, 9)
-        else:
-            n, per = op.length_value, self.bb // eb
-            req_addr = h.concat(
-                h.extract(addr, lb, 32 - lb, f"{pre}_beat_hi"), h.const(0, lb), f"{pre}_base"
-            )
-            size = lb
-            if per == 1:
-                beat_m1 = h.const(n - 1, 9)
-            else:
-                # o = (a % B) / eb elements before the burst in its first beat
-                o9 = h.zext(h.extract(addr, log2(eb), lb - log2(eb), f"{pre}_skip"), 9)
-                total = h.binop("comb.add", o9, h.const(n + per - 1, 9), f"{pre}_span")
-                beats = h.binop("comb.shru", total, h.const(log2(per), 9), f"{pre}_beats")
-                beat_m1 = h.binop("comb.sub", beats, h.const(1, 9), f"{pre}_beats_m1")
+        req_addr, size, beat_m1 = self.payload(op, addr, pre)
         active_req = h.and_(here, self.ph0, hint=f"{pre}_req")
         self.req.append(
             (
@@ -119,10 +109,98 @@ class MemEngine:
         req_fire = h.and_(active_req, g.port["mem_req_ready"], hint=f"{pre}_req_fire")
         self.phase_next.append((req_fire, h.const(1, 2)))
         self.beat_next.append((req_fire, h.const(0, 9)))
+        if st.run is not None:
+            self.run_requests(st, pre, here, req_fire)
         last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
         if isinstance(op, aq.LoadOp | aq.StoreOp):
             return self.single(st, pre, here, addr, eb, last_beat, write)
         return self.burst(st, pre, here, addr, eb, last_beat, write)
+
+    def payload(self, op: Operation, addr: SSAValue, pre: str) -> tuple[SSAValue, int, SSAValue]:
+        """The request of memory op ``op`` at byte address ``addr``: (request address,
+        size, beats - 1 as 9 bits)."""
+        h = self.h
+        eb, lb = elem_bytes(op), log2(self.bb)
+        if isinstance(op, aq.LoadOp | aq.StoreOp):
+            return addr, log2(eb), h.const(0, 9)
+        assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
+        n, per = op.length_value, self.bb // eb
+        req_addr = h.concat(
+            h.extract(addr, lb, 32 - lb, f"{pre}_beat_hi"), h.const(0, lb), f"{pre}_base"
+        )
+        if per == 1:
+            return req_addr, lb, h.const(n - 1, 9)
+        # o = (a % B) / eb elements before the burst in its first beat
+        o9 = h.zext(h.extract(addr, log2(eb), lb - log2(eb), f"{pre}_skip"), 9)
+        total = h.binop("comb.add", o9, h.const(n + per - 1, 9), f"{pre}_span")
+        beats = h.binop("comb.shru", total, h.const(log2(per), 9), f"{pre}_beats")
+        return req_addr, lb, h.binop("comb.sub", beats, h.const(1, 9), f"{pre}_beats_m1")
+
+    # -- runs: requests sent ahead (synth/fsm.py, FsmBuilder.mark_runs) ------------------
+
+    def run_requests(self, st: State, pre: str, here: SSAValue, own_fire: SSAValue) -> None:
+        """In a state of a run, after its own request went out: the requests of the later
+        states of the run, in order, one per accepted handshake. ``mem_sent_q`` is the
+        position in the run of the next request to send (0 outside a run)."""
+        g, h = self.g, self.h
+        assert st.run is not None
+        run, pos = st.run, st.run_pos
+        sent = self.sent_reg()
+        bits = SENT_BITS
+        self.sent_next.append((own_fire, h.const(pos + 1, bits)))
+        sent_own = h.icmp("ne", self.mp_q, h.const(0, 2), f"{pre}_req_sent")
+        for p in range(pos + 1, len(run)):
+            op = run[p].wait
+            assert op is not None
+            hint = f"{pre}_ahead{p}"
+            addr = g.ref_at(op.addr, st)
+            req_addr, size, beat_m1 = self.payload(op, addr, hint)
+            turn = h.icmp("eq", sent, h.const(p, bits), f"{hint}_turn")
+            active = h.and_(here, sent_own, turn, hint=f"{hint}_req")
+            write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
+            self.req.append(
+                (
+                    active,
+                    h.const(int(write), 1),
+                    req_addr,
+                    h.const(size, SIZE_BITS),
+                    h.extract(beat_m1, 0, 8, f"{hint}_len"),
+                )
+            )
+            fire = h.and_(active, g.port["mem_req_ready"], hint=f"{hint}_fire")
+            self.sent_next.append((fire, h.const(p + 1, bits)))
+            if p == pos + 1:
+                # the next state starts with its data phase when its request is out
+                later = h.icmp("ugt", sent, h.const(p, bits), f"{pre}_next_sent_q")
+                self.next_sent[st.id] = h.binop("comb.or", later, fire, f"{pre}_next_sent")
+
+    def sent_reg(self) -> SSAValue:
+        if self.sent_q is None:
+            self.sent_q = self.g.reg("mem_sent_q", SENT_BITS)
+        return self.sent_q
+
+    def leave(self, st: State | None, done: SSAValue, fire: SSAValue | None) -> None:
+        """The phase and beat counter as a wait state ends (``done``): the next state of a
+        run starts with its data when its request is already out; the last state of a run
+        clears ``mem_sent_q``. ``fire`` is a read's beat handshake (its counter update)."""
+        h = self.h
+        if st is None or st.run is None:
+            if fire is not None:
+                self.beat_next.append((fire, self.beat_inc))
+            self.phase_next.append((done, h.const(0, 2)))
+            return
+        last = st.run_pos == len(st.run) - 1
+        if last:
+            self.sent_next.append((done, h.const(0, SENT_BITS)))
+            nxt = h.const(0, 2)
+        else:
+            nxt = h.zext(self.next_sent[st.id], 2, f"{self.g.state_names[st.id][2:]}_entry")
+        self.phase_next.append((done, nxt))
+        if fire is not None:
+            # the beat counter restarts at 0 for the next state's data
+            self.beat_next.append((fire, h.mux(done, h.const(0, 9), self.beat_inc, None)))
+        else:
+            self.beat_next.append((done, h.const(0, 9)))
 
     # -- one beat: a single access ------------------------------------------------------
 
@@ -142,7 +220,7 @@ class MemEngine:
         shift = h.zext(h.concat(lane, h.const(0, 3), f"{pre}_lane_bits"), self.width)
         if not write:
             assert isinstance(op, aq.LoadOp)
-            fire, done = self.read_beat(pre, here, last_beat)
+            fire, done = self.read_beat(pre, here, last_beat, st)
             data = h.binop("comb.shru", g.port["mem_rsp_rdata"], shift, f"{pre}_rdata")
             reg = g.b.value_regs[op.result]
             g.reg(reg, w)  # declared here too: nothing else may read a load's register
@@ -157,7 +235,7 @@ class MemEngine:
             h.zext(lane, self.bb, f"{pre}_lane_n"),
             f"{pre}_strb",
         )
-        return self.write_beats(pre, here, data, strb, last_beat)
+        return self.write_beats(pre, here, data, strb, last_beat, st)
 
     # -- packed bursts ------------------------------------------------------------------
 
@@ -193,7 +271,7 @@ class MemEngine:
         sram = spm in g.sram
         banks = set(range(g.spm[spm].factor_value))
         if not write:
-            fire, done = self.read_beat(pre, here, last_beat)
+            fire, done = self.read_beat(pre, here, last_beat, st)
             rdata = g.port["mem_rsp_rdata"]
             for s, (valid, idx) in enumerate(slots):
                 en = h.and_(fire, valid, hint=f"{pre}_{spm}_we{s}") if per > 1 else fire
@@ -212,7 +290,7 @@ class MemEngine:
             data = elem if data is None else h.concat(elem, data, f"{pre}_wdata")
             strb = mask if strb is None else h.concat(mask, strb, f"{pre}_strb")
         assert data is not None and strb is not None
-        return self.write_beats(pre, here, data, strb, last_beat)
+        return self.write_beats(pre, here, data, strb, last_beat, st)
 
     def sram_prefetch(
         self, st: State, pre: str, here: SSAValue, addr: SSAValue, eb: int, spm: str
@@ -330,19 +408,26 @@ class MemEngine:
 
     # -- handshakes ---------------------------------------------------------------------
 
-    def read_beat(self, pre: str, here: SSAValue, last_beat: SSAValue) -> tuple[SSAValue, SSAValue]:
+    def read_beat(
+        self, pre: str, here: SSAValue, last_beat: SSAValue, st: State | None = None
+    ) -> tuple[SSAValue, SSAValue]:
         """The read-data handshake of a wait state: (beat fire, done)."""
         h, g = self.h, self.g
         active = h.and_(here, self.ph1, hint=f"{pre}_rd_active")
         self.rsp_ready.append(active)
         fire = h.and_(active, g.port["mem_rsp_valid"], hint=f"{pre}_rd_fire")
-        self.beat_next.append((fire, self.beat_inc))
         done = h.and_(fire, last_beat, hint=f"{pre}_done")
-        self.phase_next.append((done, h.const(0, 2)))
+        self.leave(st, done, fire)
         return fire, done
 
     def write_beats(
-        self, pre: str, here: SSAValue, data: SSAValue, strb: SSAValue, last_beat: SSAValue
+        self,
+        pre: str,
+        here: SSAValue,
+        data: SSAValue,
+        strb: SSAValue,
+        last_beat: SSAValue,
+        st: State | None = None,
     ) -> SSAValue:
         """Write data beats, then the acknowledgement; returns 'done'."""
         h, g = self.h, self.g
@@ -354,7 +439,7 @@ class MemEngine:
         ack = h.and_(here, self.ph2, hint=f"{pre}_ack")
         self.rsp_ready.append(ack)
         done = h.and_(ack, g.port["mem_rsp_valid"], hint=f"{pre}_done")
-        self.phase_next.append((done, h.const(0, 2)))
+        self.leave(st, done, None)
         return done
 
     def finish(self) -> None:
@@ -362,6 +447,8 @@ class MemEngine:
             self.g.write("mem_phase_q", en, v)
         for en, v in self.beat_next:
             self.g.write("mem_beat_q", en, v)
+        for en, v in self.sent_next:
+            self.g.write("mem_sent_q", en, v)
 
     def outputs(self) -> list[tuple[str, SSAValue]]:
         h, wd = self.h, self.width

@@ -220,6 +220,8 @@ class UnitGenerator:
 
     def ref(self, v: SSAValue, st: State) -> SSAValue:
         v = self.b.resolve(v)
+        if (v, st.id) in self.wires:  # computed in this state (also again, by ref_at)
+            return self.wires[(v, st.id)]
         w = width(v)
         if isinstance(v, OpResult):
             owner = v.owner
@@ -239,6 +241,19 @@ class UnitGenerator:
         if isinstance(v, BlockArgument):
             raise AssertionError(f"unmapped block argument {v}")
         raise AssertionError(f"value without a home: {v} in state {st.id}")
+
+    def ref_at(self, v: SSAValue, st: State) -> SSAValue:
+        """``v`` in the earlier state ``st`` of a run (a request sent ahead): index
+        arithmetic whose home is a later state is computed again here
+        (``FsmBuilder.formable`` has checked that its leaves hold their values in ``st``)."""
+        v = self.b.resolve(v)
+        if isinstance(v, OpResult) and (v, st.id) not in self.wires:
+            home = self.b.def_state.get(v.owner)
+            if home is not None and home > st.id:
+                for x in v.owner.operands:
+                    self.ref_at(x, st)
+                self.comb_op(v.owner, st)
+        return self.ref(v, st)
 
     # -- top level ---------------------------------------------------------------------
 

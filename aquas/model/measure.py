@@ -52,7 +52,8 @@ module aquas_model_top #(
   parameter integer L2_LINES_LOG2 = 10,
   parameter integer L2_LINE_WORDS_LOG2 = 3,
   parameter integer L2_HIT_LATENCY = 2,
-  parameter integer DW = 32
+  parameter integer DW = 32,
+  parameter integer OUTSTANDING = 1
 ) (
   input  wire        clk,
   input  wire        rst,
@@ -95,7 +96,7 @@ module aquas_model_top #(
     .NPORTS(2), .FIRST_DMA(1), .RAM_BASE(32'h0), .RAM_WORDS_LOG2(RAM_WORDS_LOG2),
     .MEM_LATENCY(MEM_LATENCY), .DMA_SETUP(DMA_SETUP), .L2_ENABLE(L2_ENABLE),
     .L2_LINES_LOG2(L2_LINES_LOG2), .L2_LINE_WORDS_LOG2(L2_LINE_WORDS_LOG2),
-    .L2_HIT_LATENCY(L2_HIT_LATENCY), .DW(DW)
+    .L2_HIT_LATENCY(L2_HIT_LATENCY), .DW(DW), .OUTSTANDING(OUTSTANDING)
   ) u_mem (
     .clk(clk), .rst(rst),
     .req_valid({{u_req_valid, 1'b0}}), .req_ready(p_req_ready),
@@ -139,6 +140,7 @@ def top_params(target: Target) -> dict[str, int]:
     keys = ("MEM_LATENCY", "DMA_SETUP", "L2_ENABLE", "L2_LINES_LOG2", "L2_LINE_WORDS_LOG2")
     out = {k: p[k] for k in keys}
     out["L2_HIT_LATENCY"] = p["L2_HIT_LATENCY"]
+    out["OUTSTANDING"] = p["OUTSTANDING"]
     out["DW"] = p["ISAX_WIDTH"]  # the unit's memory master, as synthesized for the target
     out["RAM_WORDS_LOG2"] = RAM_WORDS_LOG2
     return out

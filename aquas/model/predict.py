@@ -17,7 +17,7 @@ a burst). Distinct pointers are assumed not to conflict in the L2 (no dirty evic
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable
+from collections.abc import Collection, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -234,9 +234,14 @@ def _cost_once(
     acc: _Access,
     lines: set[tuple[Any, int]] | None,
     base_at: dict[frozenset[tuple[Hashable, int]], int],
+    ahead: bool = False,
 ) -> tuple[int, int]:
     """(cycles, L2 misses) of one execution. ``lines`` is the set of present L2 lines for
-    a cold-L2 simulation (None: off or warm, no lookups)."""
+    a cold-L2 simulation (None: off or warm, no lookups). ``ahead``: the request was sent
+    ahead in a run (``synth/fsm.py``, ``FsmBuilder.mark_runs``) and its latency ran under
+    the transactions before it, so only its data cycles (and a write's acknowledgement)
+    remain; a run needs a controller as deep as the run (``isax_master.outstanding``),
+    which the target schema allows only without an L2."""
     addr = base_at.get(acc.base, 0) + acc.offset
     if _packed(acc, p.bus_bytes):
         per = p.bus_bytes
@@ -244,6 +249,8 @@ def _cost_once(
     else:
         per = beat_bytes(acc.elem_bytes, p.bus_bytes)
     n = _beats_at(acc, p.bus_bytes, base_at.get(acc.base, 0) + acc.offset)
+    if ahead:
+        return n + int(acc.write), 0
     # the engine writes every element of a beat into the scratchpad in the same cycle
     # (a write port per element), so a beat costs one cycle whatever the banks
     bank = bank_beat_cycles(1, acc.banks, acc.partition)
@@ -299,10 +306,11 @@ def _placements(
 
 
 def cost_accesses(
-    accesses: list[_Access], p: MemParams
+    accesses: list[_Access], p: MemParams, ahead: Collection[Operation] = ()
 ) -> tuple[dict[Operation, float], dict[Operation, float], float]:
     """Expected cycles and L2 misses per op, and the first transfer's latency (for
-    overlap), over the pointer placements (:func:`_placements`)."""
+    overlap), over the pointer placements (:func:`_placements`); the ops in ``ahead``
+    have their requests sent ahead (:func:`_cost_once`)."""
     cycles: dict[Operation, float] = {a.op: 0.0 for a in accesses}
     misses: dict[Operation, float] = {a.op: 0.0 for a in accesses}
     places = _placements(accesses, p)
@@ -310,7 +318,7 @@ def cost_accesses(
     for place in places:
         lines: set[tuple[Any, int]] | None = set() if p.l2 == "cold" else None
         for i, a in enumerate(accesses):
-            ci, mi = _cost_once(p, a, lines, place)
+            ci, mi = _cost_once(p, a, lines, place, a.op in ahead)
             cycles[a.op] += ci / len(places)
             misses[a.op] += mi / len(places)
             if i == 0:
@@ -373,17 +381,18 @@ def predict_scheduled(
         if not exact:
             notes.append("a data-dependent branch holds memory ops: the longer path is predicted")
         lat = fsm.latency
-        if len(accesses) != lat.max_mem:
+        waiting = sum(a.op not in fsm.ahead for a in accesses)  # ahead ones wait no latency
+        if waiting != lat.max_mem:
             notes.append(
                 f"the schedule has {lat.max_mem} wait states on its longest path, the model "
-                f"{len(accesses)} accesses"
+                f"{waiting} accesses"
             )
         # the scheduler's fixed cycles include each wait state's beats at the worst
         # alignment (+ the write acknowledgement): what remains are the compute states and
         # the dispatch cycle
         mem_fixed = sum(mem_beats(a.op, width) + int(a.write) for a in accesses)
         compute = lat.max_fixed + 1 - mem_fixed
-        cyc, miss, first = cost_accesses(accesses, p)
+        cyc, miss, first = cost_accesses(accesses, p, fsm.ahead)
         # one row per spec access: the unrolled copies of one access are merged
         rows: dict[tuple[Any, ...], TransferPrediction] = {}
         done: set[Operation] = set()

@@ -96,12 +96,15 @@ def choose_plan(
 
 
 def apply_plan(
-    module: ModuleOp, plan: str, only: str = "", max_beats: int = 256
+    module: ModuleOp, plan: str, only: str = "", max_beats: int = 256, outstanding: int = 1
 ) -> list[Rejection]:
-    """Rewrites the selected ISAXs of ``module`` (all when ``only`` is empty) in place."""
+    """Rewrites the selected ISAXs of ``module`` (all when ``only`` is empty) in place;
+    ``outstanding > 1`` also lets their units keep that many requests in flight
+    (``aquas-interface-outstanding``, the target's ``isax_master.outstanding``)."""
     from aquas.context import make_context
     from aquas.passes import parse_pipeline
     from aquas.plans.coalesce import coalesce
+    from aquas.plans.outstanding import set_outstanding
     from aquas.plans.single import single
     from aquas.plans.split import split
 
@@ -115,6 +118,8 @@ def apply_plan(
         found = coalesce(module, only)
         split(module, max_beats, only)
     parse_pipeline(POST).apply(make_context(), module)
+    if outstanding > 1:
+        set_outstanding(module, outstanding, only)
     module.verify()
     return found
 
@@ -137,7 +142,8 @@ def _candidates(
     from aquas.synth.fsm import MEM_OPS, mem_beats
 
     m = module.clone()
-    found = apply_plan(m, plan, max_beats=max_beats)
+    k = target.isax_master.outstanding if target is not None else 1
+    found = apply_plan(m, plan, max_beats=max_beats, outstanding=k)
     names = [i.sym_name.data for i in find_extension(m).isaxs()]
     beats = {
         i.sym_name.data: sum(
@@ -277,6 +283,10 @@ def apply_interface(
         from aquas.passes import parse_pipeline
 
         parse_pipeline(PRE).apply(make_context(), module)  # as a fixed plan would leave it
+    if target is not None and target.isax_master.outstanding > 1:
+        from aquas.plans.outstanding import set_outstanding
+
+        set_outstanding(module, target.isax_master.outstanding)
     if target is not None:
         # the prediction of what synthesis will build: the rewritten module itself
         from aquas.model.predict import predict_module

@@ -88,6 +88,11 @@ class IsaxMasterSection(_Section):
     setup_latency: Cycles = 2
     dma_channels: Annotated[int, Field(ge=1, le=8)] = 1
     max_burst_beats: Annotated[int, Field(ge=1, le=256)] = 256  # the port's length is 8 bits
+    outstanding: Annotated[int, Field(ge=1, le=8)] = Field(
+        default=1,
+        description="requests the memory controller accepts while one is under way (its "
+        "FIFO depth + 1) and the unit keeps in flight: 1 serves one transaction at a time",
+    )
 
 
 class DevicesSection(_Section):
@@ -190,6 +195,11 @@ class Target(_Section):
                 f"l2.line_bytes ({l2.line_bytes}) must be at least an ISAX beat "
                 f"({beat} bytes at isax_master.bus_width = {self.isax_master.bus_width})"
             )
+        if l2.enable and self.isax_master.outstanding > 1:
+            raise ValueError(
+                f"isax_master.outstanding = {self.isax_master.outstanding} needs l2.enable = "
+                "false: the memory controller's L2 timing model serves one transaction at a time"
+            )
         d = self.dcache
         if d.policy != "none":
             if d.flush_word is None:
@@ -272,6 +282,7 @@ class Target(_Section):
             "DMA_CHANNELS": im.dma_channels,
             "MAX_BURST_BEATS": im.max_burst_beats,
             "ISAX_WIDTH": im.bus_width,
+            "OUTSTANDING": im.outstanding,
             "DEV_CONSOLE": d.console,
             "DEV_EXIT": d.exit,
             "DEV_CYCLE_LO": d.cycle_lo,

@@ -14,6 +14,15 @@
 //   the miss penalty (MEM_LATENCY + LINE_WORDS [+ dirty eviction]) at the crossing.
 //   A write request is acknowledged by one response beat in the cycle after its last data
 //   beat was accepted.
+// Pipelining (OUTSTANDING > 1, the target's isax_master.outstanding): while a transaction
+//   is under way, up to OUTSTANDING - 1 further requests are accepted into a FIFO. Each
+//   one's wait (computed as above when it is accepted) counts down from its acceptance,
+//   so it overlaps the transactions before it; one data path still moves one beat per
+//   cycle, and transactions start in acceptance order (so responses stay in request
+//   order per port). A queued request starts its data phase in the cycle after the one
+//   before it ends, or once its own wait has run out, whichever is later. With
+//   OUTSTANDING = 1 the controller is the one-transaction-at-a-time model above. The L2
+//   timing model is not pipelined: the target schema refuses OUTSTANDING > 1 with an L2.
 // Data widths: core ports move 32-bit beats (wdata/wstrb in the low 32/4 bits of their
 // DW-wide slice, read data on `rdata`); DMA ports move DW-bit beats (DW = 32, 64 or 128)
 // on `rdata_wide`. The RAM is an array of 32-bit words: a DW-bit beat reads or writes the
@@ -40,7 +49,8 @@ module aquas_mem_ctrl #(
   parameter integer L2_LINES_LOG2 = 10,
   parameter integer L2_LINE_WORDS_LOG2 = 3,
   parameter integer L2_HIT_LATENCY = 2,
-  parameter integer DW = 32             // DMA port data width: 32, 64 or 128
+  parameter integer DW = 32,            // DMA port data width: 32, 64 or 128
+  parameter integer OUTSTANDING = 1     // transactions accepted at once (1: no FIFO)
 ) (
   input  wire                 clk,
   input  wire                 rst,
@@ -70,6 +80,9 @@ module aquas_mem_ctrl #(
   localparam integer PW = (NPORTS > 1) ? $clog2(NPORTS) : 1;
   localparam integer BW = DW / 32;      // words per DMA beat
   localparam [1:0] S_IDLE = 2'd0, S_WAIT = 2'd1, S_XFER = 2'd2, S_WACK = 2'd3;
+  localparam integer PD = OUTSTANDING - 1;          // FIFO entries behind the active one
+  localparam integer PDA = (PD > 0) ? PD : 1;       // (array bounds when there is no FIFO)
+  localparam integer QW = (PDA > 1) ? $clog2(PDA) : 1;
 
   reg [31:0] ram [0:RAM_WORDS-1];
   reg [8*512-1:0] image_file;
@@ -91,6 +104,16 @@ module aquas_mem_ctrl #(
   reg [7:0]    left;
   reg [15:0]   wait_cnt;
 
+  // ---- FIFO of accepted requests waiting for the data path (OUTSTANDING > 1) ----
+  reg [PW-1:0] q_owner [0:PDA-1];
+  reg          q_write [0:PDA-1];
+  reg [31:0]   q_addr  [0:PDA-1];
+  reg [2:0]    q_size  [0:PDA-1];
+  reg [7:0]    q_len   [0:PDA-1];
+  reg [15:0]   q_cnt   [0:PDA-1];   // wait cycles left before its data phase may start
+  reg [QW-1:0] q_head, q_tail;
+  reg [QW:0]   q_count;
+
   // ---- arbitration: core ports by fixed priority, then DMA channels round-robin ----
   reg [PW-1:0] rr;     // next DMA channel to favour
   reg [PW-1:0] pick;
@@ -110,9 +133,13 @@ module aquas_mem_ctrl #(
     end
   end
 
+  // a request goes straight to the data path when it is idle and nothing is queued,
+  // else into the FIFO while it has room
+  wire direct = (state == S_IDLE) && (PD == 0 || q_count == 0);
+  wire enq = found && !direct && PD > 0 && ({{(31-QW){1'b0}}, q_count} < PD);
   always @* begin
     req_ready = {NPORTS{1'b0}};
-    if (state == S_IDLE && found) req_ready[pick] = 1'b1;
+    if ((direct || enq) && found) req_ready[pick] = 1'b1;
     wready = {NPORTS{1'b0}};
     if (state == S_XFER && cur_write) wready[owner] = 1'b1;
     rvalid = {NPORTS{1'b0}};
@@ -148,6 +175,11 @@ module aquas_mem_ctrl #(
   wire [15:0] setup = (state == S_IDLE && {{(32-PW){1'b0}}, pick} >= FIRST_DMA) ? 16'(DMA_SETUP) : 16'd0;
 
   wire beat = (state == S_XFER) && (cur_write ? wvalid[owner] : rready[owner]);
+  // the active transaction ends in this cycle (the data path is free in the next one)
+  wire ending = (state == S_XFER && beat && left == 8'd0 && !cur_write)
+                || (state == S_WACK && rready[owner]);
+  wire pop = PD > 0 && q_count != 0 && (state == S_IDLE || ending);
+  wire [15:0] q_wait = setup + 16'(MEM_LATENCY);  // a queued request's wait (no L2)
 
   integer j;
   always @(posedge clk) begin
@@ -162,14 +194,47 @@ module aquas_mem_ctrl #(
       wait_cnt <= 16'd0;
       stat_l2_hits <= 32'd0;
       stat_l2_misses <= 32'd0;
+      q_head <= {QW{1'b0}};
+      q_tail <= {QW{1'b0}};
+      q_count <= {(QW+1){1'b0}};
+      for (j = 0; j < PDA; j = j + 1) q_cnt[j] <= 16'd0;
       for (j = 0; j < L2_LINES; j = j + 1) begin
         l2_valid[j] <= 1'b0;
         l2_dirty[j] <= 1'b0;
         l2_tag[j] <= {TAGW{1'b0}};
       end
     end else begin
+      // the FIFO: waits count down; enqueue at the tail, pop at the head
+      if (PD > 0) begin
+        for (j = 0; j < PDA; j = j + 1)
+          if (q_cnt[j] != 16'd0) q_cnt[j] <= q_cnt[j] - 16'd1;
+        if (enq && found) begin
+          q_owner[q_tail] <= pick;
+          q_write[q_tail] <= req_write[pick];
+          q_addr[q_tail] <= req_addr[pick*32 +: 32];
+          q_size[q_tail] <= req_size[pick*3 +: 3];
+          q_len[q_tail] <= req_len[pick*8 +: 8];
+          q_cnt[q_tail] <= q_wait;
+          q_tail <= (32'(q_tail) + 1 >= PD) ? {QW{1'b0}} : q_tail + 1'b1;
+          if ({{(32-PW){1'b0}}, pick} >= FIRST_DMA)
+            rr <= ({{(32-PW){1'b0}}, pick} + 1 >= NPORTS) ? FIRST_DMA[PW-1:0] : pick + 1'b1;
+        end
+        if (pop) q_head <= (32'(q_head) + 1 >= PD) ? {QW{1'b0}} : q_head + 1'b1;
+        q_count <= q_count + (QW+1)'(enq && found) - (QW+1)'(pop);
+      end
+      if (pop) begin
+        // the head takes the data path in the next cycle, or waits out what is left
+        owner <= q_owner[q_head];
+        cur_write <= q_write[q_head];
+        cur_addr <= q_addr[q_head];
+        cur_size <= q_size[q_head];
+        left <= q_len[q_head];
+        if (q_cnt[q_head] <= 16'd1) state <= S_XFER;
+        else state <= S_WAIT;
+        wait_cnt <= q_cnt[q_head] - 16'd1;
+      end else
       case (state)
-        S_IDLE: if (found) begin
+        S_IDLE: if (found && direct) begin
           owner <= pick;
           cur_write <= req_write[pick];
           cur_addr <= req_addr[pick*32 +: 32];

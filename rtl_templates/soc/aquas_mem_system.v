@@ -39,6 +39,7 @@ module aquas_mem_system #(
   parameter integer DMA_CHANNELS = 1,
   parameter integer MAX_BURST_BEATS = 256,
   parameter integer ISAX_WIDTH = 32,
+  parameter integer OUTSTANDING = 1,     // transactions the memory controller accepts at once
   parameter [31:0]  DEV_CONSOLE = 32'hF000_0000,
   parameter [31:0]  DEV_EXIT = 32'hF000_0004,
   parameter [31:0]  DEV_CYCLE_LO = 32'hF000_0008,
@@ -301,7 +302,7 @@ module aquas_mem_system #(
     .NPORTS(NPORTS), .FIRST_DMA(NCORE), .RAM_BASE(RAM_BASE), .RAM_WORDS_LOG2(RAM_WORDS_LOG2),
     .MEM_LATENCY(MEM_LATENCY), .DMA_SETUP(DMA_SETUP), .L2_ENABLE(L2_ENABLE),
     .L2_LINES_LOG2(L2_LINES_LOG2), .L2_LINE_WORDS_LOG2(L2_LINE_WORDS_LOG2),
-    .L2_HIT_LATENCY(L2_HIT_LATENCY), .DW(DW)
+    .L2_HIT_LATENCY(L2_HIT_LATENCY), .DW(DW), .OUTSTANDING(OUTSTANDING)
   ) u_mem (
     .clk(clk), .rst(rst),
     .req_valid(p_req_valid), .req_ready(p_req_ready), .req_write(p_req_write),

@@ -22,6 +22,7 @@ module aquas_soc_vexriscv #(
   parameter integer DMA_CHANNELS = 1,
   parameter integer MAX_BURST_BEATS = 256,
   parameter integer ISAX_WIDTH = 32,
+  parameter integer OUTSTANDING = 1,     // transactions the memory controller accepts at once
   parameter [31:0]  DEV_CONSOLE = 32'hF000_0000,
   parameter [31:0]  DEV_EXIT = 32'hF000_0004,
   parameter [31:0]  DEV_CYCLE_LO = 32'hF000_0008,
@@ -171,7 +172,7 @@ module aquas_soc_vexriscv #(
     .MEM_LATENCY(MEM_LATENCY), .L2_ENABLE(L2_ENABLE), .L2_LINES_LOG2(L2_LINES_LOG2),
     .L2_LINE_WORDS_LOG2(L2_LINE_WORDS_LOG2), .L2_HIT_LATENCY(L2_HIT_LATENCY),
     .DMA_SETUP(DMA_SETUP), .DMA_CHANNELS(DMA_CHANNELS), .MAX_BURST_BEATS(MAX_BURST_BEATS),
-    .ISAX_WIDTH(ISAX_WIDTH),
+    .ISAX_WIDTH(ISAX_WIDTH), .OUTSTANDING(OUTSTANDING),
     .DEV_CONSOLE(DEV_CONSOLE), .DEV_EXIT(DEV_EXIT), .DEV_CYCLE_LO(DEV_CYCLE_LO),
     .DEV_CYCLE_HI(DEV_CYCLE_HI), .DEV_REGION_BEGIN(DEV_REGION_BEGIN),
     .DEV_REGION_END(DEV_REGION_END)
