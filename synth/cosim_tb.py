@@ -51,9 +51,13 @@ class MemoryModel:
     """Serves the unit's memory master (docs/isax-port.md) from ``mem``.
 
     Transactions are served in request order from a queue of ``depth`` (a unit that sends
-    requests ahead, ``mem_sent_q``, is served with several accepted at once, each read's
+    requests ahead, ``mem_sent_q``, is served with several accepted at once, each one's
     latency counting from its acceptance, like ``aquas_mem_ctrl``'s FIFO); read data is
-    taken from memory when its beat is delivered, so a read queued behind a write sees it."""
+    taken from memory when its beat is delivered, so a read queued behind a write sees it.
+    As in the controller, the latency comes before a transaction's data: a read's first
+    beat, or a write's first accepted data beat, is due ``latency`` cycles after the request
+    (random in ``random`` mode), and a write is acknowledged in the cycle after its last
+    beat (in ``random`` mode after a random delay)."""
 
     def __init__(
         self, dut: Any, mem: Memory, rng: random.Random, mode: str, latency: int, depth: int = 1
@@ -68,7 +72,7 @@ class MemoryModel:
         self.depth = depth
         self.cycle = 0
         # accepted transactions, the head one active: {"write", "addr", "size", "left",
-        # "ready" (cycle of a read's next beat), "ack" (cycle of a write's acknowledgement)}
+        # "ready" (cycle from which its next beat may move), "ack" (cycle of a write's acknowledgement)}
         self.queue: deque[dict[str, Any]] = deque()
         self.byte_writes: list[tuple[int, int]] = []
 
@@ -99,6 +103,7 @@ class MemoryModel:
             head is not None
             and head["write"]
             and head["left"] > 0
+            and head["ready"] <= self.cycle
             and (fixed or self.rng.random() < 0.7)
         )
         d.mem_wdata_ready.value = int(wready)
@@ -132,7 +137,7 @@ class MemoryModel:
             w["left"] -= 1
             if w["left"] == 0:
                 assert int(d.mem_wlast.value) == 1, "mem_wlast missing on the last beat"
-                w["ack"] = self.cycle + self._delay()
+                w["ack"] = self.cycle + (1 if fixed else self._delay())
         if req_ready and int(d.mem_req_valid.value):
             addr, size = int(d.mem_req_addr.value), int(d.mem_req_size.value)
             beats = int(d.mem_req_len.value) + 1
@@ -145,7 +150,7 @@ class MemoryModel:
                     "addr": addr,
                     "size": size,
                     "left": beats,
-                    "ready": None if write else self.cycle + self._delay(),
+                    "ready": self.cycle + self._delay(),
                     "ack": None,
                 }
             )

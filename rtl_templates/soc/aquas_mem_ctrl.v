@@ -136,7 +136,7 @@ module aquas_mem_ctrl #(
   // a request goes straight to the data path when it is idle and nothing is queued,
   // else into the FIFO while it has room
   wire direct = (state == S_IDLE) && (PD == 0 || q_count == 0);
-  wire enq = found && !direct && PD > 0 && ({{(31-QW){1'b0}}, q_count} < PD);
+  wire enq = found && !direct && PD > 0 && (q_count < (QW+1)'(PDA));
   always @* begin
     req_ready = {NPORTS{1'b0}};
     if ((direct || enq) && found) req_ready[pick] = 1'b1;
@@ -215,11 +215,11 @@ module aquas_mem_ctrl #(
           q_size[q_tail] <= req_size[pick*3 +: 3];
           q_len[q_tail] <= req_len[pick*8 +: 8];
           q_cnt[q_tail] <= q_wait;
-          q_tail <= (32'(q_tail) + 1 >= PD) ? {QW{1'b0}} : q_tail + 1'b1;
+          q_tail <= (q_tail == QW'(PDA - 1)) ? {QW{1'b0}} : q_tail + 1'b1;
           if ({{(32-PW){1'b0}}, pick} >= FIRST_DMA)
             rr <= ({{(32-PW){1'b0}}, pick} + 1 >= NPORTS) ? FIRST_DMA[PW-1:0] : pick + 1'b1;
         end
-        if (pop) q_head <= (32'(q_head) + 1 >= PD) ? {QW{1'b0}} : q_head + 1'b1;
+        if (pop) q_head <= (q_head == QW'(PDA - 1)) ? {QW{1'b0}} : q_head + 1'b1;
         q_count <= q_count + (QW+1)'(enq && found) - (QW+1)'(pop);
       end
       if (pop) begin

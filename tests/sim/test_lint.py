@@ -123,3 +123,28 @@ def test_lint_soc_with_a_wide_isax_port(width: int, tmp_path: Path) -> None:
 
     with_unit = [UNIT_WAIVERS, *files, unit.verilog_path]
     lint(with_unit, *extra, "+define+AQUAS_ISAX_MODULE=w_isax_unit")
+
+
+@pytest.mark.parametrize("soc", ["vexriscv", "picorv32"])
+def test_lint_soc_with_a_pipelined_memory_controller(soc: str, tmp_path: Path) -> None:
+    """The SoC with aquas_mem_ctrl accepting 4 requests at once (its FIFO), whole design,
+    with a unit that sends requests ahead (tests/sim/specs/ahead.isax)."""
+    from aquas.plans.outstanding import set_outstanding
+    from aquas.spec.frontend import lower_spec_file
+    from aquas.synth.flow import synthesize
+
+    m = lower_spec_file(Path(__file__).parent / "specs" / "ahead.isax")
+    set_outstanding(m, 4)
+    unit = synthesize(m, tmp_path, 10.0, 12)
+    t = load_target(soc=soc).replace(isax_master={"outstanding": 4})
+    core, _ = core_sources(t)
+    files = [WAIVERS, *core, *COMMON_RTL, *soc_rtl(t)]
+    extra = ["--top-module", soc_top(t), "-GOUTSTANDING=4"]
+    lint(files, *extra)
+    from aquas.synth.lint import WAIVERS as UNIT_WAIVERS
+
+    lint(
+        [UNIT_WAIVERS, *files, unit.verilog_path],
+        *extra,
+        "+define+AQUAS_ISAX_MODULE=ahead_isax_unit",
+    )
