@@ -20,7 +20,12 @@ Per ISAX, after the interface chooser (`auto`, scheduled cycles at L), at each c
 The peer project reports `v3ddist_vv` at 166 cycles for the whole call at a ~15-cycle
 memory latency; the first table row is the same shape at L = 15.
 
+With ``--outstanding K`` the units keep K memory requests in flight
+(``aquas-interface-outstanding``, a target whose ``isax_master.outstanding`` is K): the
+requests of consecutive accesses are sent ahead and only the first of each run pays L.
+
 Usage: .venv/bin/python benchmarks/bench_peer.py [--mem-latency 15] [--clock-ns 5.68 10]
+       [--outstanding K]
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from xdsl.ir import Operation
 from aquas.dialects.aquas import UNROLL_ATTR, constant_value
 from aquas.interpreter import find_extension
 from aquas.plans.choose import apply_interface
+from aquas.plans.outstanding import set_outstanding
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import synthesize
 
@@ -74,6 +80,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mem-latency", type=int, default=15, help="memory latency L (cycles)")
     ap.add_argument("--clock-ns", type=float, nargs="+", default=[5.68, 10.0])
+    ap.add_argument("--outstanding", type=int, default=1, help="memory requests in flight")
     args = ap.parse_args()
     console = Console(width=160)
     ext = find_extension(lower_spec_file(SPEC))
@@ -83,11 +90,12 @@ def main() -> None:
         console.print(f"[dim]scheduling {SPEC.name} at {clock:g} ns, L = {args.mem_latency} ...")
         module = lower_spec_file(SPEC)
         choice = apply_interface(module, "auto", clock, args.mem_latency)
+        set_outstanding(module, args.outstanding)
         res = synthesize(module, ROOT / "build" / "bench_peer" / f"{clock:g}ns", clock,
                          args.mem_latency)  # fmt: skip
         table = Table(
-            title=f"peer shapes at {clock:g} ns, L = {args.mem_latency}, 32-bit port "
-            f"({time.perf_counter() - t0:.0f} s)"
+            title=f"peer shapes at {clock:g} ns, L = {args.mem_latency}, 32-bit port, "
+            f"{args.outstanding} request(s) in flight ({time.perf_counter() - t0:.0f} s)"
         )
         for c in ("isax", "plan", "beats", "bodies", "bound", "cycles", "cycles - L x req",
                   "cycles / bound"):  # fmt: skip

@@ -41,8 +41,12 @@ MIN_KEPT = 4  # trials the original must complete for a verdict
 TRIAL_SECONDS = 2.0  # the original function on one trial's inputs (native code)
 REWRITTEN_SECONDS = 20.0
 """The rewritten function, once the original has finished: its ISAX calls run in the golden
-interpreter (Python), far slower than native code, and a loaded machine must not turn that
-into a refusal. Only a rewrite that really hangs waits this long, and it is refused."""
+interpreter (Python), far slower than native code. Only a rewrite that really hangs runs
+this long, and it is refused."""
+WALL_FACTOR = 15.0
+"""The limits above are the trial's own CPU time (where the OS reports it), so a loaded
+machine cannot turn a slow trial into a refusal; a child that waits without computing is
+stopped after this many times the limit in wall-clock time."""
 MAP_32BIT = 0x40  # Linux x86-64: map below 2 GiB
 
 
@@ -403,6 +407,21 @@ def _child(
         os._exit(0)
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used (Linux ``/proc``), or None
+    where the OS does not say (the trial limits then fall back to wall-clock time)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    # after the command name: state is field 3, utime 14 and stime 15 (1-based)
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
 def _trial(orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, trial: int) -> str:
     """'same', 'skip' (the original failed on these inputs) or the difference."""
     import pickle
@@ -427,21 +446,27 @@ def _trial(orig: Path, new: Path, cf: cfront.CFunction, ext: aq.ExtensionOp, tri
         _child(orig, new, cf, ext, trial, wfd)
     os.close(wfd)
     data = b""
-    deadline = time.monotonic() + TRIAL_SECONDS
+    limit, start, cpu0 = TRIAL_SECONDS, time.monotonic(), 0.0
+    deadline = start + limit * WALL_FACTOR
     try:
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            cpu = _cpu_seconds(pid)
+            used = cpu - cpu0 if cpu is not None else now - start
+            if now >= deadline or used > limit:
                 os.kill(pid, signal.SIGKILL)
                 break
-            ready, _, _ = select.select([rfd], [], [], left)
+            ready, _, _ = select.select([rfd], [], [], min(0.25, deadline - now))
             if not ready:
                 continue
             chunk = os.read(rfd, 1 << 16)
             if not chunk:
                 break
             if not data and chunk.startswith(b"O"):
-                deadline = time.monotonic() + REWRITTEN_SECONDS  # the original finished
+                # the original finished: the rewritten function's own limit from here
+                limit, start = REWRITTEN_SECONDS, time.monotonic()
+                cpu0 = _cpu_seconds(pid) or 0.0
+                deadline = start + limit * WALL_FACTOR
             data += chunk
     finally:
         os.close(rfd)
