@@ -88,6 +88,11 @@ class Decision:
     seconds: float = 0.0
     # a loop of stateful filter calls (egraph/stateful_loop.py FilterLoop)
     filter: object = None
+    # register ISAXs computing parts of one statement's value (Matcher.match_parts): the
+    # value with each part replaced by a 32-bit placeholder variable, and the calls the
+    # placeholders stand for (inner calls first: an operand may name an earlier one)
+    context: Term | None = None
+    calls: list[tuple[str, Decision]] = field(default_factory=list)
 
 
 def defs_of(st: AppStmt) -> set[SSAValue]:

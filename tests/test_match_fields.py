@@ -11,7 +11,7 @@ from pathlib import Path
 
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
 from aquas.egraph.emit import rewrite_c
-from aquas.egraph.matcher import UNSUPPORTED, Options
+from aquas.egraph.matcher import Options
 
 ROOT = Path(__file__).resolve().parents[1]
 KYBER = ROOT / "examples/crypto/kyber.isax"
@@ -41,7 +41,10 @@ def _checked(res: MatchResult) -> str:
 # -- 1. --explain is never silent about a candidate it does not offer -------------------
 
 
-def test_part_of_a_value_is_explained_with_its_line(tmp_path: Path) -> None:
+def test_part_of_a_value_becomes_a_call_inside_the_value(tmp_path: Path) -> None:
+    """A product mod q inside a larger value (here + 1) is a modmul_q call in the value
+    (Matcher.match_parts; tests/test_match_parts.py has more): it was reported "not
+    offered" before sub-expressions were matched."""
     res = _match(
         tmp_path,
         """#include <stdint.h>
@@ -52,10 +55,11 @@ uint32_t f(uint32_t a, uint32_t b)
 }
 """,
     )
-    assert not res.matched
-    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
-    assert (d.line, d.reason) == (4, UNSUPPORTED)
-    assert d.detail.startswith("not offered: modmul_q computes a part of the value")
+    [d] = res.matched
+    assert (d.line, d.isax, d.liveout) == (4, "modmul_q", "r")
+    assert d.detail.startswith("parts of the value: aquas_call0 = modmul_q(")
+    new = _checked(res)
+    assert "uint32_t r = (uint32_t)(aquas_modmul_q((uint32_t)b, (uint32_t)a) + 1u);" in new
 
 
 def test_an_enclosing_if_is_not_a_reassignment_of_the_operand(tmp_path: Path) -> None:
