@@ -1017,12 +1017,6 @@ class Matcher(BindingChecks):
         kept = _statement_effects(fn, st)
         if isinstance(kept, str):
             return None
-        try:
-            term = self.expression(fn, st, named=True)
-        except Unsupported:
-            return None
-        if term.w > 32 or not any(_has_muls_of(term, p) for p in pats):
-            return None
         names = self._nameable(fn)
         calls: list[tuple[Term, Decision]] = []
         refused: list[Decision] = []
@@ -1064,8 +1058,34 @@ class Matcher(BindingChecks):
             memo[n] = out
             return out
 
-        context = rewrite(term, 0)
-        if not calls:
+        context: Term | None = None
+        # the statement's own computation first; then its value with the pure definitions
+        # of the local variables it reads recomputed (`t = x * y; r += t % q;`), where every
+        # variable the rewrite names must still hold, at the statement, the value used
+        for named in (True, False):
+            try:
+                term = self.expression(fn, st, named=named)
+            except Unsupported:
+                continue
+            if term.w > 32 or not any(_has_muls_of(term, p) for p in pats):
+                continue
+            calls.clear()
+            memo.clear()
+            context = rewrite(term, 0)
+            if calls and not named:
+                used = [context] + [
+                    v for _, sub in calls if sub.binding for v in sub.binding.regs.values()
+                ]
+                why = _stale_operand(fn, st, used, self.values)
+                if why is not None:
+                    stale = Decision(fn.name, calls[-1][1].isax, st.line, "rejected", anchor=st)
+                    stale.reason, stale.detail = UNSUPPORTED, why
+                    stale.pattern, stale.region = calls[-1][1].pattern, [st]
+                    refused.insert(0, stale)
+                    calls.clear()
+            if calls:
+                break
+        if not calls or context is None:
             if refused:  # proven parts that do not pay off, or that the core cannot run
                 r = refused[0]
                 r.seconds = time.perf_counter() - t0
@@ -1165,56 +1185,103 @@ class Matcher(BindingChecks):
     def not_offered(
         self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern, names: set[str]
     ) -> str | None:
-        """Why a statement that does contain ``p``'s computation is not offered as a
-        candidate (``--explain`` must never be silent about it), or None when it does not:
-        the computation is a proper part of the statement's value (only a whole value that
-        is stored, assigned or returned is replaced), or an operand is a value the call
-        site cannot name (a temporary of the frontend)."""
+        """Why a statement that does contain ``p``'s computation is not rewritten
+        (``--explain`` must never be silent about it), or None when it does not contain it:
+        a part of the value equal to ``p`` on the random inputs but not proven (parts that
+        are proven are rewritten by :meth:`match_parts`), or an operand that the call site
+        cannot name: a temporary of the frontend, or a load of an earlier statement that
+        only a local holding a value computed from it names (``t = x[i] * y[i]; r += t % q``)."""
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
         # a part that does the ISAX's multiplications, if it has any (the reduction of a
         # sum alone, ntt_bfly with one operand 0, is not worth a report)
         if not _has_muls_of(term, p):
             return None
+        orig = term
         try:  # the statement's own computation: a variable's earlier value is its candidate
             term = self.expression(fn, st, named=True)
         except Unsupported:
             return None
-        subs = [
-            n
-            for n in walk(term)
-            if n is not term
-            and n.w <= 32
-            and n.size >= 4
-            and n.op not in ("zext", "sext")
-            and _has_muls_of(n, p)
-        ]
-        subs.sort(key=lambda n: -n.size)
-        for n in subs[:MAX_PARTS]:
+        for n in _parts(term, p):
             cands = value_leaves(n, names) + computed_operands(n, names, limit=4)
-            if len(cands) <= MAX_LEAVES and self.operands(n, p, regs, cands) is not None:
-                return (
-                    f"not offered: {p.name} computes a part of the value ({show(n, 3)}); "
-                    f"only a statement's whole value (stored, assigned or returned) is "
-                    f"replaced by an ISAX call"
+            if len(cands) > MAX_LEAVES:
+                continue
+            found = self.operands(n, p, regs, cands)
+            if found is not None:
+                ops = ", ".join(
+                    f"{k.val}={show(v, 2)}"
+                    for k, v in sorted(found[0].items(), key=lambda kv: str(kv[0].val))
                 )
-        hidden = leaf_operands(term) + computed_operands(term)
-        hidden = [
-            t
-            for t in hidden
-            if any(
-                str(v.val).startswith("%") or str(v.val) not in names
-                for v in walk(t)
-                if v.op == "var"
-            )
-        ]
-        if hidden and len(hidden) <= MAX_LEAVES:
-            allc = leaf_operands(term, names) + computed_operands(term, names) + hidden
-            if self.operands(term, p, regs, allc) is not None:
+                return (
+                    f"not offered: {p.name} equals a part of the value ({show(n, 3)}) with "
+                    f"{ops} on the random inputs, but the part is not proven"
+                )
+        for n in [orig, *_parts(orig, p)]:
+            temps = [x for x in walk(n) if x.op == "var" and str(x.val).startswith("%")]
+            hidden = [
+                t
+                for t in temps + leaf_operands(n) + computed_operands(n)
+                if any(
+                    str(v.val).startswith("%") or str(v.val) not in names
+                    for v in walk(t)
+                    if v.op == "var"
+                )
+            ]
+            if not hidden or len(hidden) > MAX_LEAVES:
+                continue
+            allc = leaf_operands(n, names) + computed_operands(n, names) + hidden
+            if self.operands(n, p, regs, allc) is not None:
+                where = self._defined_at_line(fn, hidden[0])
                 return (
                     f"not offered: an operand of {p.name} is a value the call site cannot "
-                    f"name ({show(hidden[0], 3)})"
+                    f"name ({show(hidden[0], 3)}"
+                    + (
+                        f": {where[1]} at line {where[0]} that no variable holds, only a "
+                        f"value computed from it"
+                        if where
+                        else ""
+                    )
+                    + ")"
                 )
         return None
+
+    def _defined_at_line(self, fn: AppFunction, t: Term) -> tuple[int, str] | None:
+        """The line of the innermost statement that computes the unnamed value ``t`` stands
+        for, and what it is ("a load" or "a value")."""
+        for leaf in walk(t):
+            for v in self.values.get(leaf, ()):
+                owner = v.owner
+                if not isinstance(owner, Operation):
+                    continue
+                best: AppStmt | None = None
+                for blk in fn.blocks:
+                    for s in blk.stmts:
+                        if s.span is None or not any(owner is o for op in s.ops for o in op.walk()):
+                            continue
+                        if best is None or (
+                            best.span is not None
+                            and s.span[1] - s.span[0] < best.span[1] - best.span[0]
+                        ):
+                            best = s
+                if best is not None:
+                    what = "a load" if isinstance(owner, memref.LoadOp) else "a value"
+                    return best.line, what
+        return None
+
+
+def _parts(term: Term, p: Pattern) -> list[Term]:
+    """The largest sub-expressions of ``term`` that do ``p``'s multiplications (at most
+    MAX_PARTS), the candidates ``--explain`` reports on."""
+    subs = [
+        n
+        for n in walk(term)
+        if n is not term
+        and n.w <= 32
+        and n.size >= 4
+        and n.op not in ("zext", "sext")
+        and _has_muls_of(n, p)
+    ]
+    subs.sort(key=lambda n: -n.size)
+    return subs[:MAX_PARTS]
 
 
 def _add_member_pointers(fn: AppFunction) -> None:
