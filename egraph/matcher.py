@@ -735,7 +735,9 @@ class Matcher(BindingChecks):
         # cheap signature: every further candidate multiplies the choices to try)
         # (C input only: the MLIR emitter spells operands as argument + offset)
         computed = (
-            computed_operands(term, names) if st.src is not None and _has_muls_of(term, p) else []
+            computed_operands(term, names) + _identity(term, p)
+            if st.src is not None and (_has_muls_of(term, p) or _identity(term, p))
+            else []
         )
         choices = itertools.chain(
             self.operand_choices(term, p, regs, leaves),
@@ -1034,7 +1036,7 @@ class Matcher(BindingChecks):
                 and len(calls) < MAX_PART_CALLS
             ):
                 for p in pats:
-                    if not _has_muls_of(n, p):
+                    if not (_has_muls_of(n, p) or _identity(n, p)):
                         continue
                     sub = self.match_part(fn, st, n, p, names)
                     if sub is None:
@@ -1067,7 +1069,7 @@ class Matcher(BindingChecks):
                 term = self.expression(fn, st, named=named)
             except Unsupported:
                 continue
-            if term.w > 32 or not any(_has_muls_of(term, p) for p in pats):
+            if term.w > 32 or not any(_has_muls_of(term, p) or _identity(term, p) for p in pats):
                 continue
             calls.clear()
             memo.clear()
@@ -1146,7 +1148,7 @@ class Matcher(BindingChecks):
         if len(leaves) > MAX_LEAVES:
             return None
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
-        computed = computed_operands(n, names)
+        computed = computed_operands(n, names) + _identity(n, p)
         cands = leaves + computed
         packs: list[Term] = []
         if _reads_high_half(p):
@@ -1163,14 +1165,17 @@ class Matcher(BindingChecks):
             self.operand_choices(n, p, regs, cands, skip_only=leaves),
         )
         seen: set[tuple[Term, ...]] = set()
+        stale: str | None = None
         for env, cand in choices:
             key = tuple(t.args[0] if t.op in ("zext", "sext") else t for t in env.values())
             if key in seen:
                 continue
             seen.add(key)
             if len(seen) > MAX_PROOFS:
-                return None
-            if _stale_operand(fn, st, env.values(), self.values) is not None:
+                break
+            why = _stale_operand(fn, st, env.values(), self.values)
+            if why is not None:
+                stale = stale or why
                 continue
             ok, _ = self.prove([(n, cand)])
             if not ok:
@@ -1180,6 +1185,10 @@ class Matcher(BindingChecks):
             sub.binding = Binding({str(k.val): v for k, v in env.items()})
             kept_sw = {x for t in env.values() for x in walk(t)}
             return self.finish(sub, _software_work([x for x in walk(n) if x not in kept_sw]), p)
+        if stale is not None:  # equal on the random inputs, with an operand not current
+            sub = Decision(fn.name, p.name, st.line, "rejected", UNSUPPORTED, stale, anchor=st)
+            sub.pattern, sub.region = p, [st]
+            return sub
         return None
 
     def not_offered(
@@ -1379,6 +1388,18 @@ def _dead_after(
         return found
 
     return feeds(st, 0)
+
+
+def _identity(t: Term, p: Pattern) -> list[Term]:
+    """``[1]``, the multiplicative identity as an operand, when the ISAX multiplies its
+    operands and ``t`` reduces modulo a constant: ``modmul_q(s, 1)`` is ``s mod q`` for
+    ``s < 2^16`` (Kyber's ``(a + b) % q``, a hardware divide in software). The proof
+    decides whether the reduction is the ISAX's; this only offers the operand."""
+    if p.rd is None or not any(n.op == "mul" and n.args[1].op != "const" for n in walk(p.rd)):
+        return []
+    if any(n.op in ("remu", "rems") and n.args[1].op == "const" for n in walk(t)):
+        return [const(32, 1)]
+    return []
 
 
 def _has_muls_of(t: Term, p: Pattern) -> bool:

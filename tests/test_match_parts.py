@@ -174,3 +174,63 @@ uint32_t f(uint16_t a, uint16_t b, uint16_t c, uint16_t d)
     assert rewrite_c(res) == text
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert d.status == "rejected" and d.reason == FINAL
+
+
+SPLIT = """#include <stdint.h>
+uint32_t acc(const uint16_t *x, const uint16_t *y, int n)
+{
+    uint32_t r = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t t = (uint32_t)x[i] * y[i];
+        r += t % 3329;
+    }
+    return r;
+}
+uint32_t one(uint16_t x, uint16_t y, uint32_t r)
+{
+    uint32_t t = (uint32_t)x * y;
+    r += t % 3329;
+    return r;
+}
+"""
+
+
+def test_split_product_is_a_part_over_the_earlier_definition(tmp_path: Path) -> None:
+    """`t = x * y; r += t % q;`: the product is in the statement before; the part is
+    modmul_q of the values t was computed from, which the call site names (x, y)."""
+    res = _match(tmp_path, SPLIT)
+    [d] = res.matched
+    assert (d.function, d.line, d.liveout, len(d.calls)) == ("one", 14, "r", 1)
+    new = _checked(res)
+    assert (
+        "r = (uint32_t)((uint32_t)r + aquas_modmul_q((uint32_t)(uint16_t)((uint32_t)y), "
+        "(uint32_t)(uint16_t)((uint32_t)x)));" in new
+    )
+
+
+def test_split_product_over_loads_is_explained(tmp_path: Path) -> None:
+    """In the loop, t holds x[i] * y[i]: the loads have no name at `r += t % 3329`, so
+    the candidate is not offered, and --explain says why and where (issue 14's "split
+    candidate gets no explanation")."""
+    res = _match(tmp_path, SPLIT)
+    [d] = [d for d in res.decisions if d.function == "acc" and d.isax == "modmul_q"]
+    assert d.status == "rejected" and d.line == 7
+    assert d.detail.startswith("not offered: an operand of modmul_q is a value the call site")
+    assert "a load at line 6 that no variable holds" in d.detail
+
+
+def test_split_product_with_an_operand_assigned_in_between_is_refused(tmp_path: Path) -> None:
+    text = """#include <stdint.h>
+uint32_t one(uint16_t x, uint16_t y, uint32_t r)
+{
+    uint32_t t = (uint32_t)x * y;
+    x = (uint16_t)(x + 1);
+    r += t % 3329;
+    return r;
+}
+"""
+    res = _match(tmp_path, text)
+    assert not res.matched
+    assert rewrite_c(res) == text
+    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    assert "operand x is the value before line 5 assigns x again" in d.detail
