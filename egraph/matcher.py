@@ -164,6 +164,9 @@ class Matcher(BindingChecks):
         self.isax_values: dict[tuple[Term, tuple[tuple[str, int], ...]], int] = {}
         self.shared = Budget(self.opt.function_budget, "per function")
         self.rd_ranges: dict[tuple[int, int], tuple[int, int]] = {}  # see result_range
+        # functions whose returned value a register ISAX computes whole (fqmul), by the
+        # line of that statement: their inlined calls are ISAX calls already
+        self.isax_helpers: dict[str, tuple[int, str]] = {}
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
@@ -674,6 +677,8 @@ class Matcher(BindingChecks):
                             continue
                         matched.append((st, d))
                         claimed.update(id(o) for op in st.ops for o in op.walk())
+                        if st.kind == "return":
+                            self.isax_helpers[fn.name] = (st.line, d.isax)
                         break
                 if st.src is not None and not any(d.status == "matched" for d in here):
                     # no ISAX computes the whole value: ISAXs computing parts of it
@@ -684,8 +689,9 @@ class Matcher(BindingChecks):
                             here = [parts]
                             matched.append((st, parts))
                             claimed.update(id(o) for op in st.ops for o in op.walk())
-                    elif parts is not None and not here:
-                        here = [parts]
+                    elif parts is not None:  # its reason is more precise than "not offered"
+                        rest = [d for d in here if not d.detail.startswith("not offered")]
+                        here = rest or [parts]
                 found.extend((b, i, d) for d in here)
         out.extend(d for _, _, d in sorted(found, key=lambda x: (x[0], x[1])))
         return out
@@ -1087,6 +1093,26 @@ class Matcher(BindingChecks):
                     calls.clear()
             if calls:
                 break
+        done = sorted(st.calls & set(self.isax_helpers))
+        if (
+            calls
+            and done
+            and {sub.isax for _, sub in calls} <= {self.isax_helpers[h][1] for h in done}
+        ):
+            # the statement's parts are (at most) inlined calls of helpers rewritten to the
+            # same ISAXs themselves: their call sites run the ISAX already, and printing the
+            # statement as a term would only change how the compiler sees the code (basemul
+            # stopped being inlined). A part that is another ISAX (ntt_bfly over fqmul's
+            # product and the sum around it) does more than the helper and is kept.
+            line, isax = self.isax_helpers[done[0]]
+            d = Decision(fn.name, calls[-1][1].isax, st.line, "rejected", PROFIT, anchor=st)
+            d.pattern, d.region = calls[-1][1].pattern, [st]
+            d.detail = (
+                f"parts of the value are calls of {', '.join(done)}, whose body (line {line}) "
+                f"is rewritten to {isax} itself: these call sites run the ISAX already"
+            )
+            d.seconds = time.perf_counter() - t0
+            return d
         if not calls or context is None:
             if refused:  # proven parts that do not pay off, or that the core cannot run
                 r = refused[0]

@@ -37,6 +37,8 @@ class AppStmt:
     value: SSAValue | None = None
     iv: str | None = None
     src: object = None  # the frontend's statement object (C input)
+    # functions of the same file the statement's text calls (inlined helpers, C input)
+    calls: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -105,8 +105,9 @@ uint32_t f(uint32_t x, uint32_t y, int n)
 """,
     )
     assert not res.matched
-    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
-    assert d.line == 7 and "operand x is the value before line 6 assigns x again" in d.detail
+    # (line 8, r ^= u, recomputes u = t % 3329 from x and y: refused alike)
+    [d] = [d for d in res.decisions if d.isax == "modmul_q" and d.line == 7]
+    assert "operand x is the value before line 6 assigns x again" in d.detail
 
 
 # -- 2. computed and constant operands ------------------------------------------------------

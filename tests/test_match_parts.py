@@ -234,3 +234,18 @@ uint32_t one(uint16_t x, uint16_t y, uint32_t r)
     assert rewrite_c(res) == text
     [d] = [d for d in res.decisions if d.isax == "modmul_q"]
     assert "operand x is the value before line 5 assigns x again" in d.detail
+
+
+def test_basemul_in_the_whole_file_keeps_its_rewritten_fqmul_calls() -> None:
+    """With fqmul itself rewritten to modmul_q, basemul's inlined fqmul calls run the ISAX
+    already: its parts are not re-emitted (that only stopped gcc inlining basemul, and
+    poly_basemul ran 1.01x instead of 1.22x on PicoRV32), and --explain says why."""
+    res = match_file(NTT, KYBER, patterns=_patterns("vexriscv"), options=Options(core="vexriscv"))
+    assert ("fqmul", "modmul_q") in {(d.function, d.isax) for d in res.matched}
+    ds = [d for d in res.decisions if d.function == "basemul"]
+    assert [(d.line, d.status) for d in ds] == [(83, "rejected"), (84, "rejected")]
+    assert all(d.detail.endswith("these call sites run the ISAX already") for d in ds)
+    new = rewrite_c(res)
+    assert (
+        "r[0] = (uint16_t)((fqmul(fqmul(a[1], b[1]), zeta) + fqmul(a[0], b[0])) % KYBER_Q);" in new
+    )
