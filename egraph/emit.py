@@ -245,6 +245,8 @@ def _narrow(t: Term, names: dict[str, str]) -> str:
         # 32-bit address arithmetic, as the IR computes it (RV32: a pointer is 32 bits)
         addr = _address(linear(t.args[0]), names, t, offset0=True)
         return f"(*(const uint{t.w}_t *)(uintptr_t)({addr}))"
+    if t.op not in ("var", "load"):  # a computed narrow value (a call's result field)
+        return f"({c_term(t, names)})"
     raise EmitError(f"operand {t} cannot be expressed in C at the call site")
 
 
@@ -304,7 +306,13 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     names = _operand_names(cf)
     if d.filter is not None:
         return start, end, _filter_text(d, cf, source, names, ind)
-    call = _call(d, names)
+    if d.context is not None:  # ISAXs for parts of the value (Matcher.match_parts)
+        calls = Names(dict(names), names.structs)
+        for ph, sub in d.calls:  # inner calls first: a later operand may name them
+            calls[ph] = _call(sub, calls)
+        call = c_term(d.context, calls)
+    else:
+        call = _call(d, names)
     assert d.binding is not None
     if d.binding.chunk is not None:
         return start, end, _strip_mined(d, cf, source, call, ind)
