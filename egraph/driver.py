@@ -10,6 +10,7 @@ latencies, and runs :class:`~aquas.egraph.matcher.Matcher`.  Emission lives in
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -148,11 +149,12 @@ def match_file(
         )
     prog = cfront.parse_c(text, str(app), functions, include_dirs, defines)
     names = []
+    helpers = frozenset(cf.name for cf in prog.functions)
     for cf in prog.functions:
         if not cf.selected or cf.func is None:
             continue
         names.append(cf.name)
-        decisions += matcher.match_function(app_function(cf, text))
+        decisions += matcher.match_function(app_function(cf, text, helpers))
     return MatchResult(
         app,
         "c",
@@ -185,8 +187,11 @@ def _offsets(text: str) -> list[int]:
     return starts
 
 
-def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
-    """Group the ops of every block by the C statement they came from (via locations)."""
+def app_function(
+    cf: cfront.CFunction, text: str, helpers: frozenset[str] = frozenset()
+) -> AppFunction:
+    """Group the ops of every block by the C statement they came from (via locations).
+    ``helpers``: the file's functions; each statement records those its text calls."""
     assert cf.func is not None
     line_start = _offsets(text)
     stmts = [s for s in cf.stmts if s.kind != "block"]
@@ -243,6 +248,11 @@ def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
                 value = op.operands[0] if kind == "return" and op.operands else None
                 groups.append(AppStmt(kind, 0, 0, [op], value=value))
             else:
+                called = (
+                    frozenset(_CALL.findall(text, st.span.start, st.span.end)) & helpers
+                    if helpers
+                    else frozenset()
+                )
                 groups.append(
                     AppStmt(
                         st.kind,
@@ -254,6 +264,7 @@ def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
                         value=st.value,
                         iv=st.iv,
                         src=st,
+                        calls=called,
                     )
                 )
             for region in op.regions:
@@ -275,6 +286,9 @@ def app_function(cf: cfront.CFunction, text: str) -> AppFunction:
         if s.iv and isinstance(s.op, scf.ForOp):
             af.names[s.op.body.block.args[0]] = s.iv
     return af
+
+
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
 def _name_block_args(af: AppFunction) -> None:

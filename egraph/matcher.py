@@ -50,6 +50,7 @@ from aquas.egraph.patterns import (
     Pattern,
     patterns_of,
 )
+from aquas.egraph.ranges import unsigned
 from aquas.egraph.regions import (
     AppBlock,
     AppFunction,
@@ -91,8 +92,8 @@ from aquas.egraph.terms import (
     evaluate,
     linear_term,
     mask,
+    mk,
     show,
-    substitute,
     var,
     walk,
 )
@@ -162,6 +163,10 @@ class Matcher(BindingChecks):
         # concrete values of ISAX terms by register values (see concrete_equal)
         self.isax_values: dict[tuple[Term, tuple[tuple[str, int], ...]], int] = {}
         self.shared = Budget(self.opt.function_budget, "per function")
+        self.rd_ranges: dict[tuple[int, int], tuple[int, int]] = {}  # see result_range
+        # functions whose returned value a register ISAX computes whole (fqmul), by the
+        # line of that statement: their inlined calls are ISAX calls already
+        self.isax_helpers: dict[str, tuple[int, str]] = {}
 
     # -- entry -------------------------------------------------------------------------
     def match_function(self, fn: AppFunction) -> list[Decision]:
@@ -655,11 +660,12 @@ class Matcher(BindingChecks):
                     continue
                 if term.size < 4:
                     continue
+                here: list[Decision] = []
                 for p in pats:
                     d = self.match_expression(fn, st, term, p)
                     if d is None:
                         continue
-                    found.append((b, i, d))
+                    here.append(d)
                     if d.status == "matched":
                         user = _dead_after(fn, st, matched)
                         if user is not None:
@@ -671,7 +677,22 @@ class Matcher(BindingChecks):
                             continue
                         matched.append((st, d))
                         claimed.update(id(o) for op in st.ops for o in op.walk())
+                        if st.kind == "return":
+                            self.isax_helpers[fn.name] = (st.line, d.isax)
                         break
+                if st.src is not None and not any(d.status == "matched" for d in here):
+                    # no ISAX computes the whole value: ISAXs computing parts of it
+                    parts = self.match_parts(fn, st, pats)
+                    if parts is not None and parts.status == "matched":
+                        user = _dead_after(fn, st, matched)
+                        if user is None:
+                            here = [parts]
+                            matched.append((st, parts))
+                            claimed.update(id(o) for op in st.ops for o in op.walk())
+                    elif parts is not None:  # its reason is more precise than "not offered"
+                        rest = [d for d in here if not d.detail.startswith("not offered")]
+                        here = rest or [parts]
+                found.extend((b, i, d) for d in here)
         out.extend(d for _, _, d in sorted(found, key=lambda x: (x[0], x[1])))
         return out
 
@@ -706,7 +727,7 @@ class Matcher(BindingChecks):
         d = Decision(fn.name, p.name, st.line, "rejected", pattern=p, anchor=st, region=[st])
         if term.w > 32:
             return None
-        leaves = leaf_operands(term, self._nameable(fn))
+        leaves = value_leaves(term, self._nameable(fn))
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
         if len(leaves) > MAX_LEAVES:
             d.reason = UNSUPPORTED
@@ -720,7 +741,9 @@ class Matcher(BindingChecks):
         # cheap signature: every further candidate multiplies the choices to try)
         # (C input only: the MLIR emitter spells operands as argument + offset)
         computed = (
-            computed_operands(term, names) if st.src is not None and _has_muls_of(term, p) else []
+            computed_operands(term, names) + _identity(term, p)
+            if st.src is not None and (_has_muls_of(term, p) or _identity(term, p))
+            else []
         )
         choices = itertools.chain(
             self.operand_choices(term, p, regs, leaves),
@@ -837,7 +860,7 @@ class Matcher(BindingChecks):
         if not all(_has_muls_of(v, p) for v in values):
             return None
         names = self._nameable(fn)
-        leaves = list(dict.fromkeys(x for v in values for x in leaf_operands(v, names)))
+        leaves = list(dict.fromkeys(x for v in values for x in value_leaves(v, names)))
         if not leaves or len(leaves) > MAX_LEAVES:
             return None
         half = [x for x in leaves if x.w == fields.FIELD_W]
@@ -939,14 +962,33 @@ class Matcher(BindingChecks):
         # a narrower operand enters rs zero- or sign-extended, whichever the ISAX needs
         wide = list(dict.fromkeys(c for t in cands for c in _extensions(t)))
         tried = {c for t in skip_only for c in _extensions(t)}
-        for choice in itertools.product(wide, repeat=len(regs)):
+        # a register the ISAX reads only the low k <= 16 bits of: a sign- and a zero-
+        # extension of a value of at least k bits, or a packed operand and its low half,
+        # are one choice (the same bits reach the ISAX)
+        low = _read_bits(p.rd)
+        per = [
+            [
+                c
+                for c in wide
+                if low.get(r, 32) > 16
+                or not (
+                    fields.packed_parts(c) is not None
+                    or (c.op == "sext" and c.args[0].w >= low.get(r, 32))
+                )
+            ]
+            for r in regs
+        ]
+        for choice in itertools.product(*per):
             if tried and all(c in tried for c in choice):
                 continue
             env = {var(r, 32): t for r, t in zip(regs, choice, strict=True)}
             if not self.concrete_equal([(term, p.rd)], env):
                 continue
-            rd = substitute(p.rd, env)
-            cand = cast("trunc", term.w, rd) if term.w < 32 else rd
+            # the low field of a packed result is that field's term itself
+            # (trunc16(zext(hi) << 16 | zext(lo)) = lo, a bit-field identity)
+            fl = fields.result_fields(p.rd) if term.w == fields.FIELD_W else None
+            rd = fields.with_operands(p.rd if fl is None else fl[0][1], env)
+            cand = cast("trunc", term.w, rd) if term.w < rd.w else rd
             if self.random_equal([(term, cand)]):
                 yield env, cand
 
@@ -968,59 +1010,313 @@ class Matcher(BindingChecks):
                     return False
         return True
 
+    # -- register-only ISAXs computing parts of a statement's value ----------------------
+    def match_parts(self, fn: AppFunction, st: AppStmt, pats: Sequence[Pattern]) -> Decision | None:
+        """ISAXs that compute parts of a statement's value (``r[0] = (fqmul(fqmul(a1, b1),
+        zeta) + fqmul(a0, b0)) % q``): the statement's own computation (variables it reads
+        are variables, so every operand is a value current at the statement) is searched
+        from the top; a node that an ISAX computes, proven as a whole-value match is, becomes
+        a call whose operands are searched in turn (a call's operand may be another call),
+        other nodes are searched in their operands. The statement is emitted as its value
+        printed as C (``emit.c_term``) with each part replaced by its call, keeping its
+        store, assignment or return (C input only). None when no part is an ISAX's, or the
+        statement has effects a rewrite would drop."""
+        t0 = time.perf_counter()
+        kept = _statement_effects(fn, st)
+        if isinstance(kept, str):
+            return None
+        names = self._nameable(fn)
+        calls: list[tuple[Term, Decision]] = []
+        refused: list[Decision] = []
+        memo: dict[Term, Term] = {}
+
+        def rewrite(n: Term, depth: int) -> Term:
+            out = memo.get(n)
+            if out is not None:
+                return out
+            if (
+                depth < MAX_PART_DEPTH
+                and n.op not in ("var", "const", "load", "zext", "sext")
+                and n.w <= 32
+                and n.size >= 4
+                and len(calls) < MAX_PART_CALLS
+            ):
+                for p in pats:
+                    if not (_has_muls_of(n, p) or _identity(n, p)):
+                        continue
+                    sub = self.match_part(fn, st, n, p, names)
+                    if sub is None:
+                        continue
+                    if sub.status != "matched":
+                        refused.append(sub)
+                        continue
+                    assert sub.binding is not None
+                    sub.binding = Binding(
+                        {r: rewrite(v, depth + 1) for r, v in sub.binding.regs.items()}
+                    )
+                    ph = var(f"aquas_call{len(calls)}", 32)
+                    calls.append((ph, sub))
+                    out = cast("trunc", n.w, ph) if n.w < 32 else ph
+                    break
+            if out is None and n.op == "load":  # an address is not a value
+                out = n
+            if out is None:
+                args = tuple(rewrite(a, depth + 1) for a in n.args)
+                out = n if args == n.args else mk(n.op, n.w, args, n.val)
+            memo[n] = out
+            return out
+
+        context: Term | None = None
+        # the statement's own computation first; then its value with the pure definitions
+        # of the local variables it reads recomputed (`t = x * y; r += t % q;`), where every
+        # variable the rewrite names must still hold, at the statement, the value used
+        for named in (True, False):
+            try:
+                term = self.expression(fn, st, named=named)
+            except Unsupported:
+                continue
+            if term.w > 32 or not any(_has_muls_of(term, p) or _identity(term, p) for p in pats):
+                continue
+            calls.clear()
+            memo.clear()
+            context = rewrite(term, 0)
+            if calls and not named:
+                used = [context] + [
+                    v for _, sub in calls if sub.binding for v in sub.binding.regs.values()
+                ]
+                why = _stale_operand(fn, st, used, self.values)
+                if why is not None:
+                    stale = Decision(fn.name, calls[-1][1].isax, st.line, "rejected", anchor=st)
+                    stale.reason, stale.detail = UNSUPPORTED, why
+                    stale.pattern, stale.region = calls[-1][1].pattern, [st]
+                    refused.insert(0, stale)
+                    calls.clear()
+            if calls:
+                break
+        done = sorted(st.calls & set(self.isax_helpers))
+        if (
+            calls
+            and done
+            and {sub.isax for _, sub in calls} <= {self.isax_helpers[h][1] for h in done}
+        ):
+            # the statement's parts are (at most) inlined calls of helpers rewritten to the
+            # same ISAXs themselves: their call sites run the ISAX already, and printing the
+            # statement as a term would only change how the compiler sees the code (basemul
+            # stopped being inlined). A part that is another ISAX (ntt_bfly over fqmul's
+            # product and the sum around it) does more than the helper and is kept.
+            line, isax = self.isax_helpers[done[0]]
+            d = Decision(fn.name, calls[-1][1].isax, st.line, "rejected", PROFIT, anchor=st)
+            d.pattern, d.region = calls[-1][1].pattern, [st]
+            d.detail = (
+                f"parts of the value are calls of {', '.join(done)}, whose body (line {line}) "
+                f"is rewritten to {isax} itself: these call sites run the ISAX already"
+            )
+            d.seconds = time.perf_counter() - t0
+            return d
+        if not calls or context is None:
+            if refused:  # proven parts that do not pay off, or that the core cannot run
+                r = refused[0]
+                r.seconds = time.perf_counter() - t0
+                return r
+            return None
+        main = calls[-1][1]
+        assert main.pattern is not None
+        d = Decision(fn.name, main.isax, st.line, "matched", pattern=main.pattern, anchor=st)
+        d.region = [st]
+        d.binding = main.binding
+        d.context = context
+        d.calls = [(str(ph.val), sub) for ph, sub in calls]
+        d.store = kept
+        d.liveout = None if d.store else ("return" if st.kind == "return" else st.target)
+        d.sw_cycles = sum(sub.sw_cycles for _, sub in calls)
+        d.hw_cycles = sum(sub.hw_cycles for _, sub in calls)
+        d.detail = "parts of the value: " + "; ".join(
+            f"{ph.val!s} = {sub.isax}("
+            + ", ".join(
+                f"{k}={show(v, 3)}" for k, v in sorted((sub.binding or Binding({})).regs.items())
+            )
+            + ")"
+            for ph, sub in calls
+        )
+        d.seconds = time.perf_counter() - t0
+        return d
+
+    def result_range(self, p: Pattern, w: int) -> tuple[int, int]:
+        """Bounds on ``p``'s result truncated to ``w`` bits (the low field of a packed
+        result when that is 16 bits wide: ntt_bfly's sum is below q)."""
+        assert p.rd is not None
+        key = (id(p), w)
+        r = self.rd_ranges.get(key)
+        if r is None:
+            fl = fields.result_fields(p.rd)
+            if w == fields.FIELD_W and fl is not None:
+                r = unsigned(fl[0][1])
+            else:
+                r = unsigned(cast("trunc", w, p.rd) if w < p.rd.w else p.rd)
+            self.rd_ranges[key] = r
+        return r
+
+    def match_part(
+        self, fn: AppFunction, st: AppStmt, n: Term, p: Pattern, names: set[str]
+    ) -> Decision | None:
+        """``p`` computing the node ``n`` of statement ``st``'s value: operands among the
+        node's named values and loads, its computed sub-expressions, and (for an ISAX that
+        reads a register's upper half) two 16-bit values packed; the first choice equal on
+        the random inputs that is proven. A Decision for the call (matched, or rejected by
+        the cost model or the target), or None."""
+        # a sound, cheap filter: the node's values must lie in the ISAX's result range
+        # (modmul_q: [0, q); most nodes of a statement, its products and sums, do not)
+        assert p.rd is not None
+        lo, hi = self.result_range(p, n.w)
+        if any(not lo <= trial.value(n) <= hi for trial in self.trials):
+            return None
+        leaves = value_leaves(n, names)
+        if len(leaves) > MAX_LEAVES:
+            return None
+        regs = [r for r in ("rs1", "rs2") if r in p.uses]
+        computed = computed_operands(n, names) + _identity(n, p)
+        cands = leaves + computed
+        packs: list[Term] = []
+        if _reads_high_half(p):
+            half = [c for c in cands if c.w == fields.FIELD_W][:MAX_PACKED]
+            packs = [fields.pack(h, lo) for h in half for lo in half if h is not lo]
+        # named values first, then packed operands (the fields the ISAX extracts), then
+        # computed operands (a value below 2^16 as ntt_bfly's packed operand, its upper
+        # field 0, is equal on random inputs but hard to prove: it comes last)
+        choices: Iterable[tuple[dict[Term, Term], Term]] = itertools.chain(
+            self.operand_choices(n, p, regs, leaves),
+            self.operand_choices(n, p, regs, cands + packs, skip_only=leaves + computed)
+            if packs
+            else (),
+            self.operand_choices(n, p, regs, cands, skip_only=leaves),
+        )
+        seen: set[tuple[Term, ...]] = set()
+        stale: str | None = None
+        for env, cand in choices:
+            key = tuple(t.args[0] if t.op in ("zext", "sext") else t for t in env.values())
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > MAX_PROOFS:
+                break
+            why = _stale_operand(fn, st, env.values(), self.values)
+            if why is not None:
+                stale = stale or why
+                continue
+            ok, _ = self.prove([(n, cand)])
+            if not ok:
+                continue
+            sub = Decision(fn.name, p.name, st.line, "rejected", pattern=p, anchor=st)
+            sub.region = [st]
+            sub.binding = Binding({str(k.val): v for k, v in env.items()})
+            kept_sw = {x for t in env.values() for x in walk(t)}
+            return self.finish(sub, _software_work([x for x in walk(n) if x not in kept_sw]), p)
+        if stale is not None:  # equal on the random inputs, with an operand not current
+            sub = Decision(fn.name, p.name, st.line, "rejected", UNSUPPORTED, stale, anchor=st)
+            sub.pattern, sub.region = p, [st]
+            return sub
+        return None
+
     def not_offered(
         self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern, names: set[str]
     ) -> str | None:
-        """Why a statement that does contain ``p``'s computation is not offered as a
-        candidate (``--explain`` must never be silent about it), or None when it does not:
-        the computation is a proper part of the statement's value (only a whole value that
-        is stored, assigned or returned is replaced), or an operand is a value the call
-        site cannot name (a temporary of the frontend)."""
+        """Why a statement that does contain ``p``'s computation is not rewritten
+        (``--explain`` must never be silent about it), or None when it does not contain it:
+        a part of the value equal to ``p`` on the random inputs but not proven (parts that
+        are proven are rewritten by :meth:`match_parts`), or an operand that the call site
+        cannot name: a temporary of the frontend, or a load of an earlier statement that
+        only a local holding a value computed from it names (``t = x[i] * y[i]; r += t % q``)."""
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
         # a part that does the ISAX's multiplications, if it has any (the reduction of a
         # sum alone, ntt_bfly with one operand 0, is not worth a report)
         if not _has_muls_of(term, p):
             return None
+        orig = term
         try:  # the statement's own computation: a variable's earlier value is its candidate
             term = self.expression(fn, st, named=True)
         except Unsupported:
             return None
-        subs = [
-            n
-            for n in walk(term)
-            if n is not term
-            and n.w <= 32
-            and n.size >= 4
-            and n.op not in ("zext", "sext")
-            and _has_muls_of(n, p)
-        ]
-        subs.sort(key=lambda n: -n.size)
-        for n in subs[:MAX_PARTS]:
-            cands = leaf_operands(n, names) + computed_operands(n, names, limit=4)
-            if len(cands) <= MAX_LEAVES and self.operands(n, p, regs, cands) is not None:
-                return (
-                    f"not offered: {p.name} computes a part of the value ({show(n, 3)}); "
-                    f"only a statement's whole value (stored, assigned or returned) is "
-                    f"replaced by an ISAX call"
+        for n in _parts(term, p):
+            cands = value_leaves(n, names) + computed_operands(n, names, limit=4)
+            if len(cands) > MAX_LEAVES:
+                continue
+            found = self.operands(n, p, regs, cands)
+            if found is not None:
+                ops = ", ".join(
+                    f"{k.val}={show(v, 2)}"
+                    for k, v in sorted(found[0].items(), key=lambda kv: str(kv[0].val))
                 )
-        hidden = leaf_operands(term) + computed_operands(term)
-        hidden = [
-            t
-            for t in hidden
-            if any(
-                str(v.val).startswith("%") or str(v.val) not in names
-                for v in walk(t)
-                if v.op == "var"
-            )
-        ]
-        if hidden and len(hidden) <= MAX_LEAVES:
-            allc = leaf_operands(term, names) + computed_operands(term, names) + hidden
-            if self.operands(term, p, regs, allc) is not None:
+                return (
+                    f"not offered: {p.name} equals a part of the value ({show(n, 3)}) with "
+                    f"{ops} on the random inputs, but the part is not proven"
+                )
+        for n in [orig, *_parts(orig, p)]:
+            temps = [x for x in walk(n) if x.op == "var" and str(x.val).startswith("%")]
+            hidden = [
+                t
+                for t in temps + leaf_operands(n) + computed_operands(n)
+                if any(
+                    str(v.val).startswith("%") or str(v.val) not in names
+                    for v in walk(t)
+                    if v.op == "var"
+                )
+            ]
+            if not hidden or len(hidden) > MAX_LEAVES:
+                continue
+            allc = leaf_operands(n, names) + computed_operands(n, names) + hidden
+            if self.operands(n, p, regs, allc) is not None:
+                where = self._defined_at_line(fn, hidden[0])
                 return (
                     f"not offered: an operand of {p.name} is a value the call site cannot "
-                    f"name ({show(hidden[0], 3)})"
+                    f"name ({show(hidden[0], 3)}"
+                    + (
+                        f": {where[1]} at line {where[0]} that no variable holds, only a "
+                        f"value computed from it"
+                        if where
+                        else ""
+                    )
+                    + ")"
                 )
         return None
+
+    def _defined_at_line(self, fn: AppFunction, t: Term) -> tuple[int, str] | None:
+        """The line of the innermost statement that computes the unnamed value ``t`` stands
+        for, and what it is ("a load" or "a value")."""
+        for leaf in walk(t):
+            for v in self.values.get(leaf, ()):
+                owner = v.owner
+                if not isinstance(owner, Operation):
+                    continue
+                best: AppStmt | None = None
+                for blk in fn.blocks:
+                    for s in blk.stmts:
+                        if s.span is None or not any(owner is o for op in s.ops for o in op.walk()):
+                            continue
+                        if best is None or (
+                            best.span is not None
+                            and s.span[1] - s.span[0] < best.span[1] - best.span[0]
+                        ):
+                            best = s
+                if best is not None:
+                    what = "a load" if isinstance(owner, memref.LoadOp) else "a value"
+                    return best.line, what
+        return None
+
+
+def _parts(term: Term, p: Pattern) -> list[Term]:
+    """The largest sub-expressions of ``term`` that do ``p``'s multiplications (at most
+    MAX_PARTS), the candidates ``--explain`` reports on."""
+    subs = [
+        n
+        for n in walk(term)
+        if n is not term
+        and n.w <= 32
+        and n.size >= 4
+        and n.op not in ("zext", "sext")
+        and _has_muls_of(n, p)
+    ]
+    subs.sort(key=lambda n: -n.size)
+    return subs[:MAX_PARTS]
 
 
 def _add_member_pointers(fn: AppFunction) -> None:
@@ -1087,8 +1383,7 @@ def _dead_after(
     }
     replaced: dict[int, tuple[AppStmt, Decision, set[str]]] = {}
     for other, d in matched:
-        regs = d.binding.regs.values() if d.binding else ()
-        named = {str(n.val) for t in regs for n in walk(t) if n.op == "var"}
+        named = _named_vars(d)
         replaced[id(other)] = (other, d, named)
 
     def feeds(s: AppStmt, depth: int) -> tuple[AppStmt, Decision] | None:
@@ -1119,6 +1414,18 @@ def _dead_after(
         return found
 
     return feeds(st, 0)
+
+
+def _identity(t: Term, p: Pattern) -> list[Term]:
+    """``[1]``, the multiplicative identity as an operand, when the ISAX multiplies its
+    operands and ``t`` reduces modulo a constant: ``modmul_q(s, 1)`` is ``s mod q`` for
+    ``s < 2^16`` (Kyber's ``(a + b) % q``, a hardware divide in software). The proof
+    decides whether the reduction is the ISAX's; this only offers the operand."""
+    if p.rd is None or not any(n.op == "mul" and n.args[1].op != "const" for n in walk(p.rd)):
+        return []
+    if any(n.op in ("remu", "rems") and n.args[1].op == "const" for n in walk(t)):
+        return [const(32, 1)]
+    return []
 
 
 def _has_muls_of(t: Term, p: Pattern) -> bool:
@@ -1204,6 +1511,71 @@ def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:
 
 
 MAX_LEAVES = 6  # candidate operands of a register pattern (bindings grow as n^2)
+MAX_PACKED = 6  # 16-bit candidates paired into packed operands {hi:16, lo:16} (n^2 pairs)
+MAX_PART_CALLS = 8  # ISAX calls for parts of one statement's value
+MAX_PART_DEPTH = 24  # how deep into a statement's value parts are searched
+
+
+def value_leaves(t: Term, names: set[str] | None = None) -> list[Term]:
+    """The candidate operands of :func:`leaf_operands` that ``t`` uses as values: a
+    pointer that only addresses the statement's loads (``a`` in ``a[0] * a[1]``) is no
+    register operand of a register ISAX, which reads no memory (it would have to compute
+    the value from the address). Pruning them keeps a statement over two arrays within
+    :data:`MAX_LEAVES`."""
+    used: set[Term] = set()
+    stack = [t]
+    while stack:
+        n = stack.pop()
+        if n in used:
+            continue
+        used.add(n)
+        if n.op != "load":  # a load's address is not a value of the expression
+            stack.extend(n.args)
+    return [x for x in leaf_operands(t, names) if x in used]
+
+
+def _read_bits(rd: Term) -> dict[str, int]:
+    """Register name -> how many low bits of it the ISAX result ``rd`` depends on at most
+    (16 when every use truncates it to 16 bits; 32 otherwise)."""
+    out: dict[str, int] = {}
+    for n in walk(rd):
+        for a in n.args:
+            if a.op == "var":
+                k = n.w if n.op == "trunc" else a.w
+                out[str(a.val)] = max(out.get(str(a.val), 0), k)
+    return out
+
+
+def is_part(d: Decision) -> bool:
+    """Whether ``d`` replaces only parts of its statement's value by ISAX calls (the rest
+    of the value stays in software), rather than the whole value."""
+    ctx = d.context
+    if ctx is None:
+        return False
+    while ctx.op == "trunc":
+        ctx = ctx.args[0]
+    return ctx.op != "var"
+
+
+def _reads_high_half(p: Pattern) -> bool:
+    """Whether ``p`` reads bits 31..16 of a register (a packed operand ``{hi:16, lo:16}``)."""
+    assert p.rd is not None
+    return any(
+        n.op == "shru" and n.args[0].op == "var" and n.args[1].op == "const" and n.args[1].val == 16
+        for n in walk(p.rd)
+    )
+
+
+def _named_vars(d: Decision) -> set[str]:
+    """The C variables a register-pattern rewrite names: its operands, and for a statement
+    with ISAX calls for parts of its value, the rest of the value and every call's operands."""
+    terms = list(d.binding.regs.values()) if d.binding else []
+    if d.context is not None:
+        terms.append(d.context)
+        terms += [t for _, sub in d.calls if sub.binding for t in sub.binding.regs.values()]
+    return {str(n.val) for t in terms for n in walk(t) if n.op == "var"}
+
+
 MAX_PROOFS = 4  # operand choices equal on random inputs that a register pattern tries to prove
 MAX_PARTS = 16  # sub-expressions of a statement's value --explain tries per pattern
 
@@ -1265,6 +1637,7 @@ __all__ = [
     "Options",
     "Pattern",
     "function_of",
+    "is_part",
     "params_of_mlir",
     "patterns_of",
     "software_cycles",

@@ -37,6 +37,8 @@ class AppStmt:
     value: SSAValue | None = None
     iv: str | None = None
     src: object = None  # the frontend's statement object (C input)
+    # functions of the same file the statement's text calls (inlined helpers, C input)
+    calls: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -88,6 +90,11 @@ class Decision:
     seconds: float = 0.0
     # a loop of stateful filter calls (egraph/stateful_loop.py FilterLoop)
     filter: object = None
+    # register ISAXs computing parts of one statement's value (Matcher.match_parts): the
+    # value with each part replaced by a 32-bit placeholder variable, and the calls the
+    # placeholders stand for (inner calls first: an operand may name an earlier one)
+    context: Term | None = None
+    calls: list[tuple[str, Decision]] = field(default_factory=list)
 
 
 def defs_of(st: AppStmt) -> set[SSAValue]:

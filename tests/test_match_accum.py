@@ -13,10 +13,13 @@ import pytest
 from aquas.egraph import emit
 from aquas.egraph.accum import accumulator_pattern
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
-from aquas.egraph.emit import rewrite_c
+from aquas.egraph.emit import HEADER, rewrite_c
 from aquas.egraph.matcher import Options
 from aquas.egraph.terms import show
 from aquas.interpreter import find_extension
+from aquas.runtime.build import build_program
+from aquas.runtime.header import write_header
+from aquas.runtime.iss import golden_isax_handler, run_elf
 from aquas.spec.frontend import lower_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,8 +100,89 @@ def test_int8_dot_product_loop_becomes_preload_and_chunk_calls(tmp_path: Path) -
     assert f"if ((({a} | {b}) & 3u) == 0) {{ /* unit state dacc = acc */" in new
     assert "(void)aquas_dot4_clr((uint32_t)acc);" in new
     assert f"acc = (int32_t)aquas_dot4_i8(aquas_ld32({a}), aquas_ld32({b}));" in new
+    # two chunks per trip, their four words loaded before the two calls; the first call's
+    # rd is dropped (the unit's state carries it into the second)
+    assert "for (; i + 7 < (n); i += 8) { /* two chunks, their words loaded first */" in new
+    assert (
+        f"uint32_t aquas_w0 = aquas_ld32({a}), aquas_w1 = aquas_ld32({b});\n"
+        f"                uint32_t aquas_w2 = aquas_ld32({a} + 4u), aquas_w3 = aquas_ld32({b} + 4u);\n"
+        "                (void)aquas_dot4_i8(aquas_w0, aquas_w1);\n"
+        "                acc = (int32_t)aquas_dot4_i8(aquas_w2, aquas_w3);\n            }"
+    ) in new
+    # then one chunk (an odd number of chunks), in the loop of one chunk per trip
+    assert (
+        "for (; i + 3 < (n); i += 4)\n"
+        f"                acc = (int32_t)aquas_dot4_i8(aquas_ld32({a}), aquas_ld32({b}));"
+    ) in new
     # the remainder (and everything, when the arrays are not word-aligned) in software
     assert "for (; i < n; i++)\n            acc += (int32_t)a[i] * (int32_t)b[i];" in new
+
+
+MAIN = """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot_i8(const int8_t *a, const int8_t *b, int n);
+static int8_t x[80] __attribute__((aligned(4))), y[80] __attribute__((aligned(4)));
+int main(void)
+{
+    static const int ns[] = {0, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 20, 64, 71};
+    uint32_t s = 12345u;
+    for (int i = 0; i < 80; i++) {
+        s = s * 1103515245u + 12345u;
+        x[i] = (int8_t)(s >> 16);
+        s = s * 1103515245u + 12345u;
+        y[i] = (int8_t)(s >> 16);
+    }
+    for (unsigned k = 0; k < sizeof ns / sizeof ns[0]; k++)
+        printf("%d %ld %ld\\n", ns[k], (long)dot_i8(x, y, ns[k]), (long)dot_i8(x + 1, y + 1, ns[k]));
+    return 0;
+}
+"""
+
+
+def test_chunk_pairs_odd_chunks_and_remainders_on_the_iss(tmp_path: Path) -> None:
+    """The rewritten dot product, compiled for RV32IM and run on the ISS with the golden
+    ISAXs, against the same numbers computed here: trip counts with no chunk, one chunk,
+    an odd and an even number of chunks, with and without a remainder, and misaligned
+    arrays (all in software)."""
+    res = _match(tmp_path, _dot())
+    new = rewrite_c(res)
+    assert [d.isax for d in res.matched] == ["dot4_i8"]
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "kernel.c").write_text(new)
+    write_header(res.extension, "picorv32", tmp_path / "new" / HEADER)
+    (tmp_path / "main.c").write_text(MAIN)
+    elf = build_program(
+        [tmp_path / "main.c", tmp_path / "new" / "kernel.c"],
+        tmp_path / "build",
+        platform="picorv32",
+        header_dirs=[tmp_path / "new"],
+        cflags=["-fwrapv"],
+    )
+    calls = []
+
+    def count(insn: int, rs1: int, rs2: int, iss):  # type: ignore[no-untyped-def]
+        calls.append(insn)
+        return golden(insn, rs1, rs2, iss)
+
+    golden = golden_isax_handler(res.extension)
+    run = run_elf(elf, "picorv32", custom=count)
+    assert run.exit_code == 0, run.output
+    s = 12345
+    xs, ys = [], []
+    for _ in range(80):
+        s = (s * 1103515245 + 12345) & 0xFFFFFFFF
+        xs.append(((s >> 16) & 0xFF) - 256 * (((s >> 16) & 0xFF) >= 128))
+        s = (s * 1103515245 + 12345) & 0xFFFFFFFF
+        ys.append(((s >> 16) & 0xFF) - 256 * (((s >> 16) & 0xFF) >= 128))
+    want = []
+    for n in (0, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 20, 64, 71):
+        d0 = sum(xs[i] * ys[i] for i in range(n))
+        d1 = sum(xs[1 + i] * ys[1 + i] for i in range(n))
+        want.append(f"{n} {d0} {d1}")
+    assert run.output.splitlines() == want
+    # aligned calls only: one preload each, and n // 4 dot4_i8 calls
+    dots = sum(n // 4 for n in (0, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 20, 64, 71))
+    assert len(calls) == 14 + dots
 
 
 def test_wider_accumulator_is_not_rewritten(tmp_path: Path) -> None:

@@ -58,9 +58,16 @@ uint32_t f(uint32_t a, uint32_t b) {
 }
 """
     res = _match(tmp_path, text, KYBER)
-    assert not res.matched
-    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    assert not [d for d in res.matched if d.line == 3]
+    [d] = [d for d in res.decisions if d.isax == "modmul_q" and d.line == 3]
     assert "assigns r, s" in d.detail
+    # the return recomputes r from a and b, current there: its product is a modmul_q part
+    # (Matcher.match_parts), checked by the final check; the declaration stays as it was
+    new = rewrite_c(res)
+    assert "uint32_t r = ((a & 0xffff) * (b & 0xffff)) % 3329, s = a + b;" in new
+    assert all(
+        "final check: same outputs" in (d.binding.proof if d.binding else "") for d in res.matched
+    )
 
 
 def test_final_check_refuses_an_emitter_that_drops_the_store(
@@ -327,7 +334,8 @@ uint32_t stale(uint32_t x, uint32_t y) {
 def test_operand_reassigned_before_the_statement_is_refused(tmp_path: Path) -> None:
     res = _match(tmp_path, STALE, KYBER)
     assert not res.matched and rewrite_c(res) == STALE
-    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
+    # (line 6 recomputes r = t % q from x and y: refused alike, "the call at line 6")
+    [d] = [d for d in res.decisions if d.isax == "modmul_q" and d.line == 5]
     assert d.detail == (
         "operand x is the value before line 4 assigns x again; the call at line 5 would "
         "read the new one"
@@ -343,8 +351,10 @@ def test_final_check_catches_a_stale_operand(
     monkeypatch.setattr(matcher, "_stale_operand", lambda *a: None)
     res = _match(tmp_path, STALE, KYBER)
     assert rewrite_c(res) == STALE
-    [d] = [d for d in res.decisions if d.isax == "modmul_q"]
-    assert d.reason == FINAL and "the rewritten 'stale' returns" in d.detail
+    # line 5 (r = t % q) and, recomputing r, line 6's part: the stale one is refused by
+    # the final check
+    [d] = [d for d in res.decisions if d.isax == "modmul_q" and d.reason == FINAL]
+    assert "the rewritten 'stale' returns" in d.detail
 
 
 def test_assigned_pointer_parameter_is_not_an_operand(tmp_path: Path) -> None:
