@@ -1,7 +1,7 @@
 """SRAM scratchpads: the impl directive (parse, checks, IR), the scheduler's view of an
 SRAM bank (read latency, ports), the generated banks, the --scratchpads override and
 generation time of a 64 Ki-element scratchpad. Co-simulation of an SRAM unit against the
-interpreter is ``tests/sim/test_synth_cosim.py -k sram`` (``tests/sim/specs/sram.isax``)."""
+interpreter is ``tests/sim/test_spec_cosim.py -k sram`` (``tests/sim/specs/sram.isax``)."""
 
 from __future__ import annotations
 
