@@ -193,16 +193,22 @@ def sram_layout(dut: Any, spm: aq.ScratchpadOp) -> tuple[str, int]:
     return _LAYOUTS[name]
 
 
-def spm_element(dut: Any, spm: aq.ScratchpadOp, k: int) -> int:
-    """Element ``k`` of a scratchpad in the unit: its register ``<spm>_<k>_q``, or the word
-    of its SRAM bank instance ``<spm>_bank<b>`` (the unit was synthesized with either,
-    whatever the spec's directive: ``aquas synth --scratchpads`` overrides it)."""
+def spm_handles(dut: Any, spm: aq.ScratchpadOp) -> list[Any]:
+    """The handle of each element of a scratchpad in the unit, in element order: its
+    register ``<spm>_<k>_q``, or the word of its SRAM bank instance ``<spm>_bank<b>`` (the
+    unit was synthesized with either, whatever the spec's directive: ``aquas synth
+    --scratchpads`` overrides it). Resolved once: a failed handle lookup costs the
+    simulator a search of the design, and the state is compared after every case."""
     name = spm.sym_name.data
-    try:
-        return int(getattr(dut, f"{name}_{k}_q").value)
-    except AttributeError:
-        bank, row = element_bank_row(spm, k, sram_layout(dut, spm))
-        return int(getattr(dut, f"{name}_bank{bank}").mem[row].value)
+    if hasattr(dut, f"{name}_0_q"):
+        return [getattr(dut, f"{name}_{k}_q") for k in range(spm.size)]
+    layout = sram_layout(dut, spm)
+    banks = [getattr(dut, f"{name}_bank{b}").mem for b in range(layout[1])]
+    handles = []
+    for k in range(spm.size):
+        bank, row = element_bank_row(spm, k, layout)
+        handles.append(banks[bank][row])
+    return handles
 
 
 @cocotb.test()
@@ -221,7 +227,7 @@ async def cosim(dut: Any) -> None:
     moves = json.loads(os.environ.get("AQUAS_COSIM_ENCODINGS") or "[]")
     apply_moves(module, [(n, Encoding(op, f3, f7)) for n, op, f3, f7 in moves])
     ext = find_extension(module)
-    spms = {p.sym_name.data: p for p in ext.scratchpads()}
+    spm_elems = {p.sym_name.data: spm_handles(dut, p) for p in ext.scratchpads()}
     isaxs = [i for i in ext.isaxs() if only is None or i.sym_name.data == only]
     rng = random.Random(seed)
     # a unit that sends requests ahead (runs, synth/memengine.py) gets a memory that
@@ -293,7 +299,8 @@ async def cosim(dut: Any) -> None:
                 dut.rsp_ready.value = int(ready)
                 if ready:
                     rd = int(dut.rsp_rd.value)
-            await RisingEdge(dut.clk)
+            # one trigger per cycle: the rising edge samples what was driven, and values
+            # are read back and driven again after the falling edge
             await FallingEdge(dut.clk)
             if accept_cycle == c:
                 dut.cmd_valid.value = 0
@@ -322,7 +329,7 @@ async def cosim(dut: Any) -> None:
                 problems.append(f"state {reg} {hw:#x} != {val:#x}")
         for spm, vals in exp.state.spms.items():
             for k, v in enumerate(vals):
-                hw = spm_element(dut, spms[spm], k)
+                hw = int(spm_elems[spm][k].value)
                 if hw != v:
                     problems.append(f"{spm}[{k}] {hw:#x} != {v:#x}")
                     break

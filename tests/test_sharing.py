@@ -264,7 +264,7 @@ def test_shared_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> Non
             path,
             res.verilog_path,
             res.unit.name,
-            cases=200,
+            cases=64,
             seed=11,
             mode="random",
             cache_dir=ROOT / "build" / "cosim",
@@ -277,7 +277,7 @@ def test_shared_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> Non
             ("bytes", "halves"),
             ("wide", "word", "half", "byteu", "byteh"),
         ][k]
-        assert all(cs.stats[n]["cases"] == 200 for n in names)
+        assert all(cs.stats[n]["cases"] == 64 for n in names)
 
 
 # operands narrower than the multiply: sign-extended bytes and halves, a difference of two
