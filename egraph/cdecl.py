@@ -103,6 +103,8 @@ class CFunction:
     stmts: list[CStmt]
     locals: dict[str, CVar]
     globals_used: set[str]
+    # the globals the function uses: their declaration and whether they are arrays
+    global_vars: dict[str, tuple[CVar, bool]] = field(default_factory=dict)
 
 
 @dataclass

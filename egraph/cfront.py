@@ -372,6 +372,11 @@ def _lower_function(
         )
         return fn, diag
     fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
+    fn.global_vars = {
+        g: (prog.globals[g].var, prog.globals[g].array)
+        for g in lowerer.globals_used
+        if g in prog.globals
+    }
     return fn, None
 
 

@@ -106,7 +106,7 @@ def _address(lin: Linear, names: dict[str, str], what: Term, offset0: bool = Fal
             if atom.op != "var" or str(atom.val) not in names:
                 raise EmitError(f"operand {what} cannot be expressed in C at the call site")
             parts.append(str(atom.val) if c == 1 else f"{c} * {atom.val}")
-        var = str(base.val)
+        var = str(base.val).removeprefix("@")  # a global array: its C name
         lv = f"{var}->{path[1:]}" if parts == ["0"] else f"{var}[{' + '.join(parts)}]{path}"
         if parts == ["0"] and not path:
             lv = f"*{var}"
@@ -264,9 +264,13 @@ def _operand_names(cf: cfront.CFunction) -> Names:
         for v in vs
         if v.ctype.pointer and isinstance(v.ctype.obj, clayout.Struct)
     }
+    # a global is memory: its term is its address, ``@name`` (egraph/semantics.py)
     for g in cf.globals_used:
-        structs.pop(g, None)
-    return Names(out | {g: text(g, True) for g in cf.globals_used}, structs)
+        gv, array = cf.global_vars.get(g, (None, False))
+        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if array else '&'}{g}"
+        if gv is not None and array and isinstance(gv.ctype.obj, clayout.Struct):
+            structs[f"@{g}"] = gv.ctype.obj  # an array of structs: spelled as members
+    return Names(out, structs)
 
 
 def _call(d: Decision, names: dict[str, str]) -> str:

@@ -394,8 +394,8 @@ class Matcher(BindingChecks):
                     )
                     ex.op(op)
                     return ex.env[v]
-                if isinstance(op, memref.GetGlobalOp):
-                    return var(op.name_.root_reference.data, ADDR_W)
+                if isinstance(op, memref.GetGlobalOp):  # as the executor names it
+                    return var(f"@{op.name_.root_reference.data}", ADDR_W)
                 if isinstance(op, UnrealizedConversionCastOp):
                     return cast_address(op, v)
             name = fn.names.get(v)
