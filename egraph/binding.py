@@ -70,9 +70,19 @@ class RegionFx:
 
 
 def _globals(fn: AppFunction) -> set[str]:
-    return {
-        op.name_.root_reference.data for op in fn.func.walk() if isinstance(op, memref.GetGlobalOp)
-    }
+    """The globals the function uses (computed once per function)."""
+    if fn.globals_used is None:
+        fn.globals_used = {
+            op.name_.root_reference.data
+            for op in fn.func.walk()
+            if isinstance(op, memref.GetGlobalOp)
+        }
+    return fn.globals_used
+
+
+def global_names(fn: AppFunction) -> set[str]:
+    """The globals' addresses as terms name them (``@g``): constants the call site spells."""
+    return {f"@{g}" for g in _globals(fn)}
 
 
 def iv_name(fn: AppFunction, loop: scf.ForOp) -> str:
@@ -105,7 +115,7 @@ class BindingChecks:
         # region's terms name
         callable_names = {q.name for q in fn.params if q.name not in fn.assigned}
         # a global's address is a constant the call site names (``(uint32_t)(uintptr_t)g``)
-        callable_names |= {f"@{g}" for g in _globals(fn)}
+        callable_names |= global_names(fn)
         if b.chunk is not None:
             loop = loop_of(anchor)
             assert isinstance(loop, scf.ForOp)

@@ -47,9 +47,17 @@ class Names(dict[str, str]):
     """Variable name -> its C text as a 32-bit operand; ``structs`` names the pointers to a
     struct (parameters and locals), whose byte offsets are spelled as members."""
 
-    def __init__(self, texts: dict[str, str], structs: dict[str, clayout.Struct]):
+    def __init__(
+        self,
+        texts: dict[str, str],
+        structs: dict[str, clayout.Struct],
+        scalars: dict[str, tuple[str, int]] | None = None,
+    ):
         super().__init__(texts)
         self.structs = structs
+        # global scalars by address name (``@g``): C name and width; a load of the whole
+        # scalar is spelled as its name
+        self.scalars = scalars or {}
 
 
 def _member_path(t: object, off: int) -> tuple[str, int, bool]:
@@ -241,6 +249,11 @@ def c_term(t: Term, names: dict[str, str]) -> str:
 def _narrow(t: Term, names: dict[str, str]) -> str:
     if t.op == "var" and str(t.val) in names:
         return f"({names[str(t.val)]})"
+    scalars: dict[str, tuple[str, int]] = getattr(names, "scalars", {})
+    if t.op == "load" and t.args[0].op == "var" and str(t.args[0].val) in scalars:
+        name, w = scalars[str(t.args[0].val)]
+        if w == t.w:
+            return f"({name})"
     if t.op == "load" and t.w in (8, 16, 32):
         # 32-bit address arithmetic, as the IR computes it (RV32: a pointer is 32 bits)
         addr = _address(linear(t.args[0]), names, t, offset0=True)
@@ -265,12 +278,15 @@ def _operand_names(cf: cfront.CFunction) -> Names:
         if v.ctype.pointer and isinstance(v.ctype.obj, clayout.Struct)
     }
     # a global is memory: its term is its address, ``@name`` (egraph/semantics.py)
+    scalars = {}
     for g in cf.globals_used:
         gv, array = cf.global_vars.get(g, (None, False))
         out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if array else '&'}{g}"
         if gv is not None and array and isinstance(gv.ctype.obj, clayout.Struct):
             structs[f"@{g}"] = gv.ctype.obj  # an array of structs: spelled as members
-    return Names(out, structs)
+        if gv is not None and not array and gv.ctype.obj is None and not gv.ctype.pointer:
+            scalars[f"@{g}"] = (g, gv.ctype.width)
+    return Names(out, structs, scalars)
 
 
 def _call(d: Decision, names: dict[str, str]) -> str:
@@ -311,7 +327,7 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     if d.filter is not None:
         return start, end, _filter_text(d, cf, source, names, ind)
     if d.context is not None:  # ISAXs for parts of the value (Matcher.match_parts)
-        calls = Names(dict(names), names.structs)
+        calls = Names(dict(names), names.structs, names.scalars)
         for ph, sub in d.calls:  # inner calls first: a later operand may name them
             calls[ph] = _call(sub, calls)
         call = c_term(d.context, calls)
