@@ -52,9 +52,11 @@ class Names(dict[str, str]):
         texts: dict[str, str],
         structs: dict[str, clayout.Struct],
         scalars: dict[str, tuple[str, int]] | None = None,
+        objects: set[str] | None = None,
     ):
         super().__init__(texts)
         self.structs = structs
+        self.objects = objects or set()  # global structs (not arrays): ``g.f``, not ``g->f``
         # global scalars by address name (``@g``): C name and width; a load of the whole
         # scalar is spelled as its name
         self.scalars = scalars or {}
@@ -118,6 +120,10 @@ def _address(lin: Linear, names: dict[str, str], what: Term, offset0: bool = Fal
         lv = f"{var}->{path[1:]}" if parts == ["0"] else f"{var}[{' + '.join(parts)}]{path}"
         if parts == ["0"] and not path:
             lv = f"*{var}"
+        if var in getattr(names, "objects", ()):  # a global struct object
+            if parts != ["0"]:
+                raise EmitError(f"operand {what}: an offset past the struct {var}")
+            lv = f"{var}{path}"
         head.append(f"(uint32_t)(uintptr_t)&{lv}")
         offset = rest
     for atom, c in terms:
@@ -280,13 +286,15 @@ def _operand_names(cf: cfront.CFunction) -> Names:
     # a global is memory: its term is its address, ``@name`` (egraph/semantics.py)
     scalars = {}
     for g in cf.globals_used:
-        gv, array = cf.global_vars.get(g, (None, False))
-        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if array else '&'}{g}"
-        if gv is not None and array and isinstance(gv.ctype.obj, clayout.Struct):
-            structs[f"@{g}"] = gv.ctype.obj  # an array of structs: spelled as members
-        if gv is not None and not array and gv.ctype.obj is None and not gv.ctype.pointer:
+        gv, kind = cf.global_vars.get(g, (None, "scalar"))
+        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if kind == 'array' else '&'}{g}"
+        if gv is not None and kind != "scalar" and isinstance(gv.ctype.obj, clayout.Struct):
+            structs[f"@{g}"] = gv.ctype.obj  # an array of structs, a struct: members
+        if gv is not None and kind == "scalar" and not gv.ctype.pointer:
             scalars[f"@{g}"] = (g, gv.ctype.width)
-    return Names(out, structs, scalars)
+    return Names(
+        out, structs, scalars, {g for g, (_, k) in cf.global_vars.items() if k == "struct"}
+    )
 
 
 def _call(d: Decision, names: dict[str, str]) -> str:
@@ -327,7 +335,7 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     if d.filter is not None:
         return start, end, _filter_text(d, cf, source, names, ind)
     if d.context is not None:  # ISAXs for parts of the value (Matcher.match_parts)
-        calls = Names(dict(names), names.structs, names.scalars)
+        calls = Names(dict(names), names.structs, names.scalars, names.objects)
         for ph, sub in d.calls:  # inner calls first: a later operand may name them
             calls[ph] = _call(sub, calls)
         call = c_term(d.context, calls)

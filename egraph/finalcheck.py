@@ -166,7 +166,7 @@ def _fill_globals(data: dict[str, _Data], cf: cfront.CFunction, trial: int) -> N
     values.  Elements get values of the trial's class, as the scalar parameters do."""
     if trial < 2:
         return
-    for name, (cv, _array) in sorted(cf.global_vars.items()):
+    for name, (cv, _kind) in sorted(cf.global_vars.items()):
         d = data.get(name)
         if d is None or not d.writable:
             continue  # const (read-only data), or optimised away
