@@ -709,14 +709,16 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
         new: list[Operation] = []
 
         operands = [
-            _mlir_operand(d.binding.regs[r], args, new)
+            _mlir_operand(d.binding.regs[r], args, new, module)
             for r in ("rs1", "rs2")
             if r in d.pattern.uses
         ]
         if d.pattern.preload is not None:  # fill the scratchpad the ISAX reads first
             pre = f"aquas_{d.pattern.preload}"
             new.append(
-                func.CallOp(pre, [_mlir_operand(d.binding.regs[PRELOAD_REG], args, new)], [])
+                func.CallOp(
+                    pre, [_mlir_operand(d.binding.regs[PRELOAD_REG], args, new, module)], []
+                )
             )
             if pre not in declared:
                 module.body.block.add_op(func.FuncOp.external(pre, [i32], []))
@@ -757,13 +759,30 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
     return module
 
 
-def _mlir_operand(t: Term, args: dict[str | None, SSAValue], new: list[Operation]) -> SSAValue:
-    """Ops computing a linear operand (pointer arguments + offset) as i32; appended to new."""
+def _mlir_operand(
+    t: Term, args: dict[str | None, SSAValue], new: list[Operation], module: ModuleOp | None = None
+) -> SSAValue:
+    """Ops computing a linear operand (pointer arguments and globals + offset) as i32;
+    appended to new."""
     i32 = IntegerType(32)
     lin = linear(t)
     acc: SSAValue | None = None
     for atom, c in lin.terms:
         a = args.get(str(atom.val)) if atom.op == "var" else None
+        name = str(atom.val)
+        if a is None and atom.op == "var" and name.startswith("@") and module is not None:
+            g = next(
+                (
+                    o
+                    for o in module.walk()
+                    if isinstance(o, memref.GlobalOp) and o.sym_name.data == name[1:]
+                ),
+                None,
+            )
+            if g is not None:  # a global's address
+                ref = memref.GetGlobalOp(name[1:], g.type)
+                new.append(ref)
+                a = ref.results[0]
         if a is None:
             raise EmitError(f"operand {t} is not a function argument plus an offset")
         if isinstance(a.type, IntegerType):

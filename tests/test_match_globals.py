@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aquas.egraph import emit
+from aquas.egraph import cfront, emit
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
-from aquas.egraph.emit import HEADER, rewrite_c
+from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
 from aquas.egraph.matcher import DEPENDENCE, FINAL, SHAPE, Options
 from aquas.egraph.terms import var
 from aquas.runtime.build import build_program
@@ -40,6 +40,11 @@ def _match(tmp_path: Path, text: str, spec: Path, name: str = "app.c") -> MatchR
     return match_file(
         app, spec, patterns=_patterns(spec), options=Options(core="picorv32", check_profit=False)
     )
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    (tmp_path / name).write_text(text)
+    return tmp_path / name
 
 
 def _decision(res: MatchResult, function: str, isax: str):  # type: ignore[no-untyped-def]
@@ -396,3 +401,14 @@ def test_final_check_gives_the_globals_random_contents(
     assert rewrite_c(res) == V3D
     d = _decision(res, "dist_all", "v3ddist")
     assert d.reason == FINAL and d.detail.startswith("on random input 2 ")
+
+
+def test_mlir_input_gets_the_globals_addresses(tmp_path: Path) -> None:
+    prog = cfront.parse_c_file(_write(tmp_path, "v3d.c", V3D))
+    app = _write(tmp_path, "app.mlir", str(prog.module))
+    res = match_file(app, POINTCLOUD, patterns=_patterns(POINTCLOUD))
+    assert [d.isax for d in res.matched] == ["v3ddist"]
+    text = str(rewrite_mlir(res))
+    assert "func.call @aquas_v3ddist" in text and "scf.for" not in text
+    # the operands: the globals' addresses (their memrefs' aligned pointers)
+    assert "(memref<48xi32>) -> index" in text and "(memref<64xi32>) -> index" in text
