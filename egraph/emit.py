@@ -120,7 +120,8 @@ def _address(lin: Linear, names: dict[str, str], what: Term, offset0: bool = Fal
         lv = f"{var}->{path[1:]}" if parts == ["0"] else f"{var}[{' + '.join(parts)}]{path}"
         if parts == ["0"] and not path:
             lv = f"*{var}"
-        if var in getattr(names, "objects", ()):  # a global struct object
+        if str(base.val).startswith("@") and var in getattr(names, "objects", ()):
+            # a global struct object: its members, not through a pointer
             if parts != ["0"]:
                 raise EmitError(f"operand {what}: an offset past the struct {var}")
             lv = f"{var}{path}"
@@ -286,15 +287,16 @@ def _operand_names(cf: cfront.CFunction) -> Names:
     # a global is memory: its term is its address, ``@name`` (egraph/semantics.py)
     scalars = {}
     for g in cf.globals_used:
+        if g in out:  # a local of the same name may shadow it at the call site
+            continue  # (an operand naming the global then cannot be emitted)
         gv, kind = cf.global_vars.get(g, (None, "scalar"))
         out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if kind == 'array' else '&'}{g}"
         if gv is not None and kind != "scalar" and isinstance(gv.ctype.obj, clayout.Struct):
             structs[f"@{g}"] = gv.ctype.obj  # an array of structs, a struct: members
         if gv is not None and kind == "scalar" and not gv.ctype.pointer:
             scalars[f"@{g}"] = (g, gv.ctype.width)
-    return Names(
-        out, structs, scalars, {g for g, (_, k) in cf.global_vars.items() if k == "struct"}
-    )
+    objects = {g for g, (_, k) in cf.global_vars.items() if k == "struct" and f"@{g}" in out}
+    return Names(out, structs, scalars, objects)
 
 
 def _call(d: Decision, names: dict[str, str]) -> str:

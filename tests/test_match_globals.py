@@ -412,3 +412,39 @@ def test_mlir_input_gets_the_globals_addresses(tmp_path: Path) -> None:
     assert "func.call @aquas_v3ddist" in text and "scf.for" not in text
     # the operands: the globals' addresses (their memrefs' aligned pointers)
     assert "(memref<48xi32>) -> index" in text and "(memref<64xi32>) -> index" in text
+
+
+SHADOW = """#include <stdint.h>
+int32_t cloud[48];
+int32_t refs[64];
+uint32_t shadowed(int k)
+{
+    int32_t *p = refs;
+    uint32_t total = 0;
+    if (k) {
+        int32_t refs[4] = {0, 0, 0, 0};
+        for (int i = 0; i < 16; i++) {
+            int32_t dx = cloud[3 * i] - p[3 * i];
+            int32_t dy = cloud[3 * i + 1] - p[3 * i + 1];
+            int32_t dz = cloud[3 * i + 2] - p[3 * i + 2];
+            int32_t d = dx * dx + dy * dy + dz * dz;
+            p[48 + i] = d;
+            total += (uint32_t)d;
+        }
+        total += (uint32_t)refs[k & 3];
+    }
+    return total;
+}
+"""
+
+
+def test_a_global_shadowed_at_the_call_site_is_not_emitted(tmp_path: Path) -> None:
+    """The loop reaches the global refs through p, but at the call site the name refs is
+    the local array: the operand @refs cannot be spelled there."""
+    res = _match(tmp_path, SHADOW, POINTCLOUD)
+    assert rewrite_c(res) == SHADOW and not res.matched
+    d = _decision(res, "shadowed", "v3ddist")
+    assert (
+        d.detail
+        == "cannot be emitted: error: operand @refs cannot be expressed in C at the call site"
+    )
