@@ -70,9 +70,19 @@ class RegionFx:
 
 
 def _globals(fn: AppFunction) -> set[str]:
-    return {
-        op.name_.root_reference.data for op in fn.func.walk() if isinstance(op, memref.GetGlobalOp)
-    }
+    """The globals the function uses (computed once per function)."""
+    if fn.globals_used is None:
+        fn.globals_used = {
+            op.name_.root_reference.data
+            for op in fn.func.walk()
+            if isinstance(op, memref.GetGlobalOp)
+        }
+    return fn.globals_used
+
+
+def global_names(fn: AppFunction) -> set[str]:
+    """The globals' addresses as terms name them (``@g``): constants the call site spells."""
+    return {f"@{g}" for g in _globals(fn)}
 
 
 def iv_name(fn: AppFunction, loop: scf.ForOp) -> str:
@@ -104,6 +114,8 @@ class BindingChecks:
         # a parameter the function assigns is, at the call site, no longer the value the
         # region's terms name
         callable_names = {q.name for q in fn.params if q.name not in fn.assigned}
+        # a global's address is a constant the call site names (``(uint32_t)(uintptr_t)g``)
+        callable_names |= global_names(fn)
         if b.chunk is not None:
             loop = loop_of(anchor)
             assert isinstance(loop, scf.ForOp)
@@ -118,17 +130,10 @@ class BindingChecks:
                         f"{r} = {show(t, 4)}: parameter {moved[0]} is assigned in the function, "
                         "so the call site cannot name its original value",
                     )
-                globs = sorted(a for a in atoms if a.lstrip("@") in _globals(fn))
-                if globs:
-                    return (
-                        UNSUPPORTED,
-                        f"{r} = {show(t, 4)}: the global {globs[0]} cannot be an ISAX operand "
-                        "(pass it to the function as a pointer parameter)",
-                    )
                 return (
                     UNSUPPORTED,
                     f"{r} = {show(t, 4)} depends on values the call site cannot name "
-                    "(only parameters" + (" and the loop index" if b.chunk else "") + ")",
+                    "(only parameters, globals" + (" and the loop index" if b.chunk else "") + ")",
                 )
         env = {var(r, 32): t for r, t in b.regs.items()}
         # substitutions by binding, kept across regions and functions (the same binding,

@@ -103,6 +103,8 @@ class CFunction:
     stmts: list[CStmt]
     locals: dict[str, CVar]
     globals_used: set[str]
+    # the globals the function uses: declaration and kind ("array", "struct", "scalar")
+    global_vars: dict[str, tuple[CVar, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -208,6 +210,7 @@ class _Global:
     var: CVar
     mtype: MemRefType
     array: bool
+    struct: bool = False  # a struct object (its memref: the struct's units)
 
 
 def _int_literal(text: str) -> tuple[int, CType]:

@@ -322,6 +322,11 @@ class _Exprs:
                 return _Ptr(b.base, None, CType(b.ty.width, True, const=b.ty.const), b.ty.obj)
             if b is not None and b.kind == "scalar":
                 raise _Unsupported("address of a scalar", e)
+            if b is None and e.name in self.prog.globals and self.prog.globals[e.name].struct:
+                ty = self.prog.globals[e.name].var.ctype
+                return _Ptr(
+                    self.global_ref(e.name), None, CType(ty.width, True, const=ty.const), ty.obj
+                )
         raise _Unsupported(f"expression '{type(e).__name__}' used as an object", e)
 
     def member(self, e: c_ast.StructRef) -> _Ptr:
@@ -417,6 +422,8 @@ class _Exprs:
             ty = None
             if b is not None and b.kind == "object":
                 return b.ty.obj
+            if b is None and e.name in self.prog.globals and self.prog.globals[e.name].struct:
+                return self.prog.globals[e.name].var.ctype.obj
             if b is not None and b.kind in ("ptr", "array"):
                 ty = b.ty
             elif b is None and e.name in self.prog.globals and self.prog.globals[e.name].array:
@@ -544,6 +551,8 @@ class _Exprs:
             if b is not None and b.kind == "scalar":
                 assert b.value is not None
                 return _Val(b.value, CType(b.ty.width, b.ty.signed))
+            if b is None and e.name in self.prog.globals and self.prog.globals[e.name].struct:
+                raise _Unsupported(f"struct '{e.name}' used as a value", e)
             if b is None and e.name in self.prog.globals and not self.prog.globals[e.name].array:
                 g = self.prog.globals[e.name]
                 return self.load(_Ptr(self.global_ref(e.name), None, g.var.ctype), e)

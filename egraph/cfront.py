@@ -86,6 +86,22 @@ def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
         return None
     if "extern" in d.storage:
         raise _Unsupported("'extern' variable", d)
+    struct = prog.is_aggregate(d.type)
+    if struct:  # a struct object: laid out as an array of one struct
+        if d.init is not None and not isinstance(d.init, c_ast.InitList):
+            raise _Unsupported("struct initialiser that is not a brace list", d.init)
+        one = c_ast.Constant("int", "1", d.coord)
+        d = c_ast.Decl(
+            d.name,
+            d.quals,
+            d.align,
+            d.storage,
+            d.funcspec,
+            c_ast.ArrayDecl(d.type, one, [], d.coord),
+            None if d.init is None else c_ast.InitList([d.init], d.coord),
+            d.bitsize,
+            d.coord,
+        )
     ty, length = prog.var_type(d.type)
     if ty.pointer:
         raise _Unsupported("global pointer", d)
@@ -122,7 +138,7 @@ def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
     loc = prog.loc(d)
     op.location = FileLineColLoc(StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column))
     var = CVar(d.name, ty, loc.line, loc.column)
-    prog.globals[d.name] = _Global(var, mtype, array)
+    prog.globals[d.name] = _Global(var, mtype, array and not struct, struct)
     return op
 
 
@@ -372,7 +388,16 @@ def _lower_function(
         )
         return fn, diag
     fn.locals, fn.globals_used = lowerer.locals, lowerer.globals_used
+    fn.global_vars = {
+        g: (prog.globals[g].var, _global_kind(prog.globals[g]))
+        for g in lowerer.globals_used
+        if g in prog.globals
+    }
     return fn, None
+
+
+def _global_kind(g: _Global) -> str:
+    return "array" if g.array else "struct" if g.struct else "scalar"
 
 
 def _verify_alone(fop: func.FuncOp, prog: _Program) -> None:

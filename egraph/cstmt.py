@@ -686,8 +686,8 @@ class _Function(_Calls):
             return
         if isinstance(lv, c_ast.ID) and lv.name in self.prog.globals:
             g = self.prog.globals[lv.name]
-            if g.array:
-                raise _Unsupported("assignment to an array", n)
+            if g.array or g.struct:
+                raise _Unsupported(f"assignment to an {'array' if g.array else 'struct'}", n)
             ptr = _Ptr(self.global_ref(lv.name), None, g.var.ctype)
         elif isinstance(lv, c_ast.ArrayRef | c_ast.StructRef | c_ast.UnaryOp) and (
             not isinstance(lv, c_ast.UnaryOp) or lv.op == "*"

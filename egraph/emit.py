@@ -47,9 +47,19 @@ class Names(dict[str, str]):
     """Variable name -> its C text as a 32-bit operand; ``structs`` names the pointers to a
     struct (parameters and locals), whose byte offsets are spelled as members."""
 
-    def __init__(self, texts: dict[str, str], structs: dict[str, clayout.Struct]):
+    def __init__(
+        self,
+        texts: dict[str, str],
+        structs: dict[str, clayout.Struct],
+        scalars: dict[str, tuple[str, int]] | None = None,
+        objects: set[str] | None = None,
+    ):
         super().__init__(texts)
         self.structs = structs
+        self.objects = objects or set()  # global structs (not arrays): ``g.f``, not ``g->f``
+        # global scalars by address name (``@g``): C name and width; a load of the whole
+        # scalar is spelled as its name
+        self.scalars = scalars or {}
 
 
 def _member_path(t: object, off: int) -> tuple[str, int, bool]:
@@ -106,10 +116,15 @@ def _address(lin: Linear, names: dict[str, str], what: Term, offset0: bool = Fal
             if atom.op != "var" or str(atom.val) not in names:
                 raise EmitError(f"operand {what} cannot be expressed in C at the call site")
             parts.append(str(atom.val) if c == 1 else f"{c} * {atom.val}")
-        var = str(base.val)
+        var = str(base.val).removeprefix("@")  # a global array: its C name
         lv = f"{var}->{path[1:]}" if parts == ["0"] else f"{var}[{' + '.join(parts)}]{path}"
         if parts == ["0"] and not path:
             lv = f"*{var}"
+        if str(base.val).startswith("@") and var in getattr(names, "objects", ()):
+            # a global struct object: its members, not through a pointer
+            if parts != ["0"]:
+                raise EmitError(f"operand {what}: an offset past the struct {var}")
+            lv = f"{var}{path}"
         head.append(f"(uint32_t)(uintptr_t)&{lv}")
         offset = rest
     for atom, c in terms:
@@ -241,6 +256,11 @@ def c_term(t: Term, names: dict[str, str]) -> str:
 def _narrow(t: Term, names: dict[str, str]) -> str:
     if t.op == "var" and str(t.val) in names:
         return f"({names[str(t.val)]})"
+    scalars: dict[str, tuple[str, int]] = getattr(names, "scalars", {})
+    if t.op == "load" and t.args[0].op == "var" and str(t.args[0].val) in scalars:
+        name, w = scalars[str(t.args[0].val)]
+        if w == t.w:
+            return f"({name})"
     if t.op == "load" and t.w in (8, 16, 32):
         # 32-bit address arithmetic, as the IR computes it (RV32: a pointer is 32 bits)
         addr = _address(linear(t.args[0]), names, t, offset0=True)
@@ -264,9 +284,19 @@ def _operand_names(cf: cfront.CFunction) -> Names:
         for v in vs
         if v.ctype.pointer and isinstance(v.ctype.obj, clayout.Struct)
     }
+    # a global is memory: its term is its address, ``@name`` (egraph/semantics.py)
+    scalars = {}
     for g in cf.globals_used:
-        structs.pop(g, None)
-    return Names(out | {g: text(g, True) for g in cf.globals_used}, structs)
+        if g in out:  # a local of the same name may shadow it at the call site
+            continue  # (an operand naming the global then cannot be emitted)
+        gv, kind = cf.global_vars.get(g, (None, "scalar"))
+        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if kind == 'array' else '&'}{g}"
+        if gv is not None and kind != "scalar" and isinstance(gv.ctype.obj, clayout.Struct):
+            structs[f"@{g}"] = gv.ctype.obj  # an array of structs, a struct: members
+        if gv is not None and kind == "scalar" and not gv.ctype.pointer:
+            scalars[f"@{g}"] = (g, gv.ctype.width)
+    objects = {g for g, (_, k) in cf.global_vars.items() if k == "struct" and f"@{g}" in out}
+    return Names(out, structs, scalars, objects)
 
 
 def _call(d: Decision, names: dict[str, str]) -> str:
@@ -307,7 +337,7 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     if d.filter is not None:
         return start, end, _filter_text(d, cf, source, names, ind)
     if d.context is not None:  # ISAXs for parts of the value (Matcher.match_parts)
-        calls = Names(dict(names), names.structs)
+        calls = Names(dict(names), names.structs, names.scalars, names.objects)
         for ph, sub in d.calls:  # inner calls first: a later operand may name them
             calls[ph] = _call(sub, calls)
         call = c_term(d.context, calls)
@@ -681,14 +711,16 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
         new: list[Operation] = []
 
         operands = [
-            _mlir_operand(d.binding.regs[r], args, new)
+            _mlir_operand(d.binding.regs[r], args, new, module)
             for r in ("rs1", "rs2")
             if r in d.pattern.uses
         ]
         if d.pattern.preload is not None:  # fill the scratchpad the ISAX reads first
             pre = f"aquas_{d.pattern.preload}"
             new.append(
-                func.CallOp(pre, [_mlir_operand(d.binding.regs[PRELOAD_REG], args, new)], [])
+                func.CallOp(
+                    pre, [_mlir_operand(d.binding.regs[PRELOAD_REG], args, new, module)], []
+                )
             )
             if pre not in declared:
                 module.body.block.add_op(func.FuncOp.external(pre, [i32], []))
@@ -729,13 +761,30 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
     return module
 
 
-def _mlir_operand(t: Term, args: dict[str | None, SSAValue], new: list[Operation]) -> SSAValue:
-    """Ops computing a linear operand (pointer arguments + offset) as i32; appended to new."""
+def _mlir_operand(
+    t: Term, args: dict[str | None, SSAValue], new: list[Operation], module: ModuleOp | None = None
+) -> SSAValue:
+    """Ops computing a linear operand (pointer arguments and globals + offset) as i32;
+    appended to new."""
     i32 = IntegerType(32)
     lin = linear(t)
     acc: SSAValue | None = None
     for atom, c in lin.terms:
         a = args.get(str(atom.val)) if atom.op == "var" else None
+        name = str(atom.val)
+        if a is None and atom.op == "var" and name.startswith("@") and module is not None:
+            g = next(
+                (
+                    o
+                    for o in module.walk()
+                    if isinstance(o, memref.GlobalOp) and o.sym_name.data == name[1:]
+                ),
+                None,
+            )
+            if g is not None:  # a global's address
+                ref = memref.GetGlobalOp(name[1:], g.type)
+                new.append(ref)
+                a = ref.results[0]
         if a is None:
             raise EmitError(f"operand {t} is not a function argument plus an offset")
         if isinstance(a.type, IntegerType):

@@ -48,6 +48,9 @@ WALL_FACTOR = 15.0
 machine cannot turn a slow trial into a refusal; a child that waits without computing is
 stopped after this many times the limit in wall-clock time."""
 MAP_32BIT = 0x40  # Linux x86-64: map below 2 GiB
+LIB_BASE = 0x8000_0000  # the compiled libraries' load addresses: 2 GiB .. 4 GiB
+LIB_SLOT = 0x0200_0000
+LIB_SLOTS = 64
 
 
 @dataclass
@@ -79,7 +82,14 @@ def _header(ext: aq.ExtensionOp) -> str:
 
 
 def _compile(
-    source: str, fn: str, tmp: Path, tag: str, flags: list[str], header: str, extra: str = ""
+    source: str,
+    fn: str,
+    tmp: Path,
+    tag: str,
+    flags: list[str],
+    header: str,
+    extra: str = "",
+    slot: int = 0,
 ) -> Path:
     d = tmp / tag
     d.mkdir()
@@ -91,9 +101,20 @@ def _compile(
     if cc is None:
         raise _CannotRun("no host C compiler (gcc) to run the check with")
     cmd = [cc, "-shared", "-fPIC", "-O1", "-fwrapv", "-fno-strict-aliasing", "-w"]
+    # The library's preferred load address, below 4 GiB (the loader honours it when the
+    # range is free): a global's address passed as a 32-bit operand is then its real
+    # address.  One slot per library loaded in a trial (the original 0, a rewrite 1..).
+    place = [f"-Wl,-Ttext-segment={LIB_BASE + (slot % LIB_SLOTS) * LIB_SLOT:#x}"]
     r = subprocess.run(
-        [*cmd, *flags, "-o", str(lib), str(src)], capture_output=True, text=True, timeout=120
+        [*cmd, *flags, *place, "-o", str(lib), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
+    if r.returncode != 0:  # a linker without the option: placed by the loader
+        r = subprocess.run(
+            [*cmd, *flags, "-o", str(lib), str(src)], capture_output=True, text=True, timeout=120
+        )
     if r.returncode != 0:
         first = (r.stderr.strip().splitlines() or ["?"])[0]
         raise _CannotRun(f"the {tag} function does not compile on the host: {first}")
@@ -106,21 +127,56 @@ def _compile(
             parts = line.split()
             if len(parts) == 4 and parts[2] in "bBdD" and not parts[3].startswith("aquas_fc_"):
                 syms.append(f"{parts[3]} {int(parts[0], 16)} {int(parts[1], 16)}")
+            elif len(parts) == 4 and parts[2] in "rR" and not parts[3].startswith("aquas_fc_"):
+                syms.append(f"{parts[3]} {int(parts[0], 16)} {int(parts[1], 16)} ro")
             elif len(parts) == 4 and parts[3] == "aquas_fc_entry":
                 syms.insert(0, f"= {int(parts[0], 16)} 0")
     (d / "data.txt").write_text("\n".join(syms) + "\n")
     return lib
 
 
-def _globals(lib_path: Path, lib: ctypes.CDLL) -> dict[str, bytes]:
-    """The bytes of every writable global and static of the library, by name."""
+@dataclass
+class _Data:
+    """A global or static of a loaded library: address, size, whether it is writable."""
+
+    addr: int
+    size: int
+    writable: bool
+
+
+def _data(lib_path: Path, lib: ctypes.CDLL) -> dict[str, _Data]:
+    """Every global and static of the library (at its address in this process), by name."""
     lines = (lib_path.parent / "data.txt").read_text().split("\n")
     rows = [ln.split() for ln in lines if ln]
     if not rows or rows[0][0] != "=":
         return {}
     entry = ctypes.addressof(ctypes.c_void_p.in_dll(lib, "aquas_fc_entry"))
     base = entry - int(rows[0][1])
-    return {name: ctypes.string_at(base + int(off), int(size)) for name, off, size in rows[1:]}
+    return {r[0]: _Data(base + int(r[1]), int(r[2]), len(r) == 3) for r in rows[1:]}
+
+
+def _globals(data: dict[str, _Data]) -> dict[str, bytes]:
+    """The bytes of every writable global and static of the library, by name."""
+    return {n: ctypes.string_at(d.addr, d.size) for n, d in data.items() if d.writable}
+
+
+def _fill_globals(data: dict[str, _Data], cf: cfront.CFunction, trial: int) -> None:
+    """The writable globals ``cf`` uses get random contents, the same for both versions
+    of the function, except on the first two trials, which start from the file's initial
+    values.  Elements get values of the trial's class, as the scalar parameters do."""
+    if trial < 2:
+        return
+    for name, (cv, _kind) in sorted(cf.global_vars.items()):
+        d = data.get(name)
+        if d is None or not d.writable:
+            continue  # const (read-only data), or optimised away
+        w = cv.ctype.width // 8 if cv.ctype.obj is None and cv.ctype.width >= 8 else 1
+        rng = random.Random(f"global/{trial}/{name}")
+        raw = b"".join(
+            (_scalar(rng, trial, 8 * w) & ((1 << (8 * w)) - 1)).to_bytes(w, "little")
+            for _ in range(d.size // w)
+        )
+        ctypes.memmove(d.addr, raw + bytes(d.size - len(raw)), d.size)
 
 
 class _CannotRun(Exception):
@@ -254,18 +310,30 @@ class _Buffers:
 class _HostMemory(Memory):
     """The process's memory (only inside the check's buffers) as the interpreter's."""
 
-    def __init__(self, bufs: _Buffers):
+    def __init__(self, bufs: _Buffers, data: dict[str, _Data] | None = None):
         super().__init__()
         self.bufs = bufs
+        self.data = list((data or {}).values())  # the running library's globals
+
+    def _global(self, addr: int, size: int, write: bool) -> bool:
+        return any(
+            d.addr <= addr and addr + size <= d.addr + d.size and (d.writable or not write)
+            for d in self.data
+        )
 
     def read(self, addr: int, size: int) -> int:
-        if not self.bufs.inside(addr, size):
-            raise _CannotRun(f"the ISAX reads {size} bytes at {addr:#x}, outside the arguments")
+        if not self.bufs.inside(addr, size) and not self._global(addr, size, False):
+            raise _CannotRun(
+                f"the ISAX reads {size} bytes at {addr:#x}, outside the arguments and globals"
+            )
         return int.from_bytes(ctypes.string_at(addr, size), "little")
 
     def write(self, addr: int, size: int, value: int) -> None:
-        if not self.bufs.inside(addr, size):
-            raise _CannotRun(f"the ISAX writes {size} bytes at {addr:#x}, outside the arguments")
+        if not self.bufs.inside(addr, size) and not self._global(addr, size, True):
+            raise _CannotRun(
+                f"the ISAX writes {size} bytes at {addr:#x}, outside the arguments and "
+                "writable globals"
+            )
         ctypes.memmove(addr, value.to_bytes(size, "little"), size)
 
 
@@ -309,6 +377,8 @@ def _run(
     Both versions run on the same buffers (same addresses), refilled alike."""
     bufs.fill(trial)
     lib = ctypes.CDLL(str(lib_path))
+    data = _data(lib_path, lib)
+    _fill_globals(data, cf, trial)
     nptr = sum(1 for p in cf.params if p.ctype.pointer)
     aux = nptr
     for sf in fills:
@@ -330,7 +400,7 @@ def _run(
 
         def golden(rs1: int, rs2: int, op: aq.IsaxOp = op) -> int:
             try:
-                res = execute(op, rs1, rs2, _HostMemory(bufs), state[0])
+                res = execute(op, rs1, rs2, _HostMemory(bufs, data), state[0])
                 state[0] = res.state
                 return (res.rd or 0) & 0xFFFFFFFF
             except Exception as e:  # reported as the trial's failure
@@ -361,7 +431,7 @@ def _run(
     ret = f(*args)
     if failures:
         return ("isax-error", failures[0])
-    return (ret, bufs.snapshot(), _globals(lib_path, lib))
+    return (ret, bufs.snapshot(), _globals(data))
 
 
 def _child(
@@ -509,12 +579,19 @@ class Checker:
             if orig is None:
                 tag = f"original-{len(self.originals)}"
                 orig = _compile(
-                    self.original, cf.name, self.tmp, tag, self.flags, self.header, extra
+                    self.original, cf.name, self.tmp, tag, self.flags, self.header, extra, 0
                 )
                 self.originals[cf.name] = orig
             self.n += 1
             new = _compile(
-                rewritten, cf.name, self.tmp, f"rewritten-{self.n}", self.flags, self.header, extra
+                rewritten,
+                cf.name,
+                self.tmp,
+                f"rewritten-{self.n}",
+                self.flags,
+                self.header,
+                extra,
+                1 + (self.n - 1) % (LIB_SLOTS - 1),
             )
             kept = 0
             failing: set[int] = set()  # input classes (see _scalar) the original fails on

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import MemRefType, StringAttr, UnrealizedConversionCa
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.egraph import fields
-from aquas.egraph.binding import BindingChecks, Options, RegionFx, iv_name
+from aquas.egraph.binding import BindingChecks, Options, RegionFx, global_names, iv_name
 from aquas.egraph.cost import software_cycles
 from aquas.egraph.egg import Normalizer
 from aquas.egraph.patterns import (
@@ -394,8 +394,8 @@ class Matcher(BindingChecks):
                     )
                     ex.op(op)
                     return ex.env[v]
-                if isinstance(op, memref.GetGlobalOp):
-                    return var(op.name_.root_reference.data, ADDR_W)
+                if isinstance(op, memref.GetGlobalOp):  # as the executor names it
+                    return var(f"@{op.name_.root_reference.data}", ADDR_W)
                 if isinstance(op, UnrealizedConversionCastOp):
                     return cast_address(op, v)
             name = fn.names.get(v)
@@ -617,8 +617,9 @@ class Matcher(BindingChecks):
         return d
 
     def _nameable(self, fn: AppFunction) -> set[str]:
-        """Names the call site can spell: the function's named values and parameters."""
-        return {p.name for p in fn.params} | set(fn.names.values())
+        """Names the call site can spell: the function's named values, parameters and the
+        addresses of the globals it uses (``@g``)."""
+        return {p.name for p in fn.params} | set(fn.names.values()) | global_names(fn)
 
     # -- register-only ISAXs over expressions -------------------------------------------
     def match_expressions(
@@ -715,7 +716,7 @@ class Matcher(BindingChecks):
 
         ex = Executor(resolve=resolve, budget=self.opt.budget, shared=self.shared)
         for op in st.ops:
-            if op.dialect_name() == "arith" or isinstance(op, memref.LoadOp):
+            if op.dialect_name() == "arith" or isinstance(op, memref.LoadOp | memref.GetGlobalOp):
                 ex.op(op)
         return ex.get(st.value)
 

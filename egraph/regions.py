@@ -56,6 +56,7 @@ class AppFunction:
     names: dict[SSAValue, str] = field(default_factory=dict)  # SSA value -> C variable name
     line: int = 0
     assigned: set[str] = field(default_factory=set)  # C variables some statement assigns
+    globals_used: set[str] | None = None  # the globals it uses (binding._globals)
 
 
 @dataclass
