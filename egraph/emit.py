@@ -21,6 +21,7 @@ from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 
 from aquas.diagnostics import AquasError
 from aquas.egraph import cfront, clayout, fields
@@ -773,15 +774,8 @@ def _mlir_operand(
         a = args.get(str(atom.val)) if atom.op == "var" else None
         name = str(atom.val)
         if a is None and atom.op == "var" and name.startswith("@") and module is not None:
-            g = next(
-                (
-                    o
-                    for o in module.walk()
-                    if isinstance(o, memref.GlobalOp) and o.sym_name.data == name[1:]
-                ),
-                None,
-            )
-            if g is not None:  # a global's address
+            g = SymbolTable.lookup_symbol(module, name[1:])
+            if isinstance(g, memref.GlobalOp):  # a global's address
                 ref = memref.GetGlobalOp(name[1:], g.type)
                 new.append(ref)
                 a = ref.results[0]

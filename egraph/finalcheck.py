@@ -111,7 +111,8 @@ def _compile(
         text=True,
         timeout=120,
     )
-    if r.returncode != 0:  # a linker without the option: placed by the loader
+    if r.returncode != 0 and "text-segment" in r.stderr:
+        # a linker without the option: the library is placed by the loader
         r = subprocess.run(
             [*cmd, *flags, "-o", str(lib), str(src)], capture_output=True, text=True, timeout=120
         )
