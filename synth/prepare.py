@@ -321,3 +321,15 @@ def prepare_balancing(module: ModuleOp, balance: Collection[str] | None = ()) ->
     parse_pipeline(_TAIL).apply(ctx, module)
     module.verify()
     return rebuilt
+
+
+def unread_states(module: ModuleOp) -> set[str]:
+    """The ``state`` registers of ``module``'s extension that no ISAX reads once prepared
+    (``aquas-forward-state`` forwarded every read to a write before it in the same call,
+    e.g. an accumulator cleared at the start of its ISAX). Their value never outlives a
+    call, so the unit has no register for them: the exporter removes a register that
+    nothing reads. ``module`` is not changed."""
+    prepared = prepare(module.clone())
+    ext = next(op for op in prepared.walk() if isinstance(op, aq.ExtensionOp))
+    read = {op.state.root_reference.data for op in ext.walk() if isinstance(op, aq.StateReadOp)}
+    return {s.sym_name.data for s in ext.states()} - read

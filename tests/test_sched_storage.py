@@ -24,7 +24,7 @@ from aquas.synth.flow import isax_latencies, schedule_isaxs
 from aquas.synth.fsm import FREE_OPS, affine_index, segment_problem, spm_banks
 from aquas.synth.lint import warning_lines
 from aquas.synth.oplib import OperatorLibrary
-from aquas.synth.prepare import forward_state, prepare
+from aquas.synth.prepare import forward_state, prepare, unread_states
 from aquas.synth.schedule import Access, Affine, Schedule, SchedulingProblem, list_schedule
 from aquas.synth.timing import OVERHEAD_LEVELS, op_delay
 
@@ -313,6 +313,16 @@ def test_forwarding_stops_at_a_loop_or_branch_touching_the_state() -> None:
     loop = next(o for o in top if o.regions and o.name == "scf.for")
     inner = [o.name for o in loop.walk() if isinstance(o, aq.StateReadOp | aq.StateWriteOp)]
     assert inner == ["aquas.state_read", "aquas.state_write"]
+
+
+def test_a_state_cleared_before_every_read_is_not_kept() -> None:
+    """A state whose every read follows a write in the same call never outlives a call:
+    it needs no register (the co-simulation then has nothing to compare)."""
+    src = (ROOT / "tests" / "sim" / "specs" / "share.isax").read_text()
+    assert unread_states(lower_spec(src, "share.isax")) == {"part"}
+    # read before it is written in some call: kept
+    kept = src.replace("    part = 0;\n", "")
+    assert unread_states(lower_spec(kept, "share.isax")) == set()
 
 
 # -- defect 5: compares constant by the operand's range ------------------------------------

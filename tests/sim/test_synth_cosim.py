@@ -53,8 +53,8 @@ def test_synth_cosim_reports_its_cases_and_mismatches(tmp_path: Path) -> None:
     args = ["synth", str(spec), "--no-yosys", "--no-lint", "--cosim", "20", "-o", str(tmp_path)]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
-    # 20 cases for each of the 5 ISAXs
-    assert "co-simulation: 100 case(s), 0 mismatches against the interpreter" in r.output
+    # 20 cases for each of the 6 ISAXs
+    assert "co-simulation: 120 case(s), 0 mismatches against the interpreter" in r.output
 
 
 def test_the_lint_count_is_the_number_of_warnings(tmp_path: Path) -> None:
