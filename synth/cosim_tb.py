@@ -34,7 +34,6 @@ from aquas.dialects import aquas as aq
 from aquas.interpreter import ExecError, IsaxState, Memory, NoiseMemory, execute, find_extension
 from aquas.reencode import Encoding, apply_moves
 from aquas.spec.frontend import lower_spec_file
-from aquas.synth.prepare import unread_states
 from aquas.synth.sram import element_bank_row
 
 
@@ -222,6 +221,8 @@ def state_handles(dut: Any, module: ModuleOp) -> dict[str, Any]:
     handles = {n: getattr(dut, f"{n}_q", None) for n in names}
     missing = {n for n, h in handles.items() if h is None}
     if missing:
+        from aquas.synth.prepare import unread_states  # only here: the bench starts faster
+
         lost = missing - unread_states(module)
         if lost:
             raise AssertionError(f"the unit has no register for state {', '.join(sorted(lost))}")
