@@ -96,25 +96,41 @@ class MemEngine:
         write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
         addr = g.ref(op.addr, st)
         req_addr, size, beat_m1 = self.payload(op, addr, pre)
-        active_req = h.and_(here, self.ph0, hint=f"{pre}_req")
-        self.req.append(
-            (
-                active_req,
-                h.const(int(write), 1),
-                req_addr,
-                h.const(size, SIZE_BITS),
-                h.extract(beat_m1, 0, 8, f"{pre}_len"),
-            )
-        )
-        req_fire = h.and_(active_req, g.port["mem_req_ready"], hint=f"{pre}_req_fire")
-        self.phase_next.append((req_fire, h.const(1, 2)))
-        self.beat_next.append((req_fire, h.const(0, 9)))
+        req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1)
         if st.run is not None:
             self.run_requests(st, pre, here, req_fire)
         last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
         if isinstance(op, aq.LoadOp | aq.StoreOp):
             return self.single(st, pre, here, addr, eb, last_beat, write)
         return self.burst(st, pre, here, addr, eb, last_beat, write)
+
+    def request(
+        self, active: SSAValue, write: bool, addr: SSAValue, size: int, beat_m1: SSAValue, pre: str
+    ) -> None:
+        """A request on the port while ``active``: ``beat_m1`` is beats - 1 (9 bits)."""
+        h = self.h
+        self.req.append(
+            (
+                active,
+                h.const(int(write), 1),
+                addr,
+                h.const(size, SIZE_BITS),
+                h.extract(beat_m1, 0, 8, f"{pre}_len"),
+            )
+        )
+
+    def own_request(
+        self, pre: str, here: SSAValue, write: bool, addr: SSAValue, size: int, beat_m1: SSAValue
+    ) -> SSAValue:
+        """The request of the current state's own access, in its request phase; on its
+        handshake the data phase starts at beat 0. Returns the handshake."""
+        h = self.h
+        active = h.and_(here, self.ph0, hint=f"{pre}_req")
+        self.request(active, write, addr, size, beat_m1, pre)
+        fire = h.and_(active, self.g.port["mem_req_ready"], hint=f"{pre}_req_fire")
+        self.phase_next.append((fire, h.const(1, 2)))
+        self.beat_next.append((fire, h.const(0, 9)))
+        return fire
 
     def payload(self, op: Operation, addr: SSAValue, pre: str) -> tuple[SSAValue, int, SSAValue]:
         """The request of memory op ``op`` at byte address ``addr``: (request address,
@@ -158,15 +174,7 @@ class MemEngine:
             turn = h.icmp("eq", sent, h.const(p, bits), f"{hint}_turn")
             active = h.and_(here, sent_own, turn, hint=f"{hint}_req")
             write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
-            self.req.append(
-                (
-                    active,
-                    h.const(int(write), 1),
-                    req_addr,
-                    h.const(size, SIZE_BITS),
-                    h.extract(beat_m1, 0, 8, f"{hint}_len"),
-                )
-            )
+            self.request(active, write, req_addr, size, beat_m1, hint)
             fire = h.and_(active, g.port["mem_req_ready"], hint=f"{hint}_fire")
             self.sent_next.append((fire, h.const(p + 1, bits)))
             if p == pos + 1:
@@ -348,19 +356,7 @@ class MemEngine:
         write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
         beats = mem_beats(op, 32)
         addr = g.ref(op.addr, st)
-        active_req = h.and_(here, self.ph0, hint=f"{pre}_req")
-        self.req.append(
-            (
-                active_req,
-                h.const(int(write), 1),
-                addr,
-                h.const(2, SIZE_BITS),
-                h.const(beats - 1, 8),
-            )
-        )
-        req_fire = h.and_(active_req, g.port["mem_req_ready"], hint=f"{pre}_req_fire")
-        self.phase_next.append((req_fire, h.const(1, 2)))
-        self.beat_next.append((req_fire, h.const(0, 9)))
+        self.own_request(pre, here, write, addr, 2, h.const(beats - 1, 9))
         last_beat = h.icmp("eq", self.beat_q, h.const(beats - 1, 9), f"{pre}_last_beat")
         elem_idx = h.binop("comb.shru", self.beat_q, h.const(1, 9), f"{pre}_elem")
         half = h.extract(self.beat_q, 0, 1, f"{pre}_half")
