@@ -175,11 +175,15 @@ def _sequenced_updates(body: c_ast.Node) -> tuple[set[int], dict[int, str]]:
         for c in children:
             ids(c, name, skip, out)
 
-    for root in full:
+    # A loop condition is evaluated before every trip (``while (n--)``): its updates are
+    # lowered like a full expression's, in the loop's condition block, so they happen on
+    # every evaluation, the last (failing) one included.
+    cond_ids = {id(c) for c in conds}
+    for root in full + conds:
         found: list[tuple[c_ast.Node, bool]] = []
         updates(root, False, found)
         for u, cond in found:
-            if u is root:
+            if u is root and id(root) not in cond_ids:
                 continue  # the statement itself
             target = u.lvalue if isinstance(u, c_ast.Assignment) else u.expr
             if not isinstance(target, c_ast.ID):
@@ -199,11 +203,6 @@ def _sequenced_updates(body: c_ast.Node) -> tuple[set[int], dict[int, str]]:
                     )
                 else:
                     ok.add(id(u))
-    for c in conds:
-        found = []
-        updates(c, False, found)
-        for u, _ in found:
-            bad[id(u)] = "assignment inside a loop condition"
     return ok, bad
 
 
@@ -851,7 +850,8 @@ class _Function(_Calls):
         body_writes = set(_assigned(n.stmt))
         names, mem = _reads(rhs)
         if (
-            iv in body_writes
+            _assigned(cond)  # an update in the condition happens on every trip
+            or iv in body_writes
             or mem
             or iv in names
             or names & body_writes
@@ -975,7 +975,7 @@ class _Function(_Calls):
         cs: CStmt | None,
         do: bool,
     ) -> None:
-        names = _assigned(body_n) + _assigned(nxt)
+        names = _assigned(cond) + _assigned(body_n) + _assigned(nxt)
         carried = self.carried(list(dict.fromkeys(names)))
         inits = [self.carried_value(b, n) for _, b in carried]
         types = [v.type for v in inits]

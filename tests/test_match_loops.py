@@ -1,0 +1,376 @@
+"""Loops written the way applications write them (issue 14): ``while`` and ``do { } while``
+loops with a counter (``i++``, ``i += 1``, ``++i``), pointer-walking ``while (n--)`` loops
+over ``*d++ = f(*a++, *b++)``, function-local ``static`` and ``extern`` arrays as operands.
+Matches run on the ISS against the original and an independent Python model; near misses
+stay in software with their ``--explain`` reason."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from cfront_eval import Evaluator
+from click.testing import CliRunner
+
+from aquas.cli import main
+from aquas.egraph import cfront
+from aquas.egraph.driver import MatchResult, load_patterns, match_file
+from aquas.egraph.emit import HEADER, rewrite_c
+from aquas.egraph.matcher import LIVEOUT, SHAPE, UNSUPPORTED, Options
+from aquas.egraph.terms import var
+from aquas.runtime.build import build_program
+from aquas.runtime.header import write_header
+from aquas.runtime.iss import golden_isax_handler, run_elf
+
+ROOT = Path(__file__).resolve().parents[1]
+POINTCLOUD = ROOT / "examples/pointcloud/pointcloud.isax"
+DSP = ROOT / "examples/dsp/dsp.isax"
+M32 = 0xFFFFFFFF
+
+
+@functools.cache
+def _patterns(spec: Path):  # type: ignore[no-untyped-def]
+    return load_patterns(spec, soc="picorv32")
+
+
+def _match(tmp_path: Path, text: str, spec: Path, name: str = "app.c") -> MatchResult:
+    app = tmp_path / name
+    app.write_text(text)
+    return match_file(
+        app, spec, patterns=_patterns(spec), options=Options(core="picorv32", check_profit=False)
+    )
+
+
+def _decision(res: MatchResult, function: str, isax: str):  # type: ignore[no-untyped-def]
+    [d] = [d for d in res.decisions if d.function == function and d.isax == isax]
+    return d
+
+
+def _checked(res: MatchResult) -> str:
+    new = rewrite_c(res)
+    assert res.matched
+    for d in res.matched:
+        assert d.binding is not None and "final check: same outputs and memory" in d.binding.proof
+    return new
+
+
+def _iss_outputs(
+    res: MatchResult, orig: str, new: str, main_c: str, tmp_path: Path, extra: str = ""
+) -> list[str]:
+    """The original and the rewritten program (RV32IM, ISAXs by the golden model) on the
+    ISS; ``extra``: a third translation unit (definitions of extern arrays)."""
+    outputs = []
+    for which, text in (("orig", orig), ("new", new)):
+        d = tmp_path / which
+        d.mkdir()
+        (d / "kernel.c").write_text(text)
+        (d / "main.c").write_text(main_c)
+        sources = [d / "main.c", d / "kernel.c"]
+        if extra:
+            (d / "extra.c").write_text(extra)
+            sources.append(d / "extra.c")
+        if which == "new":
+            write_header(res.extension, "picorv32", d / HEADER)
+        elf = build_program(
+            sources,
+            tmp_path / f"build-{which}",
+            platform="picorv32",
+            header_dirs=[d],
+            cflags=["-fwrapv"],
+        )
+        run = run_elf(elf, "picorv32", custom=golden_isax_handler(res.extension))
+        assert run.exit_code == 0, run.output
+        outputs.append(run.output)
+    return outputs
+
+
+def _lcg(n: int, seed: int = 12345) -> list[int]:
+    """The drivers' generator: seed = seed * 1664525 + 1013904223; value seed ^ seed >> 13."""
+    out = []
+    for _ in range(n):
+        seed = (seed * 1664525 + 1013904223) & M32
+        out.append(seed ^ (seed >> 13))
+    return out
+
+
+def _s(x: int, w: int) -> int:
+    x &= (1 << w) - 1
+    return x - (1 << w) if x >> (w - 1) else x
+
+
+RNG_C = """static uint32_t seed = 12345u;
+static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
+"""
+
+# -- v3ddist: while, do-while, and a pointer walk ---------------------------------------
+
+V3D = """#include <stdint.h>
+
+uint32_t dist_while(const int32_t *restrict a, int32_t *restrict b)
+{
+    uint32_t total = 0;
+    int i = 0;
+    while (i < 16) {
+        int32_t dx = a[3 * i] - b[3 * i];
+        int32_t dy = a[3 * i + 1] - b[3 * i + 1];
+        int32_t dz = a[3 * i + 2] - b[3 * i + 2];
+        int32_t d = dx * dx + dy * dy + dz * dz;
+        b[48 + i] = d;
+        total += (uint32_t)d;
+        i++;
+    }
+    return total;
+}
+
+uint32_t dist_do(const int32_t *restrict a, int32_t *restrict b)
+{
+    uint32_t total = 0;
+    int i = 0;
+    do {
+        int32_t dx = a[3 * i] - b[3 * i];
+        int32_t dy = a[3 * i + 1] - b[3 * i + 1];
+        int32_t dz = a[3 * i + 2] - b[3 * i + 2];
+        b[48 + i] = dx * dx + dy * dy + dz * dz;
+        total += (uint32_t)b[48 + i];
+        i += 1;
+    } while (i < 16);
+    return total;
+}
+
+uint32_t dist_walk(const int32_t *restrict a, int32_t *restrict b)
+{
+    const int32_t *q = b;
+    int32_t *d = b + 48;
+    uint32_t total = 0;
+    unsigned n = 16;
+    while (n--) {
+        int32_t dx = *a++ - *q++;
+        int32_t dy = *a++ - *q++;
+        int32_t dz = *a++ - *q++;
+        int32_t dd = dx * dx + dy * dy + dz * dz;
+        *d++ = dd;
+        total += (uint32_t)dd;
+    }
+    return total;
+}
+"""
+
+V3D_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+uint32_t dist_while(const int32_t *restrict a, int32_t *restrict b);
+uint32_t dist_do(const int32_t *restrict a, int32_t *restrict b);
+uint32_t dist_walk(const int32_t *restrict a, int32_t *restrict b);
+static int32_t a[48], b[64];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int f = 0; f < 3; f++) {
+        for (int i = 0; i < 48; i++) a[i] = (int32_t)(rnd() % 2001u) - 1000;
+        for (int i = 0; i < 64; i++) b[i] = (int32_t)(rnd() % 2001u) - 1000;
+        uint32_t r = f == 0 ? dist_while(a, b) : f == 1 ? dist_do(a, b) : dist_walk(a, b);
+        printf("r=%x", (unsigned)r);
+        for (int i = 48; i < 64; i++) printf(" %x", (unsigned)b[i]);
+        printf("\\n");
+    }
+    return 0;
+}
+"""
+)
+
+
+def _v3d_expected() -> str:
+    vals = iter(_lcg(3 * 112))
+    lines = []
+    for _ in range(3):
+        a = [next(vals) % 2001 - 1000 for _ in range(48)]
+        b = [next(vals) % 2001 - 1000 for _ in range(64)]
+        ds = [sum((a[3 * i + k] - b[3 * i + k]) ** 2 for k in range(3)) & M32 for i in range(16)]
+        lines.append(f"r={sum(ds) & M32:x} " + " ".join(f"{d:x}" for d in ds))
+    return "\n".join(lines) + "\n"
+
+
+def test_v3ddist_while_do_and_pointer_walk_run_on_the_iss(tmp_path: Path) -> None:
+    res = _match(tmp_path, V3D, POINTCLOUD)
+    assert sorted(d.function for d in res.matched) == ["dist_do", "dist_walk", "dist_while"]
+    for d in res.matched:
+        assert d.isax == "v3ddist" and d.binding is not None
+        assert d.binding.regs == {"rs1": var("a", 32), "rs2": var("b", 32)}
+    new = _checked(res)
+    call = "total = (uint32_t)aquas_v3ddist((uint32_t)(uintptr_t)a, (uint32_t)(uintptr_t)b);"
+    assert new.count(call) == 3
+    assert "while (" not in new and "a++" not in new
+    orig_out, new_out = _iss_outputs(res, V3D, new, V3D_MAIN, tmp_path)
+    assert orig_out == new_out == _v3d_expected()
+
+
+# -- vdot16: while (n--) over *a++ * *b++, ++i, do-while with --n ---------------------
+
+DOT = """#include <stdint.h>
+
+int32_t dot_walk(const int16_t *a, const int16_t *b)
+{
+    int32_t acc = 0;
+    int n = 16;
+    while (n--)
+        acc += *a++ * *b++;
+    return acc;
+}
+
+int32_t dot_pre(const int16_t *a, const int16_t *b)
+{
+    int32_t acc = 0;
+    int i = 0;
+    while (i < 16) {
+        acc += a[i] * b[i];
+        ++i;
+    }
+    return acc;
+}
+
+int32_t dot_do(const int16_t *x, const int16_t *h)
+{
+    int32_t acc = 0;
+    unsigned n = 16;
+    do {
+        acc += (int32_t)*x * *h;
+        x++;
+        h++;
+    } while (--n);
+    return acc;
+}
+"""
+
+DOT_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot_walk(const int16_t *a, const int16_t *b);
+int32_t dot_pre(const int16_t *a, const int16_t *b);
+int32_t dot_do(const int16_t *x, const int16_t *h);
+static int16_t s[64];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int i = 0; i < 64; i++) s[i] = (int16_t)rnd();
+    printf("%x %x %x\\n", (unsigned)dot_walk(s, s + 16), (unsigned)dot_pre(s + 8, s + 40),
+           (unsigned)dot_do(s + 30, s + 2));
+    return 0;
+}
+"""
+)
+
+
+def test_vdot16_pointer_walk_and_counters_run_on_the_iss(tmp_path: Path) -> None:
+    res = _match(tmp_path, DOT, DSP)
+    got = {d.function: d for d in res.matched}
+    assert sorted(got) == ["dot_do", "dot_pre", "dot_walk"]
+    assert all(d.isax == "vdot16" for d in got.values())
+    assert got["dot_do"].binding is not None
+    assert got["dot_do"].binding.regs == {"rs1": var("x", 32), "rs2": var("h", 32)}
+    new = _checked(res)
+    assert "acc = (int32_t)aquas_vdot16((uint32_t)(uintptr_t)a, (uint32_t)(uintptr_t)b);" in new
+    assert "acc = (int32_t)aquas_vdot16((uint32_t)(uintptr_t)x, (uint32_t)(uintptr_t)h);" in new
+    s = [_s(v, 16) for v in _lcg(64)]
+
+    def dot(i: int, j: int) -> int:
+        return sum(s[i + k] * s[j + k] for k in range(16)) & M32
+
+    expected = f"{dot(0, 16):x} {dot(8, 40):x} {dot(30, 2):x}\n"
+    assert _iss_outputs(res, DOT, new, DOT_MAIN, tmp_path) == [expected, expected]
+
+
+def test_update_in_a_loop_condition_runs_on_every_evaluation() -> None:
+    """``while (n--)`` decrements on the failing test too (n ends at -1); ``*p++`` moves the
+    pointer after the read: the frontend's IR, evaluated exactly, against C semantics."""
+    text = """#include <stdint.h>
+int32_t left(int n) { int32_t s = 0; while (n--) s += n; return s * 1000 + n; }
+int32_t first(const int16_t *p) { int32_t s = 0; int k = 3; do s = s * 10 + *p++; while (--k); return s + *p; }
+"""
+    prog = cfront.parse_c(text, "t.c")
+    assert not prog.diagnostics
+    ev = Evaluator(prog.module)
+    for n in (0, 1, 5):
+        s = sum(range(n))
+        assert _s(ev.call("left", [n]) or 0, 32) == s * 1000 - 1
+    assert ev.call("first", [[1, 2, 3, 4, 5]]) == 123 + 4
+
+
+# -- near misses --------------------------------------------------------------------
+
+NEAR = """#include <stdint.h>
+
+int32_t skip_data(const int16_t *a, const int16_t *b)
+{
+    int32_t acc = 0;
+    int i = 0;
+    while (i < 16) {
+        acc += a[i] * b[i];
+        if (a[i] == 0)
+            i++;
+        i++;
+    }
+    return acc;
+}
+
+int32_t skip_const(const int16_t *a, const int16_t *b)
+{
+    int32_t acc = 0;
+    int i = 0;
+    while (i < 32) {
+        acc += a[i] * b[i];
+        i++;
+        i++;
+    }
+    return acc;
+}
+
+int32_t stop_zero(const int16_t *a, const int16_t *b)
+{
+    int32_t acc = 0;
+    int i = 0;
+    while (i < 16 && a[i] != 0) {
+        acc += a[i] * b[i];
+        i++;
+    }
+    return acc;
+}
+
+int32_t walk_used(const int16_t *a, const int16_t *b)
+{
+    int32_t acc = 0;
+    int n = 16;
+    while (n--)
+        acc += *a++ * *b++;
+    return acc + *a;
+}
+"""
+
+
+def test_near_misses_stay_in_software_with_the_reason(tmp_path: Path) -> None:
+    res = _match(tmp_path, NEAR, DSP)
+    assert not res.matched and rewrite_c(res) == NEAR
+    d = _decision(res, "skip_data", "vdot16")  # the counter also moves with the data
+    assert d.reason == UNSUPPORTED
+    assert d.detail.startswith("while loop with a data-dependent condition (cmp.slt(")
+    d = _decision(res, "stop_zero", "vdot16")  # the exit depends on the data
+    assert d.reason == UNSUPPORTED
+    assert d.detail.startswith("while loop with a data-dependent condition (and1(")
+    d = _decision(res, "skip_const", "vdot16")  # every other element: not a dot product
+    assert d.reason == SHAPE
+    # the walked pointer is read after the loop: its final value is a second result
+    d = _decision(res, "walk_used", "vdot16")
+    assert any(
+        b.endswith(
+            f"{LIVEOUT}: vdot16 returns one value; the region has 2 live-out values (acc, a)"
+        )
+        for b in d.blockers
+    )
+    (tmp_path / "near.c").write_text(NEAR)
+    r = CliRunner().invoke(
+        main, ["match", str(tmp_path / "near.c"), "--ext", str(DSP), "--explain"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "0 match(es)" in r.output
+    assert "skip_data:7: vdot16: no (unsupported): while loop with a data-dependent" in r.output
