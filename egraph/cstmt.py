@@ -517,8 +517,12 @@ class _Function(_Calls):
                     cs.writes[name] = st
 
     def decl(self, n: c_ast.Decl, cs: CStmt | None) -> None:
+        if n.storage == ["static"] and isinstance(n.type, c_ast.ArrayDecl):
+            self.static_local(n)
+            return
         if n.storage:
-            raise _Unsupported(f"'{n.storage[0]}' local variable", n)
+            what = "scalar" if n.storage == ["static"] else "variable"
+            raise _Unsupported(f"'{n.storage[0]}' local {what}", n)
         if isinstance(n.type, c_ast.FuncDecl):
             raise _Unsupported("local function declaration", n)
         if self.prog.is_aggregate(n.type):
@@ -577,6 +581,28 @@ class _Function(_Calls):
             cs.target = n.name
             if n.init is not None:
                 cs.value = v
+
+    def static_local(self, n: c_ast.Decl) -> None:
+        """A function-local ``static`` array is a global of its own (``memref.global`` named
+        ``function.name``; its initialiser is constant data, as at file scope) that only
+        its scope names: an ISAX operand like a global, spelled by its C name at the call
+        site (the region that uses it is in its scope)."""
+        from aquas.egraph.cfront import _global_decl  # (cfront imports this module)
+
+        if self.inline_at is not None:
+            raise _Unsupported("'static' local array of an inlined helper", n)
+        base = f"{self.fdef.decl.name}.{n.name}"
+        symbol, k = base, 0
+        while symbol in self.prog.globals or symbol in self.prog.bad_globals:
+            k += 1
+            symbol = f"{base}.{k}"
+        op = _global_decl(self.prog, n, symbol)
+        assert op is not None
+        self.prog.local_globals.append(op)
+        g = self.prog.globals[symbol]
+        if g.struct or not g.array or g.var.ctype.obj is not None:
+            raise _Unsupported("'static' local array of structs", n)
+        self.declare(n.name, _Bind("array", g.var.ctype, base=self.global_ref(symbol)), n)
 
     def enter_helper(self, call: c_ast.FuncCall) -> object:
         """A scope of its own for an inlined helper; its ops get the call's location."""

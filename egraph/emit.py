@@ -291,7 +291,10 @@ def _operand_names(cf: cfront.CFunction) -> Names:
         if g in out:  # a local of the same name may shadow it at the call site
             continue  # (an operand naming the global then cannot be emitted)
         gv, kind = cf.global_vars.get(g, (None, "scalar"))
-        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if kind == 'array' else '&'}{g}"
+        # a function-local static (symbol ``function.name``) is spelled by its C name: the
+        # frontend refuses shadowing declarations, so in its scope the name is the static
+        c = gv.name if gv is not None else g
+        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if kind == 'array' else '&'}{c}"
         if gv is not None and kind != "scalar" and isinstance(gv.ctype.obj, clayout.Struct):
             structs[f"@{g}"] = gv.ctype.obj  # an array of structs, a struct: members
         if gv is not None and kind == "scalar" and not gv.ctype.pointer:

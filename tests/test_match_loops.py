@@ -9,14 +9,15 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import pytest
 from cfront_eval import Evaluator
 from click.testing import CliRunner
 
 from aquas.cli import main
-from aquas.egraph import cfront
+from aquas.egraph import cfront, emit
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
 from aquas.egraph.emit import HEADER, rewrite_c
-from aquas.egraph.matcher import LIVEOUT, SHAPE, UNSUPPORTED, Options
+from aquas.egraph.matcher import FINAL, LIVEOUT, SHAPE, UNSUPPORTED, Options
 from aquas.egraph.terms import var
 from aquas.runtime.build import build_program
 from aquas.runtime.header import write_header
@@ -374,3 +375,182 @@ def test_near_misses_stay_in_software_with_the_reason(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert "0 match(es)" in r.output
     assert "skip_data:7: vdot16: no (unsupported): while loop with a data-dependent" in r.output
+
+
+# -- function-local static and extern arrays as operands ------------------------------
+
+COEF = [3, -1, 4, 1, -5, 9, 2, -6, 5, 3, -5, 8, 9, -7, 9, 3]
+STATIC = (
+    """#include <stdint.h>
+
+int32_t fir_at(const int16_t *x, int n)
+{
+    static const int16_t taps[16] = {"""
+    + ", ".join(map(str, COEF))
+    + """};
+    int32_t acc = 0;
+    const int16_t *p = x + n;
+    int i = 0;
+    while (i < 16) {
+        acc += *p++ * taps[i];
+        i++;
+    }
+    return acc;
+}
+"""
+)
+
+STATIC_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t fir_at(const int16_t *x, int n);
+static int16_t s[320];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int i = 0; i < 320; i++) s[i] = (int16_t)rnd();
+    for (int n = 0; n <= 300; n += 60) printf("%x\\n", (unsigned)fir_at(s, n));
+    return 0;
+}
+"""
+)
+
+
+def test_function_local_static_table_is_an_operand_on_the_iss(tmp_path: Path) -> None:
+    res = _match(tmp_path, STATIC, DSP)
+    [d] = res.matched
+    assert d.isax == "vdot16" and d.binding is not None
+    # its own global (a symbol per function), spelled by its C name at the call site
+    assert d.binding.regs["rs2"] == var("@fir_at.taps", 32)
+    new = _checked(res)
+    assert "static const int16_t taps[16] = {" in new
+    assert (
+        "acc = (int32_t)aquas_vdot16(2u * (uint32_t)n + (uint32_t)(uintptr_t)x, "
+        "(uint32_t)(uintptr_t)taps);"
+    ) in new
+    s = [_s(v, 16) for v in _lcg(320)]
+    expected = "".join(
+        f"{sum(s[n + i] * COEF[i] for i in range(16)) & M32:x}\n" for n in range(0, 301, 60)
+    )
+    assert _iss_outputs(res, STATIC, new, STATIC_MAIN, tmp_path) == [expected, expected]
+
+
+EXTERN = """#include <stdint.h>
+
+extern int32_t cloud[48];
+extern int32_t refs[64];
+
+uint32_t dist_all(void)
+{
+    uint32_t total = 0;
+    const int32_t *p = cloud, *q = refs;
+    int32_t *d = &refs[48];
+    for (int n = 16; n > 0; n--) {
+        int32_t dx = *p++ - *q++;
+        int32_t dy = *p++ - *q++;
+        int32_t dz = *p++ - *q++;
+        *d = dx * dx + dy * dy + dz * dz;
+        total += (uint32_t)*d++;
+    }
+    return total;
+}
+"""
+
+# the arrays are defined in another translation unit
+EXTERN_DEFS = """#include <stdint.h>
+int32_t cloud[48];
+int32_t refs[64];
+"""
+
+EXTERN_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+extern int32_t cloud[48];
+extern int32_t refs[64];
+uint32_t dist_all(void);
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < 48; i++) cloud[i] = (int32_t)(rnd() % 2001u) - 1000;
+        for (int i = 0; i < 64; i++) refs[i] = (int32_t)(rnd() % 2001u) - 1000;
+        uint32_t r = dist_all();
+        printf("r=%x", (unsigned)r);
+        for (int i = 48; i < 64; i++) printf(" %x", (unsigned)refs[i]);
+        printf("\\n");
+    }
+    return 0;
+}
+"""
+)
+
+
+def test_extern_arrays_are_operands_and_the_check_defines_them(tmp_path: Path) -> None:
+    res = _match(tmp_path, EXTERN, POINTCLOUD)
+    [d] = res.matched
+    assert d.isax == "v3ddist" and d.binding is not None
+    assert d.binding.regs == {"rs1": var("@cloud", 32), "rs2": var("@refs", 32)}
+    [cf] = [f for f in res.program.functions if f.name == "dist_all"] if res.program else []
+    assert cf.extern_defs == ["int32_t cloud[48];\n", "int32_t refs[64];\n"]
+    new = _checked(res)  # the final check ran on storage it defined
+    assert (
+        "total = (uint32_t)aquas_v3ddist((uint32_t)(uintptr_t)cloud, (uint32_t)(uintptr_t)refs);"
+        in new
+    )
+    vals = iter(_lcg(2 * 112))
+    lines = []
+    for _ in range(2):
+        a = [next(vals) % 2001 - 1000 for _ in range(48)]
+        b = [next(vals) % 2001 - 1000 for _ in range(64)]
+        ds = [sum((a[3 * i + k] - b[3 * i + k]) ** 2 for k in range(3)) & M32 for i in range(16)]
+        lines.append(f"r={sum(ds) & M32:x} " + " ".join(f"{x:x}" for x in ds))
+    expected = "\n".join(lines) + "\n"
+    outs = _iss_outputs(res, EXTERN, new, EXTERN_MAIN, tmp_path, extra=EXTERN_DEFS)
+    assert outs == [expected, expected]
+
+
+def test_extern_near_misses(tmp_path: Path) -> None:
+    # an extern array of unknown length: no storage the check could define
+    unknown = EXTERN.replace("extern int32_t refs[64];", "extern int32_t refs[];")
+    res = _match(tmp_path, unknown, POINTCLOUD)
+    assert not res.matched and not res.decisions
+    [diag] = res.skipped
+    assert "global 'refs' ('extern' array without a length (its storage is unknown))" in str(diag)
+    # an extern array and a pointer parameter may alias, as a global and a parameter do
+    alias = (
+        EXTERN.replace("uint32_t dist_all(void)", "uint32_t dist_all(const int32_t *a)")
+        .replace("*p = cloud", "*p = a")
+        .replace("extern int32_t cloud[48];\n", "")
+    )
+    res = _match(tmp_path, alias, POINTCLOUD)
+    assert not res.matched
+    d = _decision(res, "dist_all", "v3ddist")
+    assert d.reason == "dependence" and "'@refs' and 'a' may alias" in d.detail
+    # the file defines the array after declaring it: no second definition for the check
+    defined = EXTERN + "int32_t refs[64];\n"
+    res = _match(tmp_path, defined, POINTCLOUD)
+    [cf] = [f for f in res.program.functions if f.name == "dist_all"] if res.program else []
+    assert cf.extern_defs == ["int32_t cloud[48];\n"]
+    _checked(res)
+
+
+def test_final_check_compares_the_extern_storage_it_defines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken emitter whose call's writes to the extern array are undone: only the
+    comparison of the storage the check defined for it can tell."""
+    res = _match(tmp_path, EXTERN, POINTCLOUD)
+    real = emit.replacement
+
+    def losing(d, cf, source):  # type: ignore[no-untyped-def]
+        a, b, text = real(d, cf, source)
+        save = "int32_t aquas_keep[16]; __builtin_memcpy(aquas_keep, &refs[48], 64);"
+        back = "__builtin_memcpy(&refs[48], aquas_keep, 64);"
+        return a, b, f"{{ {save} {text} {back} }}"
+
+    monkeypatch.setattr(emit, "replacement", losing)
+    assert rewrite_c(res) == EXTERN
+    d = _decision(res, "dist_all", "v3ddist")
+    assert d.reason == FINAL and "global refs differs at byte 192" in d.detail
