@@ -488,7 +488,7 @@ class _Function(_Calls):
         elif isinstance(n, c_ast.For):
             self.for_stmt(n, cs)
         elif isinstance(n, c_ast.While):
-            self.while_stmt(n.cond, n.stmt, None, n, cs, do=False)
+            self.counted_while(n, cs)
         elif isinstance(n, c_ast.DoWhile):
             self.while_stmt(n.cond, n.stmt, None, n, cs, do=True)
         elif isinstance(n, c_ast.If):
@@ -845,6 +845,32 @@ class _Function(_Calls):
         else:
             self.scf_for(n, cs, *canon)
         self.scopes.pop()
+
+    def counted_while(self, n: c_ast.While, cs: CStmt | None) -> None:
+        """``while (i < n) { ...; i++; }`` -- a counter declared before the loop, compared
+        as a canonical ``for`` condition, stepped by a constant in the body's last statement
+        and assigned nowhere else in it -- is the ``for`` loop ``for (; i < n; i++) { ... }``
+        and becomes an ``scf.for`` (strip-mined like one for a run-time bound); any other
+        ``while`` loop is an ``scf.while``."""
+        body = n.stmt
+        items = body.block_items if isinstance(body, c_ast.Compound) else None
+        iv = None
+        if items and isinstance(n.cond, c_ast.BinaryOp):
+            for side in (n.cond.left, n.cond.right):
+                if isinstance(side, c_ast.ID) and self.step_of(side.name, items[-1]) is not None:
+                    iv = side.name
+                    break
+        if items and iv is not None:
+            init = c_ast.Assignment("=", c_ast.ID(iv, n.coord), c_ast.ID(iv, n.coord), n.coord)
+            rest = c_ast.Compound(items[:-1], body.coord)
+            loop = c_ast.For(init, n.cond, items[-1], rest, n.coord)
+            canon = self.canonical(loop)
+            if canon is not None:
+                self.scopes.append({})
+                self.scf_for(loop, cs, *canon)
+                self.scopes.pop()
+                return
+        self.while_stmt(n.cond, n.stmt, None, n, cs, do=False)
 
     def canonical(self, n: c_ast.For) -> tuple[str, _Bind, SSAValue, int, bool] | None:
         """(iv, binding, upper bound, step, iv declared outside) for a loop that is an

@@ -13,6 +13,7 @@ result.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -423,8 +424,15 @@ def _assigned(text: str) -> str:
 
 def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind: str) -> str:
     st = d.anchor.src if d.anchor is not None else None
-    if not isinstance(st, cfront.CStmt) or st.kind != "for" or st.iv is None:
+    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while") or st.iv is None:
         raise EmitError("strip-mining needs a canonical for loop")
+    if st.kind == "while":  # a counted while loop (cstmt.counted_while): its header is the
+        hs = st.header_span  # condition; the original loop runs the remainder
+        assert hs is not None
+        st = dataclasses.replace(
+            st, init_span=None, cond_span=cfront.Span(hs.start + 1, hs.end - 1), step_span=None
+        )
+        whole = source[st.span.start : st.span.end]
     assert d.binding is not None and d.binding.chunk is not None
     loop = st.op
     assert isinstance(loop, scf.ForOp)
@@ -456,7 +464,9 @@ def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind:
         else:
             ty = _ctype_of(cf, d.liveout).c_name()
             out.append(f"        {d.liveout} += ({ty}){call};")
-    if remainder:
+    if remainder and st.kind == "while":
+        out.append("    " + whole.strip().replace("\n", "\n    "))
+    elif remainder:
         out.append(f"    for (; {text(st.cond_span)}; {text(st.step_span)})")
         out.append(f"        {text(st.body_span).strip()}")
     out.append("}")

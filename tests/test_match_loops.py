@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from cfront_eval import Evaluator
 from click.testing import CliRunner
+from xdsl.dialects import scf
 
 from aquas.cli import main
 from aquas.egraph import cfront, emit
@@ -289,6 +290,7 @@ def test_update_in_a_loop_condition_runs_on_every_evaluation() -> None:
 int32_t left(int n) { int32_t s = 0; while (n--) s += n; return s * 1000 + n; }
 int32_t first(const int16_t *p) { int32_t s = 0; int k = 3; do s = s * 10 + *p++; while (--k); return s + *p; }
 """
+    text += "int32_t steps(int n) { int32_t s = 0; int i = 0; while (i < n) { s += i; i += 4; } return s * 100 + i; }\n"
     prog = cfront.parse_c(text, "t.c")
     assert not prog.diagnostics
     ev = Evaluator(prog.module)
@@ -296,6 +298,16 @@ int32_t first(const int16_t *p) { int32_t s = 0; int k = 3; do s = s * 10 + *p++
         s = sum(range(n))
         assert _s(ev.call("left", [n]) or 0, 32) == s * 1000 - 1
     assert ev.call("first", [[1, 2, 3, 4, 5]]) == 123 + 4
+    # a counted while loop is an scf.for; the counter leaves it as C leaves it
+    steps = next(f for f in prog.functions if f.name == "steps")
+    assert steps.func is not None and any(isinstance(o, scf.ForOp) for o in steps.func.walk())
+    for n in (-3, 0, 1, 4, 10):
+        i = 0
+        acc = 0
+        while i < n:
+            acc += i
+            i += 4
+        assert _s(ev.call("steps", [n & M32]) or 0, 32) == acc * 100 + i
 
 
 # -- near misses --------------------------------------------------------------------
@@ -554,3 +566,53 @@ def test_final_check_compares_the_extern_storage_it_defines(
     assert rewrite_c(res) == EXTERN
     d = _decision(res, "dist_all", "v3ddist")
     assert d.reason == FINAL and "global refs differs at byte 192" in d.detail
+
+
+# -- a counted while loop with a run-time bound is strip-mined like a for loop ---------
+
+DOT_N = """#include <stdint.h>
+
+int32_t dot_n(const int16_t *a, const int16_t *b, int n)
+{
+    int32_t acc = 0;
+    int i = 0;
+    while (i < n) {
+        acc += a[i] * b[i];
+        i++;
+    }
+    return acc;
+}
+"""
+
+DOT_N_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot_n(const int16_t *a, const int16_t *b, int n);
+static int16_t s[128];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    static const int ns[] = {0, 5, 16, 35, 48, 63};
+    for (int i = 0; i < 128; i++) s[i] = (int16_t)rnd();
+    for (int k = 0; k < 6; k++) printf("%x\\n", (unsigned)dot_n(s, s + 64, ns[k]));
+    return 0;
+}
+"""
+)
+
+
+def test_counted_while_with_a_run_time_bound_is_strip_mined(tmp_path: Path) -> None:
+    res = _match(tmp_path, DOT_N, DSP)
+    [d] = res.matched
+    assert d.isax == "vdot16" and d.binding is not None and d.binding.chunk == 16
+    new = _checked(res)
+    assert "for (; i + 15 < (n); i += 16)" in new
+    assert "acc += (int32_t)aquas_vdot16(" in new
+    # the original while loop runs the remainder
+    assert "        while (i < n) {\n            acc += a[i] * b[i];\n            i++;\n" in new
+    s = [_s(v, 16) for v in _lcg(128)]
+    expected = "".join(
+        f"{sum(s[i] * s[64 + i] for i in range(n)) & M32:x}\n" for n in (0, 5, 16, 35, 48, 63)
+    )
+    assert _iss_outputs(res, DOT_N, new, DOT_N_MAIN, tmp_path) == [expected, expected]
