@@ -528,8 +528,21 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
     fl = d.filter
     assert isinstance(fl, FilterLoop)
     st = d.anchor.src if d.anchor is not None else None
-    if not isinstance(st, cfront.CStmt) or st.kind != "for" or st.body_span is None:
+    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while") or st.body_span is None:
         raise EmitError("a stateful filter loop must be a canonical for loop")
+    step = ""
+    if st.kind == "while":  # a counted while loop (cstmt.counted_while): the body's last
+        inner = [  # statement steps the counter and stays after the call
+            s
+            for s in cf.stmts
+            if s.depth == st.depth + 1
+            and st.body_span.start < s.span.start
+            and s.span.end <= st.body_span.end
+        ]
+        if not inner:
+            raise EmitError("the counted while loop's step statement was not found")
+        last = max(inner, key=lambda s: s.span.start)
+        step = " " + source[last.span.start : last.span.end].strip()
     f = fl.filter
     lo_h, hi_h = f.saver.size
     state = [(fl.hist_base, lo_h, hi_h)]
@@ -559,6 +572,8 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
         body = f"*(uint{w}_t *)(uintptr_t){addr(a)} = (uint{w}_t){call};"
     else:
         body = f"(void){call};"
+    if step:
+        body = f"{{ {body}{step} }}"
     loads = [f"aquas_{f.loader.isax}({addr(fl.coef_base)});"] if f.loader and fl.coef_base else []
     out = [
         f"{{ /* aquas: {f.step} per iteration; its state "

@@ -192,7 +192,7 @@ class Matcher(BindingChecks):
                     tried.append(d)
                     if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
                         best = d
-                for p in filters if st.kind == "for" else []:
+                for p in filters if st.kind == "for" or isinstance(loop_of(st), scf.ForOp) else []:
                     assert p.filter is not None
                     t0 = time.perf_counter()
                     d = match_filter_loop(self, fn, blk, i, p, p.filter)

@@ -26,7 +26,7 @@ from aquas.egraph.patterns import (
     VALUE,
     Pattern,
 )
-from aquas.egraph.regions import AppBlock, AppFunction, Binding, Decision
+from aquas.egraph.regions import AppBlock, AppFunction, Binding, Decision, loop_of
 from aquas.egraph.semantics import Access, Effects, Executor, Unsupported
 from aquas.egraph.stateful import Filter, Layout
 from aquas.egraph.terms import (
@@ -90,7 +90,7 @@ def match_filter_loop(
     st = blk.stmts[i]
     d = Decision(fn.name, p.name, st.line, "rejected", UNSUPPORTED, pattern=p, anchor=st)
     d.region = [st]
-    loop = st.ops[-1]
+    loop = loop_of(st)
     if not isinstance(loop, scf.ForOp) or st.iv is None:
         d.detail = "a stateful filter is matched on canonical for loops only"
         return d

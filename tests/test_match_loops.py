@@ -24,6 +24,8 @@ from aquas.runtime.build import build_program
 from aquas.runtime.header import write_header
 from aquas.runtime.iss import golden_isax_handler, run_elf
 
+from reference_models import biquad_step
+
 ROOT = Path(__file__).resolve().parents[1]
 POINTCLOUD = ROOT / "examples/pointcloud/pointcloud.isax"
 DSP = ROOT / "examples/dsp/dsp.isax"
@@ -616,3 +618,68 @@ def test_counted_while_with_a_run_time_bound_is_strip_mined(tmp_path: Path) -> N
         f"{sum(s[i] * s[64 + i] for i in range(n)) & M32:x}\n" for n in (0, 5, 16, 35, 48, 63)
     )
     assert _iss_outputs(res, DOT_N, new, DOT_N_MAIN, tmp_path) == [expected, expected]
+
+
+# -- a stateful filter (biquad) in a counted while loop ---------------------------------
+
+BQ_WHILE = """#include <stdint.h>
+
+void bq_while(const int16_t *restrict k, int16_t *restrict s, int n)
+{
+    int i = 0;
+    while (i < n) {
+        int16_t x = s[4 + i];
+        int64_t acc = (int64_t)k[0] * x + (int64_t)k[1] * s[0] + (int64_t)k[2] * s[1]
+                      - (int64_t)k[3] * s[2] - (int64_t)k[4] * s[3];
+        int64_t q = (acc + 8192) >> 14;
+        int16_t y = q > 32767 ? 32767 : (q < -32768 ? -32768 : (int16_t)q);
+        s[1] = s[0];
+        s[0] = x;
+        s[3] = s[2];
+        s[2] = y;
+        s[4 + i] = y;
+        i++;
+    }
+}
+"""
+
+BQ_K = [4096, 8192, 4096, -15000, 6000]  # b0, b1, b2, a1, a2 (Q2.14)
+BQ_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+void bq_while(const int16_t *restrict k, int16_t *restrict s, int n);
+static const int16_t k[5] = {"""
+    + ", ".join(map(str, BQ_K))
+    + """};
+static int16_t s[4 + 20];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int i = 0; i < 24; i++) s[i] = (int16_t)rnd();
+    bq_while(k, s, 20);
+    bq_while(k, s, 0);
+    for (int i = 0; i < 24; i++) printf("%x ", (unsigned)(uint16_t)s[i]);
+    printf("\\n");
+    return 0;
+}
+"""
+)
+
+
+def test_biquad_filter_in_a_counted_while_loop_runs_on_the_iss(tmp_path: Path) -> None:
+    res = _match(tmp_path, BQ_WHILE, DSP)
+    [d] = res.matched
+    assert d.isax == "biquad"
+    new = _checked(res)
+    assert "aquas_biquad_restore(((uint32_t)(uintptr_t)s));" in new
+    # the call, then the counter's step, as the while loop's body
+    assert "(uint16_t)aquas_biquad((uint32_t)(uint16_t)(" in new and "))); i++; }" in new
+    s = [_s(v, 16) for v in _lcg(24)]
+    coef = dict(zip(("b0", "b1", "b2", "a1", "a2"), BQ_K, strict=True))
+    hist = dict(zip(("x1", "x2", "y1", "y2"), s[:4], strict=True))
+    for i in range(20):
+        s[4 + i] = biquad_step(coef, hist, s[4 + i])
+    s[:4] = [hist["x1"], hist["x2"], hist["y1"], hist["y2"]]
+    expected = "".join(f"{v & 0xFFFF:x} " for v in s) + "\n"
+    assert _iss_outputs(res, BQ_WHILE, new, BQ_MAIN, tmp_path) == [expected, expected]
