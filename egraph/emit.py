@@ -545,9 +545,25 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
         step = " " + source[last.span.start : last.span.end].strip()
     f = fl.filter
     lo_h, hi_h = f.saver.size
-    state = [(fl.hist_base, lo_h, hi_h)]
+    state: list[tuple[Term, int, int]] = []
+    if fl.hist_base is not None:
+        state.append((fl.hist_base, lo_h, hi_h))
     if fl.coef_base is not None and f.loader is not None:
         state.append((fl.coef_base, *f.loader.size))
+    # the history kept in locals moves through a static buffer in the saver's layout
+    # (static: the final check's ISAXs reach the library's data, not the host stack)
+    hist = "((uint32_t)(uintptr_t)aquas_hist)"
+    to_unit: list[str] = []
+    from_unit: list[str] = []
+    if fl.hist_locals is not None:
+        slots = [(off, w) for _, off, w in f.saver.slots]
+        if slots != [(2 * k, 16) for k in range(len(slots))] or f.restorer.slots != f.saver.slots:
+            raise EmitError(f"the history layout of {f.saver.isax} is not consecutive 16-bit slots")
+        to_unit.append(f"static uint16_t aquas_hist[{len(slots)}];")
+        for k, name in enumerate(fl.hist_locals):
+            ty = _ctype_of(cf, name).c_name()
+            to_unit.append(f"aquas_hist[{k}] = (uint16_t){name};")
+            from_unit.append(f"{name} = ({ty})aquas_hist[{k}];")
 
     def addr(t: Term, off: int = 0) -> str:
         return f"({c_operand(linear_term(linear(t).shifted(off)), names)})"
@@ -561,9 +577,11 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
             guard.append(
                 f"{addr(past, w // 8)} <= {addr(base, lo)} || {addr(base, hi)} <= {addr(first)}"
             )
-    if fl.coef_base is not None and f.loader is not None:
+    if fl.coef_base is not None and f.loader is not None and fl.hist_base is not None:
         (h, hl, hh), (c, cl, ch) = state
         guard.append(f"{addr(h, hh)} <= {addr(c, cl)} || {addr(c, ch)} <= {addr(h, hl)}")
+    if fl.hist_base is not None:
+        hist = addr(fl.hist_base)
     args = ", ".join(c_operand(fl.operands[r], names) for r in f.operands)
     call = f"aquas_{f.step}({args})"
     header = source[st.span.start : st.body_span.start].rstrip()
@@ -580,11 +598,12 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
         + ", ".join(r for r, _, _ in f.saver.slots)
         + f" lives in the unit from {f.restorer.isax} to {f.saver.isax} */",
         f"    if ({' && '.join(f'({g})' for g in guard)}) {{",
-        *(f"        {x}" for x in loads),
-        f"        aquas_{f.restorer.isax}({addr(fl.hist_base)});",
+        *(f"        {x}" for x in to_unit[:1] + loads + to_unit[1:]),
+        f"        aquas_{f.restorer.isax}({hist});",
         f"        {header}",
         f"            {body}",
-        f"        aquas_{f.saver.isax}({addr(fl.hist_base)});",
+        f"        aquas_{f.saver.isax}({hist});",
+        *(f"        {x}" for x in from_unit),
         "    } else",
         "        " + source[st.span.start : st.span.end].strip().replace("\n", "\n    "),
         "}",

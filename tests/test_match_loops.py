@@ -683,3 +683,96 @@ def test_biquad_filter_in_a_counted_while_loop_runs_on_the_iss(tmp_path: Path) -
     s[:4] = [hist["x1"], hist["x2"], hist["y1"], hist["y2"]]
     expected = "".join(f"{v & 0xFFFF:x} " for v in s) + "\n"
     assert _iss_outputs(res, BQ_WHILE, new, BQ_MAIN, tmp_path) == [expected, expected]
+
+
+# -- the filter's history in local scalars ----------------------------------------------
+
+BQ_LOCALS = """#include <stdint.h>
+
+void bq_section(const int16_t *restrict k, int16_t *restrict h, int16_t *restrict buf, int n)
+{
+    int16_t xa = h[0], xb = h[1], ya = h[2], yb = h[3];
+    for (int i = 0; i < n; i++) {
+        int16_t x = buf[i];
+        int64_t acc = (int64_t)k[0] * x + (int64_t)k[1] * xa + (int64_t)k[2] * xb
+                      - (int64_t)k[3] * ya - (int64_t)k[4] * yb;
+        int64_t q = (acc + 8192) >> 14;
+        int16_t y = q > 32767 ? 32767 : (q < -32768 ? -32768 : (int16_t)q);
+        xb = xa;
+        xa = x;
+        yb = ya;
+        ya = y;
+        buf[i] = y;
+    }
+    h[0] = xa;
+    h[1] = xb;
+    h[2] = ya;
+    h[3] = yb;
+}
+"""
+
+BQ_LOCALS_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+void bq_section(const int16_t *restrict k, int16_t *restrict h, int16_t *restrict buf, int n);
+static const int16_t k[5] = {"""
+    + ", ".join(map(str, BQ_K))
+    + """};
+static int16_t h[4], buf[24];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int i = 0; i < 4; i++) h[i] = (int16_t)rnd();
+    for (int i = 0; i < 24; i++) buf[i] = (int16_t)rnd();
+    bq_section(k, h, buf, 24);
+    bq_section(k, h, buf, 0);
+    for (int i = 0; i < 4; i++) printf("%x ", (unsigned)(uint16_t)h[i]);
+    for (int i = 0; i < 24; i++) printf("%x ", (unsigned)(uint16_t)buf[i]);
+    printf("\\n");
+    return 0;
+}
+"""
+)
+
+
+def test_biquad_history_in_locals_runs_on_the_iss(tmp_path: Path) -> None:
+    res = _match(tmp_path, BQ_LOCALS, DSP)
+    [d] = res.matched
+    assert d.isax == "biquad" and d.filter is not None
+    assert d.filter.hist_locals == ("xa", "xb", "ya", "yb")  # x1, x2, y1, y2
+    new = _checked(res)
+    assert "static uint16_t aquas_hist[4];" in new
+    assert "aquas_hist[0] = (uint16_t)xa;" in new and "yb = (int16_t)aquas_hist[3];" in new
+    assert "aquas_biquad_restore(((uint32_t)(uintptr_t)aquas_hist));" in new
+    vals = _lcg(28)
+    hist = dict(zip(("x1", "x2", "y1", "y2"), (_s(v, 16) for v in vals[:4]), strict=True))
+    coef = dict(zip(("b0", "b1", "b2", "a1", "a2"), BQ_K, strict=True))
+    out = [biquad_step(coef, hist, _s(v, 16)) for v in vals[4:]]
+    words = [hist["x1"], hist["x2"], hist["y1"], hist["y2"], *out]
+    expected = "".join(f"{v & 0xFFFF:x} " for v in words) + "\n"
+    assert _iss_outputs(res, BQ_LOCALS, new, BQ_LOCALS_MAIN, tmp_path) == [expected, expected]
+
+
+def test_history_in_locals_near_misses(tmp_path: Path) -> None:
+    # the history shifted in the wrong order: xb gets the new sample, not the old xa
+    wrong = BQ_LOCALS.replace(
+        "        xb = xa;\n        xa = x;\n", "        xa = x;\n        xb = xa;\n"
+    )
+    res = _match(tmp_path, wrong, DSP)
+    assert not res.matched
+    d = _decision(res, "bq_section", "biquad")
+    assert d.reason == "value mismatch" and d.detail.startswith("the history in locals ")
+    # a fifth carried local (the output's sum) is not part of the unit's state
+    extra = (
+        BQ_LOCALS.replace("    for (int i", "    int32_t sum = 0;\n    for (int i")
+        .replace("        buf[i] = y;\n", "        buf[i] = y;\n        sum += y;\n")
+        .replace("    h[3] = yb;\n", "    h[3] = yb;\n    buf[0] = (int16_t)sum;\n")
+    )
+    res = _match(tmp_path, extra, DSP)
+    assert not res.matched
+    d = _decision(res, "bq_section", "biquad")
+    assert d.reason == LIVEOUT and d.detail.startswith(
+        "the loop carries local variables (xb, xa, yb, ya, sum) that are not exactly the "
+        "filter's history"
+    )
