@@ -108,12 +108,26 @@ class BindingChecks:
         results: list[tuple[SSAValue | None, Term]],
         inits: list[Term],
         anchor: AppStmt,
+        start: int | None = None,
     ) -> tuple[str, str] | None:
+        """``start``: the region's first C source offset when it is in the function's
+        outermost block (None otherwise)."""
         assert p.fx is not None
         fx = region.fx
         # a parameter the function assigns is, at the call site, no longer the value the
-        # region's terms name
-        callable_names = {q.name for q in fn.params if q.name not in fn.assigned}
+        # region's terms name -- unless the region is in the function's outermost block (it
+        # runs once) and every assignment is inside it or after it: a pointer walked by the
+        # replaced loop (``*d++ = ...``) still holds its entry value where the call goes (its
+        # value after the loop, if used, is a live-out, refused as such)
+        callable_names = {
+            q.name
+            for q in fn.params
+            if q.name not in fn.assigned
+            or (
+                start is not None
+                and all(a is not None and a >= start for a in fn.assigned_at.get(q.name, [None]))
+            )
+        }
         # a global's address is a constant the call site names (``(uint32_t)(uintptr_t)g``)
         callable_names |= global_names(fn)
         if b.chunk is not None:

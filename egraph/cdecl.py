@@ -105,6 +105,9 @@ class CFunction:
     globals_used: set[str]
     # the globals the function uses: declaration and kind ("array", "struct", "scalar")
     global_vars: dict[str, tuple[CVar, str]] = field(default_factory=dict)
+    # C definitions of the extern globals it uses that the file does not define (the final
+    # check's harness provides the storage)
+    extern_defs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -280,6 +283,10 @@ class _Program:
         self.protos: dict[str, c_ast.FuncDecl] = {}
         self.externs: dict[str, FuncOp] = {}
         self.aggregates: dict[str, clayout.Struct | str] = {}
+        # storage the final check defines for ``extern`` globals the file only declares
+        # (symbol -> a C definition), and the ``memref.global`` ops of function-local statics
+        self.extern_defs: dict[str, str] = {}
+        self.local_globals: list[Operation] = []
 
     def loc(self, node: c_ast.Node | None) -> SourceLoc:
         coord = getattr(node, "coord", None)

@@ -275,7 +275,26 @@ class _Exprs:
                 what = clayout.describe(p.obj) if p.obj is not None else p.elem.c_name()
                 raise _Unsupported(f"pointer cast from '{what} *' to '{ty.c_name()}'", e)
             return _Ptr(p.base, p.off, CType(ty.width, ty.signed, const=ty.const), ty.obj)
+        if isinstance(e, c_ast.UnaryOp) and e.op in _UPDATE_OPS:
+            return self.pointer_update(e)
         raise _Unsupported(f"pointer expression '{type(e).__name__}'", e)
+
+    def pointer_update(self, e: c_ast.UnaryOp) -> _Ptr:
+        """``p++``, ``++p``, ``p--``, ``--p`` of a pointer variable used as a pointer (``*p++``,
+        admitted by the sequencing check like a scalar's update): the variable moves by one
+        pointee here, in evaluation order; the value is the old pointer (postfix) or the new
+        one."""
+        if id(e) not in self.sequenced:
+            raise _Unsupported("assignment inside an expression", e)
+        b = self.lookup(e.expr.name) if isinstance(e.expr, c_ast.ID) else None
+        if b is None or b.kind != "ptr":
+            raise _Unsupported("'++'/'--' of a pointer other than a pointer variable", e)
+        old = self.pointer(e.expr)
+        op = "+=" if e.op.endswith("++") else "-="
+        self.assign(
+            c_ast.Assignment(op, e.expr, c_ast.Constant("int", "1", e.coord), e.coord), None
+        )
+        return old if e.op.startswith("p") else self.pointer(e.expr)
 
     def loaded_pointer(self, p: _Ptr, at: c_ast.Node) -> _Ptr:
         """The pointer held in a pointer member: its 32-bit value loaded and cast to a memref
@@ -411,6 +430,8 @@ class _Exprs:
             return self.is_pointer(e.left) or self.is_pointer(e.right)
         if isinstance(e, c_ast.UnaryOp) and e.op == "&":
             return True
+        if isinstance(e, c_ast.UnaryOp) and e.op in _UPDATE_OPS:
+            return self.is_pointer(e.expr)
         if isinstance(e, c_ast.Cast):
             return isinstance(e.to_type.type, c_ast.PtrDecl)
         return False
@@ -450,6 +471,8 @@ class _Exprs:
         if isinstance(e, c_ast.UnaryOp) and e.op == "&":
             inner = self.static_type(e.expr)
             return clayout.Pointer(inner) if inner is not None else None
+        if isinstance(e, c_ast.UnaryOp) and e.op in _UPDATE_OPS:
+            return self.static_type(e.expr)
         if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
             for side in (e.left, e.right):
                 t = self.static_type(side)

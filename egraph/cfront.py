@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import random
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from pycparser import c_ast, c_parser
+from pycparser import c_ast, c_generator, c_parser
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -80,12 +81,22 @@ def _parse_error(
     return AquasError(f"C syntax error: {msg}", filename=filename, source=source)
 
 
-def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
-    """``memref.global`` for a file-scope integer scalar or 1-D array."""
+def _global_decl(
+    prog: _Program, d: c_ast.Decl, symbol: str | None = None
+) -> memref.GlobalOp | None:
+    """``memref.global`` for a file-scope integer scalar or 1-D array (or, with ``symbol``,
+    a function-local ``static`` one, under that symbol). An ``extern`` declaration is a
+    global without initial value; the final check defines its storage
+    (``prog.extern_defs``) unless the file defines it too."""
     if isinstance(d.type, c_ast.FuncDecl) or d.name is None:
         return None
-    if "extern" in d.storage:
-        raise _Unsupported("'extern' variable", d)
+    extern = "extern" in d.storage
+    if extern and d.name in prog.globals:
+        return None  # declared again after its definition (or declaration)
+    if extern and d.init is not None:
+        raise _Unsupported("'extern' variable with an initialiser", d)
+    if extern and isinstance(d.type, c_ast.ArrayDecl) and d.type.dim is None:
+        raise _Unsupported("'extern' array without a length (its storage is unknown)", d)
     struct = prog.is_aggregate(d.type)
     if struct:  # a struct object: laid out as an array of one struct
         if d.init is not None and not isinstance(d.init, c_ast.InitList):
@@ -128,18 +139,36 @@ def _global_decl(prog: _Program, d: c_ast.Decl) -> memref.GlobalOp | None:
     values = [_wrap(v, ty.width, True) for v in values]
     mtype = MemRefType(ty.ir, [length])
     dense = DenseIntOrFPElementsAttr.from_list(TensorType(ty.ir, [length]), values)
+    sym = symbol or d.name
     op = memref.GlobalOp.get(
-        StringAttr(d.name),
+        StringAttr(sym),
         mtype,
-        dense,
+        UnitAttr() if extern else dense,  # no initial value: defined elsewhere
         StringAttr("private" if "static" in d.storage else "public"),
         UnitAttr() if ty.const else None,
     )
     loc = prog.loc(d)
     op.location = FileLineColLoc(StringAttr(loc.filename), IntAttr(loc.line), IntAttr(loc.column))
     var = CVar(d.name, ty, loc.line, loc.column)
-    prog.globals[d.name] = _Global(var, mtype, array and not struct, struct)
+    prog.globals[sym] = _Global(var, mtype, array and not struct, struct)
+    if extern:
+        prog.extern_defs[sym] = _extern_definition(d, ty.const and not struct, length)
+    else:
+        prog.extern_defs.pop(sym, None)
     return op
+
+
+def _extern_definition(d: c_ast.Decl, const: bool, length: int) -> str:
+    """A C definition of an extern global for the final check's translation unit: zero
+    storage, or, for a const array of integers (which the check cannot refill), small
+    distinct values, so a rewrite reading the wrong elements shows."""
+    decl = c_ast.Decl(d.name, d.quals, d.align, [], d.funcspec, d.type, None, d.bitsize, d.coord)
+    text = c_generator.CGenerator().visit(decl)
+    if const:
+        rng = random.Random(f"extern/{d.name}")
+        vals = ", ".join(str(rng.randrange(1, 100)) for _ in range(length))
+        text += f" = {{{vals}}}" if isinstance(d.type, c_ast.ArrayDecl) else f" = {vals}"
+    return text + ";\n"
 
 
 def _selection(ext: list[c_ast.Node], functions: Collection[str] | None, filename: str) -> set[str]:
@@ -243,7 +272,13 @@ def parse_c(
                     prog.bad_globals[n.name] = u.construct
                 continue
             if g is not None:
-                module_ops.append(g)
+                # a definition after an extern declaration replaces it
+                same = [k for k, o in enumerate(module_ops) if isinstance(o, memref.GlobalOp)
+                        and o.sym_name == g.sym_name]  # fmt: skip
+                if same:
+                    module_ops[same[0]] = g
+                else:
+                    module_ops.append(g)
         elif isinstance(n, c_ast.FuncDef):
             first = defined.setdefault(n.decl.name, n)
             if first is not n:  # C forbids it; the first definition is the one matched
@@ -254,7 +289,13 @@ def parse_c(
             if diag is not None:
                 diagnostics.append(diag)
             elif fn.func is not None:
+                module_ops.extend(prog.local_globals)  # its function-local statics
                 module_ops.append(fn.func)
+            prog.local_globals = []
+    for fn in functions_out:  # extern globals the file never defines, as the file ends
+        fn.extern_defs = [
+            prog.extern_defs[g] for g in sorted(fn.global_vars) if g in prog.extern_defs
+        ]
     called = {
         op.callee.root_reference.data
         for f in module_ops

@@ -175,11 +175,15 @@ def _sequenced_updates(body: c_ast.Node) -> tuple[set[int], dict[int, str]]:
         for c in children:
             ids(c, name, skip, out)
 
-    for root in full:
+    # A loop condition is evaluated before every trip (``while (n--)``): its updates are
+    # lowered like a full expression's, in the loop's condition block, so they happen on
+    # every evaluation, the last (failing) one included.
+    cond_ids = {id(c) for c in conds}
+    for root in full + conds:
         found: list[tuple[c_ast.Node, bool]] = []
         updates(root, False, found)
         for u, cond in found:
-            if u is root:
+            if u is root and id(root) not in cond_ids:
                 continue  # the statement itself
             target = u.lvalue if isinstance(u, c_ast.Assignment) else u.expr
             if not isinstance(target, c_ast.ID):
@@ -199,11 +203,6 @@ def _sequenced_updates(body: c_ast.Node) -> tuple[set[int], dict[int, str]]:
                     )
                 else:
                     ok.add(id(u))
-    for c in conds:
-        found = []
-        updates(c, False, found)
-        for u, _ in found:
-            bad[id(u)] = "assignment inside a loop condition"
     return ok, bad
 
 
@@ -489,7 +488,7 @@ class _Function(_Calls):
         elif isinstance(n, c_ast.For):
             self.for_stmt(n, cs)
         elif isinstance(n, c_ast.While):
-            self.while_stmt(n.cond, n.stmt, None, n, cs, do=False)
+            self.counted_while(n, cs)
         elif isinstance(n, c_ast.DoWhile):
             self.while_stmt(n.cond, n.stmt, None, n, cs, do=True)
         elif isinstance(n, c_ast.If):
@@ -518,8 +517,12 @@ class _Function(_Calls):
                     cs.writes[name] = st
 
     def decl(self, n: c_ast.Decl, cs: CStmt | None) -> None:
+        if n.storage == ["static"] and isinstance(n.type, c_ast.ArrayDecl):
+            self.static_local(n)
+            return
         if n.storage:
-            raise _Unsupported(f"'{n.storage[0]}' local variable", n)
+            what = "scalar" if n.storage == ["static"] else "variable"
+            raise _Unsupported(f"'{n.storage[0]}' local {what}", n)
         if isinstance(n.type, c_ast.FuncDecl):
             raise _Unsupported("local function declaration", n)
         if self.prog.is_aggregate(n.type):
@@ -578,6 +581,28 @@ class _Function(_Calls):
             cs.target = n.name
             if n.init is not None:
                 cs.value = v
+
+    def static_local(self, n: c_ast.Decl) -> None:
+        """A function-local ``static`` array is a global of its own (``memref.global`` named
+        ``function.name``; its initialiser is constant data, as at file scope) that only
+        its scope names: an ISAX operand like a global, spelled by its C name at the call
+        site (the region that uses it is in its scope)."""
+        from aquas.egraph.cfront import _global_decl  # (cfront imports this module)
+
+        if self.inline_at is not None:
+            raise _Unsupported("'static' local array of an inlined helper", n)
+        base = f"{self.fdef.decl.name}.{n.name}"
+        symbol, k = base, 0
+        while symbol in self.prog.globals or symbol in self.prog.bad_globals:
+            k += 1
+            symbol = f"{base}.{k}"
+        op = _global_decl(self.prog, n, symbol)
+        assert op is not None
+        self.prog.local_globals.append(op)
+        g = self.prog.globals[symbol]
+        if g.struct or not g.array or g.var.ctype.obj is not None:
+            raise _Unsupported("'static' local array of structs", n)
+        self.declare(n.name, _Bind("array", g.var.ctype, base=self.global_ref(symbol)), n)
 
     def enter_helper(self, call: c_ast.FuncCall) -> object:
         """A scope of its own for an inlined helper; its ops get the call's location."""
@@ -821,6 +846,32 @@ class _Function(_Calls):
             self.scf_for(n, cs, *canon)
         self.scopes.pop()
 
+    def counted_while(self, n: c_ast.While, cs: CStmt | None) -> None:
+        """``while (i < n) { ...; i++; }`` -- a counter declared before the loop, compared
+        as a canonical ``for`` condition, stepped by a constant in the body's last statement
+        and assigned nowhere else in it -- is the ``for`` loop ``for (; i < n; i++) { ... }``
+        and becomes an ``scf.for`` (strip-mined like one for a run-time bound); any other
+        ``while`` loop is an ``scf.while``."""
+        body = n.stmt
+        items = body.block_items if isinstance(body, c_ast.Compound) else None
+        iv = None
+        if items and isinstance(n.cond, c_ast.BinaryOp):
+            for side in (n.cond.left, n.cond.right):
+                if isinstance(side, c_ast.ID) and self.step_of(side.name, items[-1]) is not None:
+                    iv = side.name
+                    break
+        if items and iv is not None:
+            init = c_ast.Assignment("=", c_ast.ID(iv, n.coord), c_ast.ID(iv, n.coord), n.coord)
+            rest = c_ast.Compound(items[:-1], body.coord)
+            loop = c_ast.For(init, n.cond, items[-1], rest, n.coord)
+            canon = self.canonical(loop)
+            if canon is not None:
+                self.scopes.append({})
+                self.scf_for(loop, cs, *canon)
+                self.scopes.pop()
+                return
+        self.while_stmt(n.cond, n.stmt, None, n, cs, do=False)
+
     def canonical(self, n: c_ast.For) -> tuple[str, _Bind, SSAValue, int, bool] | None:
         """(iv, binding, upper bound, step, iv declared outside) for a loop that is an
         ``scf.for``; the upper bound (+1 for ``<=``) is emitted before the loop."""
@@ -851,7 +902,8 @@ class _Function(_Calls):
         body_writes = set(_assigned(n.stmt))
         names, mem = _reads(rhs)
         if (
-            iv in body_writes
+            _assigned(cond)  # an update in the condition happens on every trip
+            or iv in body_writes
             or mem
             or iv in names
             or names & body_writes
@@ -975,7 +1027,7 @@ class _Function(_Calls):
         cs: CStmt | None,
         do: bool,
     ) -> None:
-        names = _assigned(body_n) + _assigned(nxt)
+        names = _assigned(cond) + _assigned(body_n) + _assigned(nxt)
         carried = self.carried(list(dict.fromkeys(names)))
         inits = [self.carried_value(b, n) for _, b in carried]
         types = [v.type for v in inits]

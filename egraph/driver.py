@@ -279,6 +279,7 @@ def app_function(
         for name, v in s.writes.items():
             af.names.setdefault(v, name)
             af.assigned.add(name)
+            af.assigned_at.setdefault(name, []).append(s.span.start if s.span else None)
     _name_block_args(af)
     for k, p in enumerate(cf.params):
         af.names[cf.func.body.block.args[k]] = p.name

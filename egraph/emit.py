@@ -13,6 +13,7 @@ result.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -291,7 +292,10 @@ def _operand_names(cf: cfront.CFunction) -> Names:
         if g in out:  # a local of the same name may shadow it at the call site
             continue  # (an operand naming the global then cannot be emitted)
         gv, kind = cf.global_vars.get(g, (None, "scalar"))
-        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if kind == 'array' else '&'}{g}"
+        # a function-local static (symbol ``function.name``) is spelled by its C name: the
+        # frontend refuses shadowing declarations, so in its scope the name is the static
+        c = gv.name if gv is not None else g
+        out[f"@{g}"] = f"(uint32_t)(uintptr_t){'' if kind == 'array' else '&'}{c}"
         if gv is not None and kind != "scalar" and isinstance(gv.ctype.obj, clayout.Struct):
             structs[f"@{g}"] = gv.ctype.obj  # an array of structs, a struct: members
         if gv is not None and kind == "scalar" and not gv.ctype.pointer:
@@ -420,8 +424,15 @@ def _assigned(text: str) -> str:
 
 def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind: str) -> str:
     st = d.anchor.src if d.anchor is not None else None
-    if not isinstance(st, cfront.CStmt) or st.kind != "for" or st.iv is None:
+    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while") or st.iv is None:
         raise EmitError("strip-mining needs a canonical for loop")
+    if st.kind == "while":  # a counted while loop (cstmt.counted_while): its header is the
+        hs = st.header_span  # condition; the original loop runs the remainder
+        assert hs is not None
+        st = dataclasses.replace(
+            st, init_span=None, cond_span=cfront.Span(hs.start + 1, hs.end - 1), step_span=None
+        )
+        whole = source[st.span.start : st.span.end]
     assert d.binding is not None and d.binding.chunk is not None
     loop = st.op
     assert isinstance(loop, scf.ForOp)
@@ -453,7 +464,9 @@ def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind:
         else:
             ty = _ctype_of(cf, d.liveout).c_name()
             out.append(f"        {d.liveout} += ({ty}){call};")
-    if remainder:
+    if remainder and st.kind == "while":
+        out.append("    " + whole.strip().replace("\n", "\n    "))
+    elif remainder:
         out.append(f"    for (; {text(st.cond_span)}; {text(st.step_span)})")
         out.append(f"        {text(st.body_span).strip()}")
     out.append("}")
@@ -515,13 +528,42 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
     fl = d.filter
     assert isinstance(fl, FilterLoop)
     st = d.anchor.src if d.anchor is not None else None
-    if not isinstance(st, cfront.CStmt) or st.kind != "for" or st.body_span is None:
+    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while") or st.body_span is None:
         raise EmitError("a stateful filter loop must be a canonical for loop")
+    step = ""
+    if st.kind == "while":  # a counted while loop (cstmt.counted_while): the body's last
+        inner = [  # statement steps the counter and stays after the call
+            s
+            for s in cf.stmts
+            if s.depth == st.depth + 1
+            and st.body_span.start < s.span.start
+            and s.span.end <= st.body_span.end
+        ]
+        if not inner:
+            raise EmitError("the counted while loop's step statement was not found")
+        last = max(inner, key=lambda s: s.span.start)
+        step = " " + source[last.span.start : last.span.end].strip()
     f = fl.filter
     lo_h, hi_h = f.saver.size
-    state = [(fl.hist_base, lo_h, hi_h)]
+    state: list[tuple[Term, int, int]] = []
+    if fl.hist_base is not None:
+        state.append((fl.hist_base, lo_h, hi_h))
     if fl.coef_base is not None and f.loader is not None:
         state.append((fl.coef_base, *f.loader.size))
+    # the history kept in locals moves through a static buffer in the saver's layout
+    # (static: the final check's ISAXs reach the library's data, not the host stack)
+    hist = "((uint32_t)(uintptr_t)aquas_hist)"
+    to_unit: list[str] = []
+    from_unit: list[str] = []
+    if fl.hist_locals is not None:
+        slots = [(off, w) for _, off, w in f.saver.slots]
+        if slots != [(2 * k, 16) for k in range(len(slots))] or f.restorer.slots != f.saver.slots:
+            raise EmitError(f"the history layout of {f.saver.isax} is not consecutive 16-bit slots")
+        to_unit.append(f"static uint16_t aquas_hist[{len(slots)}];")
+        for k, name in enumerate(fl.hist_locals):
+            ty = _ctype_of(cf, name).c_name()
+            to_unit.append(f"aquas_hist[{k}] = (uint16_t){name};")
+            from_unit.append(f"{name} = ({ty})aquas_hist[{k}];")
 
     def addr(t: Term, off: int = 0) -> str:
         return f"({c_operand(linear_term(linear(t).shifted(off)), names)})"
@@ -535,9 +577,11 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
             guard.append(
                 f"{addr(past, w // 8)} <= {addr(base, lo)} || {addr(base, hi)} <= {addr(first)}"
             )
-    if fl.coef_base is not None and f.loader is not None:
+    if fl.coef_base is not None and f.loader is not None and fl.hist_base is not None:
         (h, hl, hh), (c, cl, ch) = state
         guard.append(f"{addr(h, hh)} <= {addr(c, cl)} || {addr(c, ch)} <= {addr(h, hl)}")
+    if fl.hist_base is not None:
+        hist = addr(fl.hist_base)
     args = ", ".join(c_operand(fl.operands[r], names) for r in f.operands)
     call = f"aquas_{f.step}({args})"
     header = source[st.span.start : st.body_span.start].rstrip()
@@ -546,17 +590,20 @@ def _filter_text(d: Decision, cf: cfront.CFunction, source: str, names: Names, i
         body = f"*(uint{w}_t *)(uintptr_t){addr(a)} = (uint{w}_t){call};"
     else:
         body = f"(void){call};"
+    if step:
+        body = f"{{ {body}{step} }}"
     loads = [f"aquas_{f.loader.isax}({addr(fl.coef_base)});"] if f.loader and fl.coef_base else []
     out = [
         f"{{ /* aquas: {f.step} per iteration; its state "
         + ", ".join(r for r, _, _ in f.saver.slots)
         + f" lives in the unit from {f.restorer.isax} to {f.saver.isax} */",
         f"    if ({' && '.join(f'({g})' for g in guard)}) {{",
-        *(f"        {x}" for x in loads),
-        f"        aquas_{f.restorer.isax}({addr(fl.hist_base)});",
+        *(f"        {x}" for x in to_unit[:1] + loads + to_unit[1:]),
+        f"        aquas_{f.restorer.isax}({hist});",
         f"        {header}",
         f"            {body}",
-        f"        aquas_{f.saver.isax}({addr(fl.hist_base)});",
+        f"        aquas_{f.saver.isax}({hist});",
+        *(f"        {x}" for x in from_unit),
         "    } else",
         "        " + source[st.span.start : st.span.end].strip().replace("\n", "\n    "),
         "}",

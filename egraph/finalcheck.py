@@ -575,7 +575,8 @@ class Checker:
         if os.name != "posix" or os.uname().machine not in ("x86_64", "amd64"):
             return Verdict(False, "the final check needs a Linux x86-64 host")
         try:
-            extra = _fill_source(_struct_fills(cf))
+            # storage for the extern globals the file only declares, then the fills
+            extra = "".join(cf.extern_defs) + _fill_source(_struct_fills(cf))
             orig = self.originals.get(cf.name)
             if orig is None:
                 tag = f"original-{len(self.originals)}"

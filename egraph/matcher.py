@@ -183,7 +183,7 @@ class Matcher(BindingChecks):
         claimed: set[int] = set()  # ids of ops inside regions already replaced
         for blk in fn.blocks:
             for i, st in enumerate(blk.stmts):
-                if st.kind not in ("for", "while") or id(st.ops[-1]) in claimed:
+                if st.kind not in ("for", "while", "do") or id(st.ops[-1]) in claimed:
                     continue
                 best: Decision | None = None
                 tried: list[Decision] = []
@@ -192,7 +192,7 @@ class Matcher(BindingChecks):
                     tried.append(d)
                     if d.status == "matched" and (best is None or _gain(d) > _gain(best)):
                         best = d
-                for p in filters if st.kind == "for" else []:
+                for p in filters if st.kind == "for" or isinstance(loop_of(st), scf.ForOp) else []:
                     assert p.filter is not None
                     t0 = time.perf_counter()
                     d = match_filter_loop(self, fn, blk, i, p, p.filter)
@@ -545,9 +545,11 @@ class Matcher(BindingChecks):
             return d
         last_reason = (UNSUPPORTED, "no pointer of the region can be bound to rs1/rs2")
         tried = False
+        first = blk.stmts[lo].span
+        start = first[0] if first is not None and blk.block is fn.func.body.block else None
         for regs in self.bindings(sig.bases, cached.groups):
             b = Binding(regs, chunk)
-            r = self.check_binding(fn, cached, p, b, results, inits, anchor)
+            r = self.check_binding(fn, cached, p, b, results, inits, anchor, start)
             if r is None:
                 d.binding = b
                 if results:

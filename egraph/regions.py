@@ -56,6 +56,9 @@ class AppFunction:
     names: dict[SSAValue, str] = field(default_factory=dict)  # SSA value -> C variable name
     line: int = 0
     assigned: set[str] = field(default_factory=set)  # C variables some statement assigns
+    # C variable -> where the statements that assign it start (C source offsets; None: a
+    # statement without a span, e.g. in an inlined helper)
+    assigned_at: dict[str, list[int | None]] = field(default_factory=dict)
     globals_used: set[str] | None = None  # the globals it uses (binding._globals)
 
 

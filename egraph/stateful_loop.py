@@ -2,8 +2,9 @@
 
 ``match_filter_loop`` executes one iteration of a ``for`` loop from a symbolic index, binds
 the filter's state layouts to the memory the iteration reads at the start and stores at the
-end, and proves the iteration equal to one call; ``FilterLoop`` is what the emitter needs
-(egraph/emit.py, ``_filter_text``).
+end (or, ``_match_locals``, to the local scalars the loop carries), and proves the iteration
+equal to one call; ``FilterLoop`` is what the emitter needs (egraph/emit.py,
+``_filter_text``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from aquas.egraph.patterns import (
     VALUE,
     Pattern,
 )
-from aquas.egraph.regions import AppBlock, AppFunction, Binding, Decision
-from aquas.egraph.semantics import Access, Effects, Executor, Unsupported
+from aquas.egraph.regions import AppBlock, AppFunction, Binding, Decision, loop_of
+from aquas.egraph.semantics import Access, Effects, Executor, Unsupported, width_of
 from aquas.egraph.stateful import Filter, Layout
 from aquas.egraph.terms import (
     Linear,
@@ -54,13 +55,16 @@ class FilterLoop:
 
     filter: Filter
     coef_base: Term | None  # rs1 of the loader
-    hist_base: Term  # rs1 of the restorer and the saver
+    hist_base: Term | None  # rs1 of the restorer and the saver (None: hist_locals)
     operands: dict[str, Term]  # rs1/rs2 of each call, over the loop index
     output: tuple[Term, int] | None  # address and bits of the stored rd
     samples: list[tuple[Term, int]]  # every varying access: address over the index, bits
     iv: Term  # the loop index variable
     lb: Term
     ub: Term
+    # the history kept in local scalars the loop carries: their C names in the saver's slot
+    # order (None: the history is in memory at hist_base)
+    hist_locals: tuple[str, ...] | None = None
 
 
 def _varies(lin: Linear, iv: Term) -> int:
@@ -90,15 +94,21 @@ def match_filter_loop(
     st = blk.stmts[i]
     d = Decision(fn.name, p.name, st.line, "rejected", UNSUPPORTED, pattern=p, anchor=st)
     d.region = [st]
-    loop = st.ops[-1]
+    loop = loop_of(st)
     if not isinstance(loop, scf.ForOp) or st.iv is None:
         d.detail = "a stateful filter is matched on canonical for loops only"
         return d
-    if loop.iter_args:
+    carried_names = [fn.names.get(r) for r in loop.results]
+    if loop.iter_args and (
+        None in carried_names
+        or sorted(width_of(r.type) for r in loop.results) != sorted(w for _, _, w in f.saver.slots)
+    ):
         d.reason = LIVEOUT
         d.detail = (
-            "the loop carries a local variable; the filter's state must live in memory "
-            "(struct fields read at the start of an iteration and written at its end)"
+            f"the loop carries local variables ({', '.join(n or '?' for n in carried_names)}) "
+            f"that are not exactly the filter's history ({', '.join(f'{r}: i{w}' for r, _, w in f.saver.slots)}); "
+            "the state must be those locals or live in memory (fields read at the start of "
+            "an iteration and written at its end)"
         )
         return d
     if any(isinstance(o, func.CallOp | scf.ForOp | scf.WhileOp) for o in loop.body.walk()):
@@ -112,14 +122,16 @@ def match_filter_loop(
         ex = Executor(
             resolve=m.resolver(fn, set()), budget=m.opt.budget, plans=m.plans, shared=m.shared
         )
-        m.run_chunk(ex, fn, loop, 1)
+        inits = m.run_chunk(ex, fn, loop, 1)
+        nexts = [ex.get(r) for r in loop.results]
         lb, ub = ex.get(loop.lb), ex.get(loop.ub)
     except Unsupported as e:
         d.detail = str(e)
         return d
     fx = ex.effects()
     iv = var(st.iv, lb.w)
-    fx = _with_hoisted_loads(m, fn, blk, i, fx)
+    fx, hoisted = _with_hoisted_loads(m, fn, blk, i, fx, nexts)
+    nexts = [substitute(t, hoisted) for t in nexts]
     fixed_w = [a for a in fx.writes if not _varies(a.lin, iv)]
     fixed_r = [a for a in fx.reads if not _varies(a.lin, iv)]
     moving = [a for a in [*fx.reads, *fx.writes] if _varies(a.lin, iv)]
@@ -133,6 +145,8 @@ def match_filter_loop(
         d.reason = DEPENDENCE
         d.detail = "an iteration stores a sample before it loads another"
         return d
+    if inits:
+        return _match_locals(m, fn, d, f, fx, iv, lb, ub, inits, nexts, carried_names, moving)
     if len(fixed_w) != len(f.saver.slots):
         d.reason = SHAPE
         d.detail = (
@@ -188,12 +202,97 @@ def match_filter_loop(
     return d
 
 
-def _with_hoisted_loads(m: Matcher, fn: AppFunction, blk: AppBlock, i: int, fx: Effects) -> Effects:
+def _match_locals(
+    m: Matcher,
+    fn: AppFunction,
+    d: Decision,
+    f: Filter,
+    fx: Effects,
+    iv: Term,
+    lb: Term,
+    ub: Term,
+    inits: list[Term],
+    nexts: list[Term],
+    names: list[str | None],
+    moving: list[Access],
+) -> Decision:
+    """The filter's history kept in local scalars the loop carries (``x2 = x1; x1 = x;``):
+    each carried local is one of the saver's registers (every assignment of locals to
+    registers of their width is tried; its entry value is the register's, its next value
+    must be the register's next value), the coefficients are in memory (the loader's
+    layout), and the iteration stores nothing but the output sample. The emitter moves the
+    locals into the unit through a static buffer in the saver's layout (egraph/emit.py)."""
+    fixed_w = [a for a in fx.writes if not _varies(a.lin, iv)]
+    fixed_r = [a for a in fx.reads if not _varies(a.lin, iv)]
+    out_writes = [a for a in fx.writes if _varies(a.lin, iv)]
+    if fixed_w:
+        d.reason = SHAPE
+        d.detail = (
+            f"an iteration carries the history in locals and also stores {len(fixed_w)} "
+            "loop-invariant location(s)"
+        )
+        return d
+    if len(out_writes) > (1 if f.rd is not None else 0):
+        d.reason = SHAPE
+        d.detail = f"an iteration stores {len(out_writes)} samples; {f.step} returns one"
+        return d
+    reads_at = {(a.lin, a.width) for a in fixed_r}
+    coef_cands: list[Linear | None] = [None]
+    if f.loader is not None:
+        coef_cands = [
+            b
+            for b in _bases(f.loader, fixed_r)
+            if all((b.shifted(o), w) in reads_at for _, o, w in f.loader.slots)
+        ]
+    if not coef_cands:
+        assert f.loader is not None
+        d.reason = SHAPE
+        d.detail = (
+            f"the iteration does not read the memory {f.loader.isax} loads "
+            f"({', '.join(r for r, _, _ in f.loader.slots)})"
+        )
+        return d
+    last: tuple[str, str] = (VALUE, "no assignment of the carried locals to the history")
+    regs = [(r, w) for r, _, w in f.saver.slots]
+    for perm in itertools.permutations(range(len(inits))):
+        if any(inits[k].w != w for k, (_, w) in zip(perm, regs, strict=True)):
+            continue
+        local_state = {r: (inits[k], nexts[k]) for k, (r, _) in zip(perm, regs, strict=True)}
+        for coef in coef_cands:
+            r = _try_binding(m, fn, d, f, fx, iv, None, coef, {}, out_writes, moving, local_state)
+            if r is None:
+                d.filter = FilterLoop(
+                    f,
+                    None if coef is None else linear_term(coef),
+                    None,
+                    dict(d.binding.regs) if d.binding else {},
+                    (out_writes[0].addr, out_writes[0].width) if out_writes else None,
+                    [(a.addr, a.width) for a in moving],
+                    iv,
+                    lb,
+                    ub,
+                    tuple(str(names[k]) for k in perm),
+                )
+                return _finish(m, d, f, fx, moving)
+            if _REASON_ORDER.get(r[0], 0) >= _REASON_ORDER.get(last[0], 0):
+                last = r
+    d.reason, d.detail = last
+    d.detail = f"the history in locals {', '.join(str(n) for n in names)}: {d.detail}"
+    return d
+
+
+_REASON_ORDER = {VALUE: 1, RULE: 2, DEPENDENCE: 3}
+
+
+def _with_hoisted_loads(
+    m: Matcher, fn: AppFunction, blk: AppBlock, i: int, fx: Effects, extra: list[Term]
+) -> tuple[Effects, dict[Term, Term]]:
     """The iteration's effects with every value loaded before the loop (``int16_t b0 =
     k[0];`` in an earlier statement of the loop's block) read as that load, when no
     statement from the load to the loop stores or calls: the memory then still holds the
-    value when the loop starts, so a loader ISAX may read it there."""
-    values = [a.value for a in fx.writes if a.value is not None]
+    value when the loop starts, so a loader ISAX may read it there. Also returns the
+    substitution, for the ``extra`` terms (the carried values' next values)."""
+    values = [a.value for a in fx.writes if a.value is not None] + extra
     env: dict[Term, Term] = {}
     reads = list(fx.reads)
     for v in {x for t in values for x in variables(t)}:
@@ -221,12 +320,12 @@ def _with_hoisted_loads(m: Matcher, fn: AppFunction, blk: AppBlock, i: int, fx: 
         env[v] = t
         reads += ex.effects().reads
     if not env:
-        return fx
+        return fx, env
     writes = [
         Access(a.addr, a.lin, a.width, a.seq, None if a.value is None else substitute(a.value, env))
         for a in fx.writes
     ]
-    return replace(fx, reads=reads, writes=writes)
+    return replace(fx, reads=reads, writes=writes), env
 
 
 def _try_binding(
@@ -236,19 +335,26 @@ def _try_binding(
     f: Filter,
     fx: object,
     iv: Term,
-    hist: Linear,
+    hist: Linear | None,
     coef: Linear | None,
     by_addr: dict[tuple[Linear, int], Access],
     out_writes: list[Access],
     moving: list[Access],
+    local_state: dict[str, tuple[Term, Term]] | None = None,
 ) -> tuple[str, str] | None:
     """Prove one iteration equal to one call under this binding of the layouts; sets
-    ``d.binding`` on success, else returns (reason, detail)."""
+    ``d.binding`` on success, else returns (reason, detail). ``local_state``: the history
+    in carried locals instead of memory at ``hist``, register -> (entry value, next)."""
     env: dict[Term, Term] = {}
-    for reg, off, w in f.saver.slots:
-        env[load(w, _at(hist, off))] = var(f"state@{reg}", w)
+    if hist is not None:
+        for reg, off, w in f.saver.slots:
+            env[load(w, _at(hist, off))] = var(f"state@{reg}", w)
+    else:
+        assert local_state is not None
+        for reg, _, w in f.saver.slots:
+            env[local_state[reg][0]] = var(f"state@{reg}", w)
     if coef is not None and f.loader is not None:
-        if coef.terms == hist.terms:
+        if hist is not None and coef.terms == hist.terms:
             lo_c, hi_c = f.loader.size
             lo_h, hi_h = f.saver.size
             if coef.offset + lo_c < hist.offset + hi_h and hist.offset + lo_h < coef.offset + hi_c:
@@ -258,7 +364,11 @@ def _try_binding(
             env[load(w, _at(coef, off))] = var(f"state@{reg}", w)
     pairs_state: list[tuple[Term, Term]] = []
     for reg, off, w in f.saver.slots:
-        stored = by_addr[(hist.shifted(off), w)].value
+        if hist is not None:
+            stored = by_addr[(hist.shifted(off), w)].value
+        else:
+            assert local_state is not None
+            stored = local_state[reg][1]
         assert stored is not None
         pairs_state.append((substitute(stored, env), f.next_state[reg]))
     out_value = None

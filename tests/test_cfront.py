@@ -352,7 +352,7 @@ int f_goto(int n) { goto out; out: return n; }
 int f_switch(int n) { switch (n) { case 1: n = 2; } return n; }
 int f_assignexpr(int n) { int x = 0; int y = (x = n) + x; return y; }
 int f_condupd(int n) { int x = 0; int y = n && x++; return x + y; }
-int f_loopupd(int n) { int s = 0; while (n-- > 0) s += n; return s; }
+int f_loopupd(int n) { int s = 0; while (s < 9 && n--) s += n; return s; }
 int f_memupd(int32_t *a) { return a[0]++ + 1; }
 int f_ptrcmp(int32_t *a, int32_t *b) { return a < b; }
 int f_continue(int n) { while (n) { n--; continue; } return n; }
@@ -385,7 +385,11 @@ int ok2(int a) { return a * 2; }
             "'x' assigned in an operand evaluated only conditionally (&&, ||, ?:)",
             "x++",
         ),
-        ("f_loopupd", "assignment inside a loop condition", "n-- > 0"),
+        (
+            "f_loopupd",
+            "'n' assigned in an operand evaluated only conditionally (&&, ||, ?:)",
+            "n--)",
+        ),
         ("f_memupd", "assignment to memory inside an expression", "a[0]++"),
         ("f_ptrcmp", "pointer comparison", "a < b"),
         ("f_continue", "'continue' statement", "continue;"),

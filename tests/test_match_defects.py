@@ -208,19 +208,22 @@ void dists(const int32_t *restrict a, int32_t *restrict b)
 
 def test_defect8_explain_shows_the_narrower_regions_blockers(tmp_path: Path) -> None:
     # (a global used to be the narrower region's blocker here; globals are operands now,
-    # tests/test_match_globals.py)
+    # tests/test_match_globals.py); the loop is inside an `if`: in the outermost block the
+    # region from `a = a + 3` on would be v3ddist on a + 12 (tests/test_match_loops.py)
     text = """#include <stdint.h>
-uint32_t sum_d(const int32_t *restrict a, int32_t *restrict b)
+uint32_t sum_d(const int32_t *restrict a, int32_t *restrict b, int k)
 {
     uint32_t total = 0;
     a = a + 3;
-    for (int i = 0; i < 16; i++) {
-        int32_t dx = a[3 * i] - b[3 * i];
-        int32_t dy = a[3 * i + 1] - b[3 * i + 1];
-        int32_t dz = a[3 * i + 2] - b[3 * i + 2];
-        int32_t d = dx * dx + dy * dy + dz * dz;
-        b[48 + i] = d;
-        total += (uint32_t)d;
+    if (k) {
+        for (int i = 0; i < 16; i++) {
+            int32_t dx = a[3 * i] - b[3 * i];
+            int32_t dy = a[3 * i + 1] - b[3 * i + 1];
+            int32_t dz = a[3 * i + 2] - b[3 * i + 2];
+            int32_t d = dx * dx + dy * dy + dz * dz;
+            b[48 + i] = d;
+            total += (uint32_t)d;
+        }
     }
     return total;
 }
@@ -232,12 +235,12 @@ uint32_t sum_d(const int32_t *restrict a, int32_t *restrict b)
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     at = lines.index(
-        "sum_d:6: v3ddist: no (footprint mismatch): the region reads add32(a, 12) which v3ddist "
+        "sum_d:7: v3ddist: no (footprint mismatch): the region reads add32(a, 12) which v3ddist "
         "does not read"
     )
     also = [ln for ln in lines[at + 1 :] if ln.startswith("    also ")]
     assert (
-        "    also line 6: unsupported: rs1 = add32(a, 12): parameter a is assigned in the "
+        "    also line 7: unsupported: rs1 = add32(a, 12): parameter a is assigned in the "
         "function, so the call site cannot name its original value"
     ) in also
 
@@ -360,14 +363,17 @@ def test_final_check_catches_a_stale_operand(
 
 
 def test_assigned_pointer_parameter_is_not_an_operand(tmp_path: Path) -> None:
-    # `a += 4` before the loop: the region reads the original a + 8 bytes, but `a` at the
-    # call site is the new pointer (the final check refused this; now the binding does)
+    # `a += 4` before the loop, outside the region (the loop is inside an `if`): the region
+    # reads the original a + 8 bytes, but `a` at the call site is the new pointer (the final
+    # check refused this; now the binding does)
     text = """#include <stdint.h>
-int32_t dot(const int16_t *restrict a, const int16_t *restrict b) {
+int32_t dot(const int16_t *restrict a, const int16_t *restrict b, int n) {
     a += 4;
     int32_t acc = 0;
-    for (int i = 0; i < 16; i++)
-        acc += a[i] * b[i];
+    if (n) {
+        for (int i = 0; i < 16; i++)
+            acc += a[i] * b[i];
+    }
     return acc;
 }
 """
@@ -377,8 +383,18 @@ int32_t dot(const int16_t *restrict a, const int16_t *restrict b) {
     assert any(
         "parameter a is assigned in the function, so the call site cannot name its original "
         "value" in b
-        for b in d.blockers
+        for b in [f"{d.reason}: {d.detail}", *d.blockers]
     )
+    # in the outermost block, a region that starts with the assignment replaces it too: the
+    # call site still sees the entry value, and the operand is a + 8 bytes
+    flat = text.replace("    if (n) {\n", "").replace("            acc", "        acc")
+    flat = flat.replace("    }\n    return", "    return")
+    res = _match(tmp_path, flat, ROOT / "examples/dsp/dsp.isax")
+    [d] = res.matched
+    assert d.binding is not None and str(d.binding.regs["rs1"]) == "add32(a, 8)"
+    new = rewrite_c(res)
+    assert "a += 4;" not in new and "final check: same outputs" in d.binding.proof
+    assert "aquas_vdot16((uint32_t)(uintptr_t)a + 8u, (uint32_t)(uintptr_t)b)" in new
 
 
 def test_patterns_take_the_latencies_of_the_unit_built() -> None:

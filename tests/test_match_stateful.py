@@ -227,9 +227,14 @@ def test_near_misses_stay_in_software(
     assert d.reason == reason and detail in d.detail, (d.reason, d.detail)
 
 
-def test_history_in_locals_is_not_matched(tmp_path: Path) -> None:
+def test_history_in_locals_is_matched_and_copied_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The history kept in local variables across iterations (loaded before the loop,
-    stored after) is a loop-carried value, not memory: not this pattern (yet)."""
+    stored after): the carried locals are the unit's history, moved in and out through a
+    static buffer (tests/test_match_loops.py runs such a rewrite on the ISS). An emitter
+    that forgets to copy the saved history back into the locals is refused by the final
+    check."""
     text = BIQUAD.replace(
         "    for (int i = 0; i < n; i++) {",
         "    int16_t x1 = st->x1, x2 = st->x2, y1 = st->y1, y2 = st->y2;\n"
@@ -243,9 +248,23 @@ def test_history_in_locals_is_not_matched(tmp_path: Path) -> None:
         "        buf[i] = yq;\n    }\n    st->x1 = x1; st->x2 = x2; st->y1 = y1; st->y2 = y2;\n}",
     )
     res = _match(tmp_path, text)
-    rewrite_c(res)
-    assert not res.matched
-    assert _decision(res).reason == "live-out"
+    new = rewrite_c(res)
+    [d] = res.matched
+    assert d.filter is not None and d.filter.hist_locals == ("x1", "x2", "y1", "y2")
+    assert d.binding is not None and "final check: same outputs" in d.binding.proof
+    assert "x1 = (int16_t)aquas_hist[0];" in new
+    real = emit._filter_text
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return "\n".join(
+            ln for ln in real(*args, **kwargs).split("\n") if "= (int16_t)aquas_hist" not in ln
+        )
+
+    monkeypatch.setattr(emit, "_filter_text", broken)
+    res = _match(tmp_path, text)
+    assert rewrite_c(res) == text and not res.matched
+    d = _decision(res)
+    assert d.reason == "final check" and "differs" in d.detail, d.detail
 
 
 @pytest.mark.parametrize("dropped", ["aquas_biquad_save", "aquas_biquad_restore"])
