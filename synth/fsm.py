@@ -38,7 +38,7 @@ from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
 from aquas.dialects.aquas import scratchpad_of as spm_of
-from aquas.dialects.linear import linear_form
+from aquas.dialects.linear import induction_loop, linear_form, trip_count
 from aquas.synth.binding import Binding, Sharing
 from aquas.synth.oplib import MultiCycleOp
 from aquas.synth.schedule import (
@@ -272,29 +272,58 @@ def _width(v: SSAValue) -> int:
 
 
 def spm_banks(op: Operation) -> set[int]:
-    """Banks a scratchpad access may touch. A cyclic partition into a power-of-two factor
-    ``f`` reads the bank off the affine index ``c + sum(k_i * x_i)``: with ``g`` the gcd
-    of ``f`` and the coefficients, only the banks ``c + g*j (mod f)`` are reachable (so
-    ``a[4*i + 1]`` in a cyclic-4 scratchpad touches bank 1 only). Otherwise a constant
-    index has one bank and a dynamic one all."""
+    """Banks a scratchpad access may touch. A cyclic partition into a factor ``f`` reads
+    the bank off the affine index ``c + sum(k_i * x_i)``: with ``g`` the gcd of ``f`` and
+    the coefficients, only the banks ``c + g*j (mod f)`` are reachable (so ``a[4*i + 1]``
+    in a cyclic-4 scratchpad touches bank 1 only, ``p[3*j + 2]`` in a cyclic-3 one bank
+    2). The index is computed modulo ``2^bits``: a power-of-two ``f`` divides that
+    modulus, so wrap-around keeps the residue; another ``f`` needs the index proven not
+    to wrap (``_no_wrap_form``). Otherwise a constant index has one bank and a dynamic one
+    all."""
     spm = spm_of(op)
     f = spm.factor_value
     if isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
         return set(range(f))
     idx = constant_value(op.index)  # type: ignore[attr-defined]
     if idx is None:
+        if spm.partition.data != "cyclic":
+            return set(range(f))
         form = affine_index(op.index)  # type: ignore[attr-defined]
-        if spm.partition.data == "cyclic" and f & (f - 1) == 0 and f <= 1 << form.bits:
-            g = f
-            for _, k in form.terms:
-                g = math.gcd(g, k)
-            return {(form.const + g * j) % f for j in range(f // g)}
-        return set(range(f))
+        if f & (f - 1) == 0 and f <= 1 << form.bits:
+            const, coeffs = form.const, [k for _, k in form.terms]
+        else:
+            exact = _no_wrap_form(op.index)  # type: ignore[attr-defined]
+            if exact is None:
+                return set(range(f))
+            const, coeffs = exact
+        g = f
+        for k in coeffs:
+            g = math.gcd(g, k)
+        return {(const + g * j) % f for j in range(f // g)}
     if spm.partition.data == "cyclic":
         return {idx % f}
     if spm.partition.data == "block":
         return {idx // -(-spm.size // f)}
     return {0}
+
+
+def _no_wrap_form(v: SSAValue) -> tuple[int, list[int]] | None:
+    """``v`` as ``c + sum(k_i * t_i)`` over the trip counters ``t_i`` of loops with constant
+    bounds, when that sum stays within ``[0, 2^width)`` for every trip (so the value
+    computed modulo ``2^width`` is the sum itself, and its residue modulo any factor is
+    the sum's); ``None`` when a term is not such a counter or the range may wrap."""
+    const, terms = linear_form(v, AFFINE_DEPTH)
+    lo = hi = const
+    for t, k in terms.items():
+        loop = induction_loop(t)
+        trips = trip_count(loop) if loop is not None else None
+        if trips is None or trips == 0:
+            return None
+        lo += min(0, k * (trips - 1))
+        hi += max(0, k * (trips - 1))
+    if lo < 0 or hi >= 1 << _width(v):
+        return None
+    return const, list(terms.values())
 
 
 AFFINE_DEPTH = 24

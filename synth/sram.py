@@ -267,9 +267,16 @@ class SramBanks:
     # -- addressing ----------------------------------------------------------------------
 
     def split(self, name: str, index: SSAValue, hint: str) -> tuple[SSAValue, SSAValue]:
-        """(bank, row) of a run-time element index (32-bit wires)."""
+        """(bank, row) of a run-time element index (32-bit wires). A divisor that is not a
+        power of two divides only the index bits an element of the scratchpad has (an index
+        past its end is not an access): a divider by a constant over 8 bits, not 32."""
         h, spm = self.h, self.spms[name]
         f = spm.factor_value
+        d = f if spm.partition.data == "cyclic" else spm.bank_words
+        if spm.partition.data in ("cyclic", "block") and d & (d - 1):
+            bits = max(1, (spm.size - 1).bit_length())
+            if bits < 32:
+                index = h.zext(h.extract(index, 0, bits, f"{hint}_elem"), 32)
         if spm.partition.data == "cyclic":
             return self._mod(index, f, hint), self._div(index, f, hint)
         if spm.partition.data == "block":

@@ -220,6 +220,36 @@ def test_the_induction_variable_is_its_lower_bound_plus_a_multiple_of_the_step()
     assert form.const == 4 and sorted(k for _, k in form.terms) == [12]
 
 
+XYZ = """
+extension x;
+scratchpad p: [u32; 48] partition(cyclic, 3);
+#[opcode(custom0), funct7(0)]
+isax t(rs1) -> rd {
+    burst p[0 +: 48] <- mem[rs1];
+    var s: u32 = 0;
+    for j in 0..16 { s += p[3 * j] ^ p[3 * j + 1] ^ p[3 * j + 2] ^ p[2 * j] ^ p[6 * j + 4]; }
+    return s + p[rs1 & 15] + p[3 * rs1];
+}
+"""
+
+
+def test_a_factor_that_is_not_a_power_of_two_uses_the_loop_bounds() -> None:
+    # x, y, z of point j in a cyclic-3 scratchpad: banks 0, 1, 2 whatever j is, because
+    # 3j + 2 <= 47 cannot wrap; 2j reaches every bank; 6j + 4 is bank 1. Outside a loop
+    # of known trip count (rs1 & 15, 3 * rs1) the index may wrap modulo 2^32, where 3
+    # does not divide the modulus: every bank.
+    reads = ops_of(XYZ, "t", aq.SpmReadOp)
+    assert [sorted(spm_banks(r)) for r in reads] == [[0], [1], [2], [0, 1, 2], [1], [0, 1, 2], [0, 1, 2]]
+    module = lower_spec(XYZ, "x.isax")
+    builder, _ = schedule_isaxs(module, 10.0, LIB)
+    loop_body = next(
+        s for p, s in builder.schedules if sum(isinstance(o, aq.SpmReadOp) for o in p.operations) == 5
+    )
+    # one cycle for 3j, 3j+1 and 3j+2 (one port per bank), one for 6j + 4 (bank 1 again),
+    # one for 2j (any bank); was 5, every read using every bank
+    assert loop_body.length == 3
+
+
 # -- state updates -------------------------------------------------------------------------
 
 STATE4 = """
