@@ -58,6 +58,9 @@ from aquas.egraph.regions import (
     AppStmt,
     Binding,
     Decision,
+    carried_names,
+    chunkable,
+    counter_of,
     defs_of,
     function_of,
     is_pure,
@@ -90,13 +93,16 @@ from aquas.egraph.terms import (
     cast,
     const,
     evaluate,
+    linear_parts,
     linear_term,
     mask,
     mk,
     show,
     var,
+    variables,
     walk,
 )
+from aquas.intops import to_signed
 from aquas.target import OPCODE_NAMES, Target, load_target
 
 # ---------------------------------------------------------------------------------------
@@ -277,8 +283,9 @@ class Matcher(BindingChecks):
     ) -> list[int | None]:
         """None = the whole loop; k = strip-mine the loop into chunks of k iterations."""
         loop = loop_of(anchor)
-        if not isinstance(loop, scf.ForOp) or p.fx is None:
+        if p.fx is None or not chunkable(anchor):
             return [None]
+        assert isinstance(loop, scf.ForOp | scf.WhileOp)
         try:
             ex = Executor(
                 resolve=self.resolver(fn, set()),
@@ -286,8 +293,13 @@ class Matcher(BindingChecks):
                 plans=self.plans,
                 shared=self.shared,
             )
-            lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
-        except Unsupported:
+            if isinstance(loop, scf.ForOp):
+                lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
+            else:  # counted down by a scalar (cstmt.down_counter): from its initial value
+                name, dec = counter_of(anchor)
+                j = carried_names(fn, loop).index(name)
+                lb, ub, step = const(32, 0), ex.get(loop.arguments[j]), const(32, dec)
+        except (Unsupported, ValueError):
             return [None]
         if step.op != "const" or int(step.val) <= 0:
             return [None]
@@ -296,6 +308,10 @@ class Matcher(BindingChecks):
         trips: int | None = None
         if lb.op == "const" and ub.op == "const":
             trips = max(0, (int(ub.val) - int(lb.val) + int(step.val) - 1) // int(step.val))
+            if isinstance(loop, scf.WhileOp):
+                v = to_signed(int(ub.val), ub.w)
+                # n != 0 from a value the step does not divide never stops: not counted
+                trips = (v + int(step.val) - 1) // int(step.val) if v > 0 else 0
         # bytes the ISAX reads per base vs bytes one loop iteration reads
         isax_bytes = sum(a.width // 8 for a in p.fx.reads)
         if id(loop) not in self.shapes:
@@ -323,7 +339,7 @@ class Matcher(BindingChecks):
         ks = [k for k in ks if k > 0 and (trips is None or k < trips)]
         return [None, *ks]
 
-    def loop_effects(self, fn: AppFunction, loop: scf.ForOp, k: int) -> Effects:
+    def loop_effects(self, fn: AppFunction, loop: scf.ForOp | scf.WhileOp, k: int) -> Effects:
         """Effects of ``k`` iterations of ``loop`` from a symbolic start index."""
         ex = Executor(
             resolve=self.resolver(fn, set()),
@@ -334,9 +350,28 @@ class Matcher(BindingChecks):
         self.run_chunk(ex, fn, loop, k)
         return ex.effects()
 
-    def run_chunk(self, ex: Executor, fn: AppFunction, loop: scf.ForOp, k: int) -> list[Term]:
+    def run_chunk(
+        self, ex: Executor, fn: AppFunction, loop: scf.ForOp | scf.WhileOp, k: int
+    ) -> list[Term]:
         """Execute ``k`` iterations of ``loop`` from the symbolic index named after the C
-        loop variable, with symbolic carried values; returns those initial values."""
+        loop variable, with symbolic carried values; returns those initial values.  A
+        ``while`` loop counted down (cstmt.down_counter) runs its condition and body ``k``
+        times: the chunk loop runs only while the counter guarantees ``k`` more trips, so
+        each condition holds; it must compute nothing but that test of the counter."""
+        if isinstance(loop, scf.WhileOp):
+            names = carried_names(fn, loop)
+            inits = [
+                var(f"{nm}@in", width_of(r.type)) for nm, r in zip(names, loop.results, strict=True)
+            ]
+            args = list(inits)
+            for _ in range(k):
+                out = ex.run_block(loop.before_region.block, args)
+                test = out[0]
+                if any(x.op == "load" for x in walk(test)) or len(variables(test)) > 1:
+                    raise Unsupported(f"while loop condition {show(test)} is not a counter test")
+                args = ex.run_block(loop.after_region.block, out[1:])
+            ex.set(loop.results, args)
+            return inits
         w = width_of(loop.lb.type)
         iv0 = var(iv_name(fn, loop), w)
         step = ex.get(loop.step)
@@ -447,7 +482,8 @@ class Matcher(BindingChecks):
             run.inside.update(o for op in st.ops for o in op.walk())
             try:
                 for op in st.ops:
-                    if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
+                    if op is loop and loop is not None and chunk is not None:
+                        assert isinstance(loop, scf.ForOp | scf.WhileOp)
                         run.inits[op] = self.run_chunk(ex, fn, loop, chunk)
                     elif isinstance(op, scf.ForOp):
                         run.inits[op] = [ex.get(v) for v in op.iter_args]
@@ -469,7 +505,10 @@ class Matcher(BindingChecks):
         if run.ret is not None:
             liveouts[None] = run.ret
         inits = run.inits.get(loop, []) if loop is not None else []
-        return RegionFx(ex.snapshot(), liveouts, list(inits))
+        fx = RegionFx(ex.snapshot(), liveouts, list(inits))
+        if loop is not None and chunk is not None:
+            fx.outs = [ex.env[r] for r in loop.results]
+        return fx
 
     def try_region(
         self,
@@ -498,6 +537,18 @@ class Matcher(BindingChecks):
         liveouts = dict(cached.liveouts)
         inits = cached.inits
         ret_value = liveouts.pop(None, None)
+        walks: dict[str, tuple[int, int]] = {}
+        if chunk is not None:
+            loop = loop_of(anchor)
+            assert loop is not None
+            walked = self.walks(fn, loop, cached)
+            if isinstance(walked, str):
+                d.reason, d.detail = UNSUPPORTED, walked
+                return d
+            walks = {nm: (delta, size) for nm, (_, delta, size) in walked.items()}
+            # the chunk loop moves them as the loop would: their final values are exact
+            moved = {r for r, _, _ in walked.values()}
+            liveouts = {v: t for v, t in liveouts.items() if v not in moved}
         # -- skeleton: footprints per base ------------------------------------------------
         sig = self.signature(p)
         if not fx.writes and p.fx.writes:
@@ -548,7 +599,7 @@ class Matcher(BindingChecks):
         first = blk.stmts[lo].span
         start = first[0] if first is not None and blk.block is fn.func.body.block else None
         for regs in self.bindings(sig.bases, cached.groups):
-            b = Binding(regs, chunk)
+            b = Binding(regs, chunk, walks=walks)
             r = self.check_binding(fn, cached, p, b, results, inits, anchor, start)
             if r is None:
                 d.binding = b
@@ -563,6 +614,41 @@ class Matcher(BindingChecks):
             d.blockers.append(f"{r[0]}: {r[1]}")
         d.reason, d.detail = last_reason
         return d
+
+    def walks(
+        self, fn: AppFunction, loop: Operation, region: RegionFx
+    ) -> dict[str, tuple[SSAValue, int, int]] | str:
+        """The carried variables a chunk moves by a constant: C name -> (loop result,
+        constant in the variable's C units, a pointer's element bytes or 0 for a scalar).
+        A pointer is carried as its element offset from its base; its element size is the
+        offset's coefficient in the addresses it forms.  Other carried variables are the
+        accumulated result or values the rest of the function does not use."""
+        out: dict[str, tuple[SSAValue, int, int]] = {}
+        names = (
+            carried_names(fn, loop)
+            if isinstance(loop, scf.WhileOp)
+            else [fn.names.get(r, "") for r in loop.results]
+        )
+        for r, nm, init, after in zip(loop.results, names, region.inits, region.outs, strict=True):
+            atoms, off = linear_parts(after)
+            if atoms != {init: 1} or not nm:
+                continue
+            size = 0
+            if nm in fn.pointers:
+                sizes = {
+                    c
+                    for a in region.fx.reads + region.fx.writes
+                    for x, c in a.lin.terms
+                    if x is init
+                }
+                if len(sizes) > 1:
+                    return (
+                        f"pointer {nm} walked by the loop addresses memory in "
+                        f"{len(sizes)} element sizes"
+                    )
+                size = sizes.pop() if sizes else -1  # not dereferenced: its C type's
+            out[nm] = (r, to_signed(off, after.w), size)
+        return out
 
     def signature(self, p: Pattern) -> _Signature:
         sig = self.sigs.get(id(p))
