@@ -548,7 +548,13 @@ class Matcher(BindingChecks):
             walks = {nm: (delta, size) for nm, (_, delta, size) in walked.items()}
             # the chunk loop moves them as the loop would: their final values are exact
             moved = {r for r, _, _ in walked.values()}
-            liveouts = {v: t for v, t in liveouts.items() if v not in moved}
+            # so does the index of a for loop, declared before it (its value after the loop)
+            iv = fn.names.get(loop.body.block.args[0]) if isinstance(loop, scf.ForOp) else None
+            liveouts = {
+                v: t
+                for v, t in liveouts.items()
+                if v not in moved and (iv is None or fn.names.get(v) != iv)
+            }
         # -- skeleton: footprints per base ------------------------------------------------
         sig = self.signature(p)
         if not fx.writes and p.fx.writes:
@@ -698,7 +704,7 @@ class Matcher(BindingChecks):
             return d
         d.status, d.reason = "matched", ""
         d.detail = (
-            f"rs1/rs2 = {', '.join(f'{k}={show(v, 4)}' for k, v in sorted(d.binding.regs.items()))}"
+            f"rs1/rs2 = {', '.join(f'{k}={show(v, 4)}' for k, v in sorted(_call_site(d.binding)))}"
             if d.binding
             else ""
         )
@@ -1690,6 +1696,11 @@ _REASON_RANK = {  # how far a region got through the checks (the furthest is rep
     TARGET: 9,
     FINAL: 10,
 }
+
+
+def _call_site(b: Binding) -> Iterable[tuple[str, Term]]:
+    """The operands as the call names them (a walked pointer by its variable)."""
+    return (b.operands if b.operands is not None else b.regs).items()
 
 
 def _lines(region: Sequence[AppStmt]) -> str:

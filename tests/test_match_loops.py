@@ -776,3 +776,189 @@ def test_history_in_locals_near_misses(tmp_path: Path) -> None:
         "the loop carries local variables (xb, xa, yb, ya, sum) that are not exactly the "
         "filter's history"
     )
+
+
+# -- strip-mining loops that walk pointers: constant and run-time counts ----------------
+
+WALK = """#include <stdint.h>
+
+int32_t dot35(const int16_t *restrict a, const int16_t *restrict b, int32_t *out)
+{
+    int32_t acc = 0;
+    for (int i = 0; i < 35; i++) {
+        acc += *a * *b;
+        a++;
+        b++;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    return acc;
+}
+
+int32_t dot_down(const int16_t *a, const int16_t *b, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    while (n--)
+        acc += *a++ * *b++;
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = n;
+    return acc;
+}
+
+int32_t dot_for_down(const int16_t *a, const int16_t *b, unsigned n, int32_t *out)
+{
+    int32_t acc = 0;
+    for (; n > 0; n--) {
+        acc += *a * *b;
+        a++;
+        b++;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = (int32_t)n;
+    return acc;
+}
+
+int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    const int16_t *p = x + 1;
+    int i;
+    for (i = 0; i < n; i++)
+        acc += *p++ * *y++;
+    out[0] = *p;
+    out[1] = *y;
+    out[2] = i;
+    return acc;
+}
+"""
+
+WALK_NS = (0, 1, 15, 16, 17, 35)
+WALK_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot35(const int16_t *restrict a, const int16_t *restrict b, int32_t *out);
+int32_t dot_down(const int16_t *a, const int16_t *b, int n, int32_t *out);
+int32_t dot_for_down(const int16_t *a, const int16_t *b, unsigned n, int32_t *out);
+int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out);
+static int16_t s[128];
+static int32_t o[3];
+static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]); }
+"""
+    + RNG_C
+    + """int main(void)
+{
+    static const int ns[] = {"""
+    + ", ".join(map(str, WALK_NS))
+    + """};
+    for (int i = 0; i < 128; i++) s[i] = (int16_t)rnd();
+    o[2] = 7;
+    show(dot35(s + 3, s + 60, o));
+    for (int k = 0; k < 6; k++) {
+        show(dot_down(s, s + 50, ns[k], o));
+        show(dot_for_down(s + 7, s + 64, (unsigned)ns[k], o));
+        show(dot_up(s + 2, s + 70, ns[k], o));
+    }
+    return 0;
+}
+"""
+)
+
+
+def _walk_expected() -> str:
+    s = [_s(v, 16) for v in _lcg(128)]
+
+    def line(a: int, b: int, n: int, left: int) -> str:
+        acc = sum(s[a + k] * s[b + k] for k in range(n))
+        return " ".join(f"{v & M32:x}" for v in (acc, s[a + n], s[b + n], left)) + "\n"
+
+    out = line(3, 60, 35, 7)
+    for n in WALK_NS:  # while (n--) leaves n at -1, for (; n > 0; n--) at 0, i at n
+        out += line(0, 50, n, -1) + line(7, 64, n, 0) + line(3, 70, n, n)
+    return out
+
+
+def test_pointer_walks_are_strip_mined_with_exact_final_pointers(tmp_path: Path) -> None:
+    """35 = 2 x 16 + 3 walked by pointers, and run-time counts (while (n--), for (; n > 0;
+    n--), a counted for over a local pointer): chunks of vdot16 calls on the pointers'
+    values at each chunk's start, the pointers and counters moved as the loop moves them,
+    the original loop for the remainder; the final pointers and counters are observed."""
+    res = _match(tmp_path, WALK, DSP)
+    got = {d.function: d for d in res.matched}
+    assert sorted(got) == ["dot35", "dot_down", "dot_for_down", "dot_up"]
+    for f, d in got.items():
+        assert d.isax == "vdot16" and d.binding is not None and d.binding.chunk == 16
+        names = ("p", "y") if f == "dot_up" else ("a", "b")
+        assert d.binding.operands == {"rs1": var(names[0], 32), "rs2": var(names[1], 32)}
+    assert got["dot_down"].binding and got["dot_down"].binding.walks == {
+        "a": (16, 2),
+        "b": (16, 2),
+        "n": (-16, 0),
+    }
+    new = _checked(res)
+    call = "acc += (int32_t)aquas_vdot16((uint32_t)(uintptr_t)a, (uint32_t)(uintptr_t)b);"
+    assert new.count(call) == 3
+    assert "for (; i + 16 <= 35; i += 16, a += 16, b += 16)" in new
+    assert "for (; n >= 16; a += 16, b += 16, n -= 16)\n" in new
+    assert "        while (n--)\n            acc += *a++ * *b++;\n    }" in new  # the remainder
+    assert "    for (; n > 0; n--)\n" in new
+    assert "for (; i + 15 < (n); i += 16, p += 16, y += 16)" in new
+    expected = _walk_expected()
+    assert _iss_outputs(res, WALK, new, WALK_MAIN, tmp_path) == [expected, expected]
+
+
+WALK_NEAR = """#include <stdint.h>
+
+int32_t step2(const int16_t *a, const int16_t *b, int n)
+{
+    int32_t acc = 0;
+    while (n--) {
+        acc += *a * *b;
+        a += 2;
+        b++;
+    }
+    return acc;
+}
+
+int32_t writes(int16_t *a, const int16_t *b, int n)
+{
+    int32_t acc = 0;
+    while (n--) {
+        acc += *a * *b;
+        *a++ = 0;
+        b++;
+    }
+    return acc;
+}
+
+int32_t counter_data(const int16_t *a, const int16_t *b, int n)
+{
+    int32_t acc = 0;
+    while (n--) {
+        acc += *a++ * *b++;
+        if (*a == 0)
+            n--;
+    }
+    return acc;
+}
+"""
+
+
+def test_pointer_walk_near_misses_stay_in_software(tmp_path: Path) -> None:
+    res = _match(tmp_path, WALK_NEAR, DSP)
+    assert not res.matched and rewrite_c(res) == WALK_NEAR
+    # a pointer stepped by 2: every other element of a (the chunk of 16 was tried)
+    d = _decision(res, "step2", "vdot16")
+    assert d.reason == SHAPE
+    assert any(
+        b.startswith("line 6, chunks of 16: footprint mismatch: the region reads add32(a, ")
+        for b in d.blockers
+    )
+    d = _decision(res, "writes", "vdot16")  # the walked pointer is also written through
+    assert d.reason == SHAPE and d.detail == "16 stored locations vs 0 written by vdot16"
+    # the counter also moves with the data: not counted down, no chunk
+    d = _decision(res, "counter_data", "vdot16")
+    assert d.reason == UNSUPPORTED and d.detail.startswith(
+        "while loop with a data-dependent condition (cmp.ne(n, 0))"
+    )
