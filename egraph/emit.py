@@ -361,7 +361,9 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     if d.fields:
         return start, end, _fields_text(d, cf, source, call, ind, end)
     if d.store:  # the store is kept: only its right-hand side becomes the call
-        return start, end, f"/* aquas: {d.isax} */ {_assigned(source[start:end])} = {call};"
+        lhs = _assigned(source[start:end])
+        steps = _pointer_steps(d, cf, lhs)
+        return start, end, f"/* aquas: {d.isax} */ {lhs} = {call}{steps};"
     lines: list[str] = []
     after = source[end : cf.span.end]
     declared = {
@@ -381,9 +383,33 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
         ty = _ctype_of(cf, d.liveout).c_name()
         op = "+=" if d.binding.accumulate else "="
         decl = f"{ty} " if d.liveout in declared else ""
-        lines.append(f"{decl}{d.liveout} {op} ({ty}){call};")
+        steps = _pointer_steps(d, cf, d.liveout)
+        if steps and decl:
+            raise EmitError("a declaration that also steps pointers")
+        lines.append(f"{decl}{d.liveout} {op} ({ty}){call}{steps};")
     lines[0] = f"/* aquas: {d.isax} */ " + lines[0]
     return start, end, ("\n" + ind).join(lines)
+
+
+def _pointer_steps(d: Decision, cf: cfront.CFunction, lhs: str) -> str:
+    """The pointer steps of a register pattern's statement outside its kept left-hand
+    side (``*r++ = aquas_modmul_q(*b, *a), a += 1, b += 1;``): the call reads each pointer
+    before its step, and every step still happens once, after the call (the comma
+    operator sequences them; the statement stays one expression statement)."""
+    assert d.binding is not None
+    if d.binding.chunk is not None or not d.binding.walks:
+        return ""
+    out = []
+    for name, (delta, _) in sorted(d.binding.walks.items()):
+        if re.search(
+            rf"(\+\+|--)\s*{re.escape(name)}\b|\b{re.escape(name)}\s*(\+\+|--|[-+]=)", lhs
+        ):
+            continue  # stepped by the left-hand side, which is kept
+        ty = _ctype_of(cf, name)
+        if not ty.pointer or ty.obj is not None:
+            raise EmitError(f"{name} steps by elements of a struct")
+        out.append(f", {name} {'-' if delta < 0 else '+'}= {abs(delta)}")
+    return "".join(out)
 
 
 def _fields_text(

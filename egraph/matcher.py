@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects import func, memref, scf
-from xdsl.dialects.builtin import MemRefType, StringAttr, UnrealizedConversionCastOp
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr, UnrealizedConversionCastOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.egraph import fields
@@ -93,11 +93,13 @@ from aquas.egraph.terms import (
     cast,
     const,
     evaluate,
+    linear,
     linear_parts,
     linear_term,
     mask,
     mk,
     show,
+    substitute,
     var,
     variables,
     walk,
@@ -749,15 +751,16 @@ class Matcher(BindingChecks):
                     continue
                 if st.value in own and not any(st.value in op.results for op in st.ops):
                     continue  # a copy (`return r;`): the statement defining it is the candidate
+                steps = self.pointer_steps(fn, st)
                 try:
-                    term = self.expression(fn, st)
+                    term = self.expression(fn, st, steps=steps)
                 except Unsupported:
                     continue
                 if term.size < 4:
                     continue
                 here: list[Decision] = []
                 for p in pats:
-                    d = self.match_expression(fn, st, term, p)
+                    d = self.match_expression(fn, st, term, p, steps)
                     if d is None:
                         continue
                     here.append(d)
@@ -791,14 +794,66 @@ class Matcher(BindingChecks):
         out.extend(d for _, _, d in sorted(found, key=lambda x: (x[0], x[1])))
         return out
 
-    def expression(self, fn: AppFunction, st: AppStmt, named: bool = False) -> Term:
+    def pointer_steps(self, fn: AppFunction, st: AppStmt) -> dict[str, _Step]:
+        """The pointers a statement walks (``*r++ = f(*a++, *b++)``): C name -> its step.
+        Each is stepped once by a constant, from its value before the statement, and the
+        statement's loads or store through it address one base (C input only)."""
+        writes: dict[str, SSAValue] = getattr(st.src, "writes", {})
+        if not writes or st.src is None:
+            return {}
+        inner = {o for op in st.ops for o in op.walk()}
+        out: dict[str, _Step] = {}
+        for name, v in writes.items():
+            if name not in fn.pointers or not isinstance(v, OpResult):
+                continue
+            op = v.op
+            if op not in inner or not isinstance(op, arith.AddiOp | arith.SubiOp):
+                continue
+            before, c = op.operands
+            delta = _const_int(c)
+            if delta is None or (isinstance(before, OpResult) and before.op in inner):
+                continue
+            mrefs = {
+                o.memref
+                for o in inner
+                if isinstance(o, memref.LoadOp | memref.StoreOp)
+                and len(o.indices) == 1
+                and _reaches(o.indices[0], before, inner)
+            }
+            if len(mrefs) != 1:
+                continue
+            [mref] = mrefs
+            mtype = mref.type
+            assert isinstance(mtype, MemRefType)
+            base = self.resolver(fn, inner)(mref)
+            size = width_of(mtype.element_type) // 8
+            delta = delta if isinstance(op, arith.AddiOp) else -delta
+            out[name] = _Step(before, delta, base, size)
+        return out
+
+    def expression(
+        self,
+        fn: AppFunction,
+        st: AppStmt,
+        named: bool = False,
+        steps: dict[str, _Step] | None = None,
+    ) -> Term:
         """The statement's value, with the loads the statement itself performs as load
         terms (so they can become ISAX operands). ``named``: values of C variables the
         statement reads are variables, not their recomputed definitions (the statement's
-        own computation only)."""
+        own computation only). ``steps``: pointers the statement walks, whose values before
+        it are the variables ``p@at`` (an element offset from the pointer's base)."""
         assert st.value is not None
         inside = {o for op in st.ops for o in op.walk()}
         resolve = self.resolver(fn, inside)
+        if steps:
+            at = {w.before: var(f"{nm}@at", width_of(w.before.type)) for nm, w in steps.items()}
+            plain = resolve
+
+            def resolve(v: SSAValue) -> Term:
+                t = at.get(v)
+                return t if t is not None else plain(v)
+
         if named:
             outer = resolve
 
@@ -815,14 +870,21 @@ class Matcher(BindingChecks):
         return ex.get(st.value)
 
     def match_expression(
-        self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern
+        self,
+        fn: AppFunction,
+        st: AppStmt,
+        term: Term,
+        p: Pattern,
+        steps: dict[str, _Step] | None = None,
     ) -> Decision | None:
         t0 = time.perf_counter()
         assert p.rd is not None
         d = Decision(fn.name, p.name, st.line, "rejected", pattern=p, anchor=st, region=[st])
         if term.w > 32:
             return None
-        leaves = value_leaves(term, self._nameable(fn))
+        steps = steps or {}
+        walked = {f"{nm}@at" for nm in steps}
+        leaves = value_leaves(term, self._nameable(fn) | walked)
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
         if len(leaves) > MAX_LEAVES:
             d.reason = UNSUPPORTED
@@ -831,7 +893,7 @@ class Matcher(BindingChecks):
                 f"...); register patterns try at most {MAX_LEAVES}"
             )
             return d
-        names = self._nameable(fn)
+        names = self._nameable(fn) | walked
         # computed operands only where the statement does the ISAX's multiplications (a
         # cheap signature: every further candidate multiplies the choices to try)
         # (C input only: the MLIR emitter spells operands as argument + offset)
@@ -857,11 +919,19 @@ class Matcher(BindingChecks):
             seen.add(key)
             if len(seen) > MAX_PROOFS:
                 break
-            stale = _stale_operand(fn, st, env.values(), self.values)
+            # a walked pointer's value before the statement is its value at the call
+            now = {r: _at_call(t, steps, "@now") for r, t in env.items()}
+            if any(t is None for t in now.values()):
+                first = first or (
+                    UNSUPPORTED,
+                    "an operand uses a walked pointer's offset other than as its address",
+                )
+                continue
+            stale = _stale_operand(fn, st, [t for t in now.values() if t], self.values)
             if stale is not None:
                 first = first or (UNSUPPORTED, stale)
                 continue
-            kept = _statement_effects(fn, st)
+            kept = _statement_effects(fn, st, {w.before for w in steps.values()})
             if isinstance(kept, str):  # every effect of the statement must be accounted for
                 first = first or (UNSUPPORTED, kept)
                 break
@@ -886,6 +956,10 @@ class Matcher(BindingChecks):
             return d
         env = proven
         d.binding = Binding({str(k.val): v for k, v in env.items()})
+        if steps:  # the call reads the pointers' current values; the steps are kept
+            ops = {str(k.val): _at_call(v, steps, "") for k, v in env.items()}
+            d.binding.operands = {r: t for r, t in ops.items() if t is not None}
+            d.binding.walks = {nm: (w.delta, w.size) for nm, w in steps.items()}
         d.liveout = None if d.store else ("return" if st.kind == "return" else st.target)
         # the operands' own computation stays in software: it is not saved
         kept_sw = {n for t in env.values() for n in walk(t)}
@@ -1574,7 +1648,74 @@ def _defined_at(fn: AppFunction, v: SSAValue, stmts: Sequence[AppStmt]) -> int:
     return best
 
 
-def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:
+@dataclass
+class _Step:
+    """A pointer a statement steps once: its element offset before the statement, the
+    constant step (elements), its base's address and the element's bytes."""
+
+    before: SSAValue
+    delta: int
+    base: Term
+    size: int
+
+
+def _const_int(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return int(op.value.value.data)
+    return None
+
+
+def _reaches(v: SSAValue, x: SSAValue, inner: set[Operation]) -> bool:
+    """Whether ``v`` is computed from ``x`` by the ops in ``inner``."""
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if u is x:
+            return True
+        if u in seen or not isinstance(u, OpResult) or u.op not in inner:
+            continue
+        seen.add(u)
+        stack.extend(u.op.operands)
+    return False
+
+
+def _at_call(t: Term, steps: dict[str, _Step], suffix: str) -> Term | None:
+    """``t`` with each load through a walked pointer addressed from the pointer's value
+    at the call, the variable ``p`` + ``suffix`` (``base + size * p@at`` before); None when
+    ``t`` uses ``p@at`` otherwise."""
+    if not steps:
+        return t
+    ats = {var(f"{nm}@at", width_of(w.before.type)): nm for nm, w in steps.items()}
+    if not any(n in ats for n in walk(t)):
+        return t
+    env: dict[Term, Term] = {}
+    for n in walk(t):
+        if n.op != "load" or not any(x in ats for x in walk(n.args[0])):
+            continue
+        terms = dict(linear(n.args[0]).terms)
+        off = linear(n.args[0]).offset
+        for x, nm in ats.items():
+            if x not in terms:
+                continue
+            w = steps[nm]
+            base = dict(linear(w.base).terms)
+            if terms[x] != w.size or any(terms.get(y) != k for y, k in base.items()):
+                return None
+            del terms[x]
+            for y in base:
+                del terms[y]
+            off -= linear(w.base).offset
+            now = var(nm + suffix, 32)
+            terms[now] = terms.get(now, 0) + 1
+        env[n] = mk("load", n.w, (linear_term(Linear(tuple(terms.items()), off & mask(32))),))
+    out = substitute(t, env)
+    return None if any(n in ats for n in walk(out)) else out
+
+
+def _statement_effects(
+    fn: AppFunction, st: AppStmt, stepped: set[SSAValue] | None = None
+) -> bool | str:
     """What a register-pattern statement does besides computing ``st.value``, each effect
     to be accounted for: True when it stores that value to memory (the store is kept and
     only its right-hand side is replaced), False when the value goes to the one scalar it
@@ -1593,11 +1734,18 @@ def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:
             return "the statement stores a value other than the expression (compound assignment)"
         return True
     inside = set(inner)
+    # a walked pointer's step (``*a++``) is kept by the rewrite (emit: after the call)
+    steps = {
+        r
+        for op in inner
+        if isinstance(op, arith.AddiOp | arith.SubiOp) and op.operands[0] in (stepped or ())
+        for r in op.results
+    }
     other = [
         r
         for op in st.ops
         for r in op.results
-        if r is not st.value and any(u.operation not in inside for u in r.uses)
+        if r is not st.value and r not in steps and any(u.operation not in inside for u in r.uses)
     ]
     if st.target is None or other:
         names = sorted({fn.names.get(r, "?") for r in other} | {st.target or "no variable"})
