@@ -401,6 +401,8 @@ def _pointer_steps(d: Decision, cf: cfront.CFunction, lhs: str) -> str:
         return ""
     out = []
     for name, (delta, _) in sorted(d.binding.walks.items()):
+        if not delta:  # read at its value, walked by another statement
+            continue
         if re.search(
             rf"(\+\+|--)\s*{re.escape(name)}\b|\b{re.escape(name)}\s*(\+\+|--|[-+]=)", lhs
         ):

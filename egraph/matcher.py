@@ -829,6 +829,17 @@ class Matcher(BindingChecks):
             size = width_of(mtype.element_type) // 8
             delta = delta if isinstance(op, arith.AddiOp) else -delta
             out[name] = _Step(before, delta, base, size)
+        # pointers another statement walks (``x = f(*b); b += 2;``): read at their value
+        for o in inner:
+            if not isinstance(o, memref.LoadOp | memref.StoreOp) or len(o.indices) != 1:
+                continue
+            for v in _sources(o.indices[0], inner):
+                name = fn.names.get(v)
+                if name in out or name not in fn.pointers or isinstance(v.type, MemRefType):
+                    continue
+                assert name is not None and isinstance(o.memref.type, MemRefType)
+                base = self.resolver(fn, inner)(o.memref)
+                out[name] = _Step(v, 0, base, width_of(o.memref.type.element_type) // 8)
         return out
 
     def expression(
@@ -1678,6 +1689,22 @@ def _reaches(v: SSAValue, x: SSAValue, inner: set[Operation]) -> bool:
         seen.add(u)
         stack.extend(u.op.operands)
     return False
+
+
+def _sources(v: SSAValue, inner: set[Operation]) -> list[SSAValue]:
+    """The values from outside ``inner`` that ``v`` is computed from."""
+    out: list[SSAValue] = []
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if isinstance(u, OpResult) and u.op in inner:
+            stack.extend(u.op.operands)
+        else:
+            out.append(u)
+    return out
 
 
 def _at_call(t: Term, steps: dict[str, _Step], suffix: str) -> Term | None:

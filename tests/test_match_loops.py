@@ -19,7 +19,7 @@ from aquas.egraph import cfront, emit
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
 from aquas.egraph.emit import HEADER, rewrite_c
 from aquas.egraph.matcher import FINAL, LIVEOUT, SHAPE, UNSUPPORTED, Options
-from aquas.egraph.terms import var
+from aquas.egraph.terms import load, var
 from aquas.runtime.build import build_program
 from aquas.runtime.header import write_header
 from aquas.runtime.iss import golden_isax_handler, run_elf
@@ -962,3 +962,89 @@ def test_pointer_walk_near_misses_stay_in_software(tmp_path: Path) -> None:
     assert d.reason == UNSUPPORTED and d.detail.startswith(
         "while loop with a data-dependent condition (cmp.ne(n, 0))"
     )
+
+
+# -- a register ISAX on a statement that walks pointers ----------------------------------
+
+KYBER = ROOT / "examples/crypto/kyber.isax"
+REG_WALK = """#include <stdint.h>
+
+void mul_walk(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    while (n--)
+        *r++ = ((*a++ & 0xffff) * (*b++ & 0xffff)) % 3329;
+}
+
+uint32_t mul_last(const uint32_t *a, const uint32_t *b, int n, uint32_t *out)
+{
+    uint32_t x = 0;
+    for (int i = 0; i < n; i++) {
+        x = ((*++a & 0xffff) * (*b & 0xffff)) % 3329;
+        b += 2;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    return x;
+}
+
+void mul_other_q(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    while (n--)
+        *r++ = ((*a++ & 0xffff) * (*b++ & 0xffff)) % 3331;
+}
+"""
+
+REG_WALK_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+void mul_walk(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
+uint32_t mul_last(const uint32_t *a, const uint32_t *b, int n, uint32_t *out);
+static uint32_t a[40], b[80], r[40], o[2];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int i = 0; i < 40; i++) a[i] = rnd();
+    for (int i = 0; i < 80; i++) b[i] = rnd();
+    for (int i = 0; i < 40; i++) r[i] = rnd();
+    mul_walk(r, a, b, 35);
+    for (int i = 0; i < 40; i++) printf("%x ", (unsigned)r[i]);
+    printf("\\n");
+    for (int n = 0; n <= 17; n += 17) {
+        uint32_t x = mul_last(a, b, n, o);
+        printf("%x %x %x\\n", (unsigned)x, (unsigned)o[0], (unsigned)o[1]);
+    }
+    return 0;
+}
+"""
+)
+
+
+def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: Path) -> None:
+    """``*r++ = modmul(*a++, *b++)``: the call reads the loads through the pointers'
+    values before the statement, and each step still happens once, after it."""
+    res = _match(tmp_path, REG_WALK, KYBER)
+    got = {d.function: d for d in res.matched}
+    assert sorted(got) == ["mul_last", "mul_walk"]  # not % 3331
+    d = got["mul_walk"]
+    assert d.isax == "modmul_q" and d.binding is not None and d.store
+    assert d.binding.walks == {"a": (1, 4), "b": (1, 4), "r": (1, 4)}
+    assert d.binding.operands == {"rs1": load(32, var("b", 32)), "rs2": load(32, var("a", 32))}
+    new = _checked(res)
+    op = "(uint32_t)(*(const uint32_t *)(uintptr_t)((uint32_t)(uintptr_t){} + {}u))"
+    assert (
+        f"*r++ = aquas_modmul_q({op.format('b', 0)}, {op.format('a', 0)}), a += 1, b += 1;" in new
+    )
+    # ++a reads the element after a's value before the statement
+    assert f"x = (uint32_t)aquas_modmul_q({op.format('b', 0)}, {op.format('a', 4)}), a += 1;" in new
+    assert "% 3331;" in new
+    vals = _lcg(160)
+    a, b, r = vals[:40], vals[40:120], vals[120:]
+    for k in range(35):
+        r[k] = ((a[k] & 0xFFFF) * (b[k] & 0xFFFF)) % 3329
+    expected = " ".join(f"{v:x}" for v in r) + " \n"
+    expected += f"0 {a[0]:x} {b[0]:x}\n"
+    x = ((a[17] & 0xFFFF) * (b[32] & 0xFFFF)) % 3329
+    expected += f"{x:x} {a[17]:x} {b[34]:x}\n"
+    outs = _iss_outputs(res, REG_WALK, new, REG_WALK_MAIN, tmp_path)
+    assert outs == [expected, expected]
