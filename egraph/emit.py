@@ -384,9 +384,11 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
         op = "+=" if d.binding.accumulate else "="
         decl = f"{ty} " if d.liveout in declared else ""
         steps = _pointer_steps(d, cf, d.liveout)
-        if steps and decl:
-            raise EmitError("a declaration that also steps pointers")
-        lines.append(f"{decl}{d.liveout} {op} ({ty}){call}{steps};")
+        if steps and decl:  # a declaration is never a loop's unbraced body: two statements
+            lines.append(f"{decl}{d.liveout} {op} ({ty}){call};")
+            lines.append(f"{steps.removeprefix(', ')};")
+        else:
+            lines.append(f"{decl}{d.liveout} {op} ({ty}){call}{steps};")
     lines[0] = f"/* aquas: {d.isax} */ " + lines[0]
     return start, end, ("\n" + ind).join(lines)
 

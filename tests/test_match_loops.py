@@ -987,6 +987,18 @@ uint32_t mul_last(const uint32_t *a, const uint32_t *b, int n, uint32_t *out)
     return x;
 }
 
+uint32_t mul_decl(const uint32_t *a, const uint32_t *b, uint32_t *r, int n)
+{
+    uint32_t s = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t x = ((*a++ & 0xffff) * (*b & 0xffff)) % 3329;
+        b++;
+        r[i] = x;
+        s ^= x;
+    }
+    return s;
+}
+
 void mul_other_q(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
 {
     while (n--)
@@ -1025,7 +1037,7 @@ def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: 
     values before the statement, and each step still happens once, after it."""
     res = _match(tmp_path, REG_WALK, KYBER)
     got = {d.function: d for d in res.matched}
-    assert sorted(got) == ["mul_last", "mul_walk"]  # not % 3331
+    assert sorted(got) == ["mul_decl", "mul_last", "mul_walk"]  # not % 3331
     d = got["mul_walk"]
     assert d.isax == "modmul_q" and d.binding is not None and d.store
     assert d.binding.walks == {"a": (1, 4), "b": (1, 4), "r": (1, 4)}
@@ -1037,6 +1049,11 @@ def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: 
     )
     # ++a reads the element after a's value before the statement
     assert f"x = (uint32_t)aquas_modmul_q({op.format('b', 0)}, {op.format('a', 4)}), a += 1;" in new
+    # a declaration's step follows it as a statement of its own
+    assert (
+        f"uint32_t x = (uint32_t)aquas_modmul_q({op.format('b', 0)}, {op.format('a', 0)});\n"
+        "        a += 1;\n        b++;\n"
+    ) in new
     assert "% 3331;" in new
     vals = _lcg(160)
     a, b, r = vals[:40], vals[40:120], vals[120:]
