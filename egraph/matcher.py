@@ -751,8 +751,8 @@ class Matcher(BindingChecks):
                     continue
                 if st.value in own and not any(st.value in op.results for op in st.ops):
                     continue  # a copy (`return r;`): the statement defining it is the candidate
-                steps = self.pointer_steps(fn, st)
                 try:
+                    steps = self.pointer_steps(fn, st)
                     term = self.expression(fn, st, steps=steps)
                 except Unsupported:
                     continue
