@@ -1065,3 +1065,64 @@ def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: 
     expected += f"{x:x} {a[17]:x} {b[34]:x}\n"
     outs = _iss_outputs(res, REG_WALK, new, REG_WALK_MAIN, tmp_path)
     assert outs == [expected, expected]
+
+
+# -- an accumulator ISAX (dot4_i8, unit state) over a pointer walk -----------------------
+
+LLM = ROOT / "examples/llm/llm.isax"
+DOT8 = """#include <stdint.h>
+
+int32_t dot8(const int8_t *a, const int8_t *b, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    while (n--)
+        acc += *a++ * *b++;
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = n;
+    return acc;
+}
+"""
+
+DOT8_CASES = [(0, 64, n) for n in (0, 1, 3, 4, 5, 8, 9, 35)] + [(1, 65, 35), (4, 66, 13)]
+DOT8_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot8(const int8_t *a, const int8_t *b, int n, int32_t *out);
+static int8_t s[128] __attribute__((aligned(4)));
+static int32_t o[3];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    static const int cases[][3] = {"""
+    + ", ".join(f"{{{x}, {y}, {n}}}" for x, y, n in DOT8_CASES)
+    + """};
+    for (int i = 0; i < 128; i++) s[i] = (int8_t)rnd();
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int32_t r = dot8(s + cases[k][0], s + cases[k][1], cases[k][2], o);
+        printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]);
+    }
+    return 0;
+}
+"""
+)
+
+
+def test_accumulator_isax_over_a_pointer_walk_runs_on_the_iss(tmp_path: Path) -> None:
+    """``while (n--) acc += *a++ * *b++`` over int8: dot4_i8 chunks of 4 (two per trip)
+    from the pointers' values, the words' alignment checked at run time (misaligned
+    pointers run the original loop), the pointers and ``n`` exact after the loop."""
+    res = _match(tmp_path, DOT8, LLM)
+    [d] = res.matched
+    assert d.isax == "dot4_i8" and d.binding is not None and d.binding.chunk == 4
+    assert d.binding.walks == {"a": (4, 1), "b": (4, 1), "n": (-4, 0)}
+    new = _checked(res)
+    assert "for (; n >= 8; a += 8, b += 8, n -= 8) {" in new
+    assert "for (; n >= 4; a += 4, b += 4, n -= 4)\n" in new
+    s = [_s(v, 8) for v in _lcg(128)]
+    expected = ""
+    for x, y, n in DOT8_CASES:
+        acc = sum(s[x + k] * s[y + k] for k in range(n))
+        expected += " ".join(f"{v & M32:x}" for v in (acc, s[x + n], s[y + n], -1)) + "\n"
+    assert _iss_outputs(res, DOT8, new, DOT8_MAIN, tmp_path) == [expected, expected]
