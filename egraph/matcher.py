@@ -1202,10 +1202,14 @@ class Matcher(BindingChecks):
         store, assignment or return (C input only). None when no part is an ISAX's, or the
         statement has effects a rewrite would drop."""
         t0 = time.perf_counter()
-        kept = _statement_effects(fn, st)
+        try:  # pointers the statement walks: read at their values at the call
+            steps = self.pointer_steps(fn, st)
+        except Unsupported:
+            return None
+        kept = _statement_effects(fn, st, {w.before for w in steps.values()})
         if isinstance(kept, str):
             return None
-        names = self._nameable(fn)
+        names = self._nameable(fn) | {f"{nm}@at" for nm in steps}
         calls: list[tuple[Term, Decision]] = []
         refused: list[Decision] = []
         memo: dict[Term, Term] = {}
@@ -1224,7 +1228,7 @@ class Matcher(BindingChecks):
                 for p in pats:
                     if not (_has_muls_of(n, p) or _identity(n, p)):
                         continue
-                    sub = self.match_part(fn, st, n, p, names)
+                    sub = self.match_part(fn, st, n, p, names, steps)
                     if sub is None:
                         continue
                     if sub.status != "matched":
@@ -1252,7 +1256,7 @@ class Matcher(BindingChecks):
         # variable the rewrite names must still hold, at the statement, the value used
         for named in (True, False):
             try:
-                term = self.expression(fn, st, named=named)
+                term = self.expression(fn, st, named=named, steps=steps)
             except Unsupported:
                 continue
             if term.w > 32 or not any(_has_muls_of(term, p) or _identity(term, p) for p in pats):
@@ -1260,6 +1264,22 @@ class Matcher(BindingChecks):
             calls.clear()
             memo.clear()
             context = rewrite(term, 0)
+            if calls and steps:  # the loads through walked pointers, as the call reads them
+                now = [_at_call(context, steps, "")] + [
+                    _at_call(v, steps, "")
+                    for _, sub in calls
+                    if sub.binding
+                    for v in sub.binding.regs.values()
+                ]
+                if any(t is None for t in now):
+                    calls.clear()
+                    continue
+                context = _at_call(context, steps, "")
+                for _, sub in calls:
+                    assert sub.binding is not None
+                    sub.binding = Binding(
+                        {r: _at_call(v, steps, "") or v for r, v in sub.binding.regs.items()}
+                    )
             if calls and not named:
                 used = [context] + [
                     v for _, sub in calls if sub.binding for v in sub.binding.regs.values()
@@ -1304,6 +1324,11 @@ class Matcher(BindingChecks):
         d = Decision(fn.name, main.isax, st.line, "matched", pattern=main.pattern, anchor=st)
         d.region = [st]
         d.binding = main.binding
+        if steps:  # kept once each, after the statement's calls (emit._pointer_steps)
+            assert main.binding is not None
+            d.binding = Binding(
+                main.binding.regs, walks={nm: (w.delta, w.size) for nm, w in steps.items()}
+            )
         d.context = context
         d.calls = [(str(ph.val), sub) for ph, sub in calls]
         d.store = kept
@@ -1337,7 +1362,13 @@ class Matcher(BindingChecks):
         return r
 
     def match_part(
-        self, fn: AppFunction, st: AppStmt, n: Term, p: Pattern, names: set[str]
+        self,
+        fn: AppFunction,
+        st: AppStmt,
+        n: Term,
+        p: Pattern,
+        names: set[str],
+        steps: dict[str, _Step] | None = None,
     ) -> Decision | None:
         """``p`` computing the node ``n`` of statement ``st``'s value: operands among the
         node's named values and loads, its computed sub-expressions, and (for an ISAX that
@@ -1379,7 +1410,10 @@ class Matcher(BindingChecks):
             seen.add(key)
             if len(seen) > MAX_PROOFS:
                 break
-            why = _stale_operand(fn, st, env.values(), self.values)
+            now = [_at_call(t, steps or {}, "@now") for t in env.values()]
+            if any(t is None for t in now):
+                continue
+            why = _stale_operand(fn, st, [t for t in now if t is not None], self.values)
             if why is not None:
                 stale = stale or why
                 continue

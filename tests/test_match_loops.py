@@ -999,6 +999,12 @@ uint32_t mul_decl(const uint32_t *a, const uint32_t *b, uint32_t *r, int n)
     return s;
 }
 
+void mul_xor(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    while (n--)
+        *r++ = (((*a++ & 0xffff) * (*b++ & 0xffff)) % 3329) ^ 0x5a5a;
+}
+
 void mul_other_q(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
 {
     while (n--)
@@ -1011,7 +1017,8 @@ REG_WALK_MAIN = (
 #include "aquas_rt.h"
 void mul_walk(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
 uint32_t mul_last(const uint32_t *a, const uint32_t *b, int n, uint32_t *out);
-static uint32_t a[40], b[80], r[40], o[2];
+void mul_xor(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
+static uint32_t a[40], b[80], r[40], o[2], x8[9];
 """
     + RNG_C
     + """int main(void)
@@ -1026,6 +1033,8 @@ static uint32_t a[40], b[80], r[40], o[2];
         uint32_t x = mul_last(a, b, n, o);
         printf("%x %x %x\\n", (unsigned)x, (unsigned)o[0], (unsigned)o[1]);
     }
+    mul_xor(x8, b + 1, a + 3, 8);
+    for (int i = 0; i < 9; i++) printf("%x ", (unsigned)x8[i]);
     return 0;
 }
 """
@@ -1037,7 +1046,7 @@ def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: 
     values before the statement, and each step still happens once, after it."""
     res = _match(tmp_path, REG_WALK, KYBER)
     got = {d.function: d for d in res.matched}
-    assert sorted(got) == ["mul_decl", "mul_last", "mul_walk"]  # not % 3331
+    assert sorted(got) == ["mul_decl", "mul_last", "mul_walk", "mul_xor"]  # not % 3331
     d = got["mul_walk"]
     assert d.isax == "modmul_q" and d.binding is not None and d.store
     assert d.binding.walks == {"a": (1, 4), "b": (1, 4), "r": (1, 4)}
@@ -1055,6 +1064,11 @@ def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: 
         "        a += 1;\n        b++;\n"
     ) in new
     assert "% 3331;" in new
+    # a part of the value (match_parts), the steps kept alike
+    assert (
+        f"*r++ = (aquas_modmul_q({op.format('b', 0)}, {op.format('a', 0)}) ^ 23130u), "
+        "a += 1, b += 1;"
+    ) in new
     vals = _lcg(160)
     a, b, r = vals[:40], vals[40:120], vals[120:]
     for k in range(35):
@@ -1063,6 +1077,8 @@ def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: 
     expected += f"0 {a[0]:x} {b[0]:x}\n"
     x = ((a[17] & 0xFFFF) * (b[32] & 0xFFFF)) % 3329
     expected += f"{x:x} {a[17]:x} {b[34]:x}\n"
+    x8 = [((b[1 + k] & 0xFFFF) * (a[3 + k] & 0xFFFF)) % 3329 ^ 0x5A5A for k in range(8)]
+    expected += "".join(f"{v:x} " for v in [*x8, 0])
     outs = _iss_outputs(res, REG_WALK, new, REG_WALK_MAIN, tmp_path)
     assert outs == [expected, expected]
 
