@@ -19,7 +19,7 @@ from aquas.egraph import cfront, emit
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
 from aquas.egraph.emit import HEADER, rewrite_c
 from aquas.egraph.matcher import FINAL, LIVEOUT, SHAPE, UNSUPPORTED, Options
-from aquas.egraph.terms import load, var
+from aquas.egraph.terms import binop, const, linear, linear_term, load, var
 from aquas.runtime.build import build_program
 from aquas.runtime.header import write_header
 from aquas.runtime.iss import golden_isax_handler, run_elf
@@ -820,6 +820,14 @@ int32_t dot_for_down(const int16_t *a, const int16_t *b, unsigned n, int32_t *ou
     return acc;
 }
 
+int32_t dot_rev(const int16_t *restrict a, const int16_t *restrict b, int n)
+{
+    int32_t acc = 0;
+    while (n--)
+        acc += a[n] * b[n];
+    return acc;
+}
+
 int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out)
 {
     int32_t acc = 0;
@@ -842,6 +850,7 @@ int32_t dot35(const int16_t *restrict a, const int16_t *restrict b, int32_t *out
 int32_t dot_down(const int16_t *a, const int16_t *b, int n, int32_t *out);
 int32_t dot_for_down(const int16_t *a, const int16_t *b, unsigned n, int32_t *out);
 int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out);
+int32_t dot_rev(const int16_t *restrict a, const int16_t *restrict b, int n);
 static int16_t s[128];
 static int32_t o[3];
 static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]); }
@@ -859,6 +868,7 @@ static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[
         show(dot_down(s, s + 50, ns[k], o));
         show(dot_for_down(s + 7, s + 64, (unsigned)ns[k], o));
         show(dot_up(s + 2, s + 70, ns[k], o));
+        printf("%x\\n", (unsigned)dot_rev(s + 5, s + 90, ns[k]));
     }
     return 0;
 }
@@ -876,6 +886,7 @@ def _walk_expected() -> str:
     out = line(3, 60, 35, 7)
     for n in WALK_NS:  # while (n--) leaves n at -1, for (; n > 0; n--) at 0, i at n
         out += line(0, 50, n, -1) + line(7, 64, n, 0) + line(3, 70, n, n)
+        out += f"{sum(s[5 + k] * s[90 + k] for k in range(n)) & M32:x}\n"
     return out
 
 
@@ -886,7 +897,18 @@ def test_pointer_walks_are_strip_mined_with_exact_final_pointers(tmp_path: Path)
     the original loop for the remainder; the final pointers and counters are observed."""
     res = _match(tmp_path, WALK, DSP)
     got = {d.function: d for d in res.matched}
-    assert sorted(got) == ["dot35", "dot_down", "dot_for_down", "dot_up"]
+    assert sorted(got) == ["dot35", "dot_down", "dot_for_down", "dot_rev", "dot_up"]
+    rev = got.pop("dot_rev")  # a[n] while n counts down: the chunk ends where n starts
+    assert rev.binding is not None and rev.binding.operands is not None
+    assert rev.binding.operands["rs1"] == linear_term(
+        linear(
+            binop(
+                "add",
+                binop("add", var("a", 32), binop("mul", var("n", 32), const(32, 2))),
+                const(32, -32 & M32),
+            )
+        )
+    )
     for f, d in got.items():
         assert d.isax == "vdot16" and d.binding is not None and d.binding.chunk == 16
         names = ("p", "y") if f == "dot_up" else ("a", "b")
@@ -904,6 +926,7 @@ def test_pointer_walks_are_strip_mined_with_exact_final_pointers(tmp_path: Path)
     assert "        while (n--)\n            acc += *a++ * *b++;\n    }" in new  # the remainder
     assert "    for (; n > 0; n--)\n" in new
     assert "for (; i + 15 < (n); i += 16, p += 16, y += 16)" in new
+    assert "for (; n >= 16; n -= 16)\n" in new  # dot_rev: only the counter moves
     expected = _walk_expected()
     assert _iss_outputs(res, WALK, new, WALK_MAIN, tmp_path) == [expected, expected]
 
