@@ -193,3 +193,41 @@ def test_match_reads_every_example_program(src: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     assert "No such file" not in r.output
+
+
+def test_cli_import_is_light() -> None:
+    """Importing the command line (what ``aquas --help`` and every command pay first) loads
+    none of the heavy libraries: each command imports what it needs when it runs. Measured
+    3 Dec 2026: these made ``aquas --help`` take 0.67 s instead of 0.2 s."""
+    import subprocess
+    import sys
+
+    heavy = {"egglog", "highspy", "numpy", "networkx", "pycparser", "xdsl", "rich", "pydantic"}
+    code = (
+        "import sys, aquas.cli; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(heavy)!r})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+    # and the help still lists every command, each with its own summary
+    from aquas.cli import main
+
+    res = CliRunner().invoke(main, ["--help"])
+    assert res.exit_code == 0
+    listed = {ln.split()[0] for ln in res.output.split("Commands:")[1].splitlines() if ln.strip()}
+    assert listed == {"check", "exec", "lower", "match", "model", "opt", "run", "sim", "synth"}
+
+
+def test_soc_names_without_the_schema() -> None:
+    """``--soc``'s choices come from :mod:`aquas.socs` (no pydantic): the same list as the
+    target package's, the default first."""
+    from aquas.socs import target_names
+    from aquas.target import DEFAULT, load_target
+
+    names = target_names()
+    assert names[0] == DEFAULT == "vexriscv"
+    assert len(names) == len(set(names)) >= 2
+    for n in names:
+        assert load_target(soc=n).name == n

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from aquas.cli.common import err, out, soc_option, write_atomic
 from aquas.diagnostics import AquasError, read_source
@@ -66,6 +65,8 @@ def match(
     json_path: Path | None,
 ) -> None:
     """Match ISAX semantics in C or MLIR code (e-graph) and rewrite matched regions."""
+    from rich.table import Table
+
     from aquas.egraph.driver import load_patterns, match_file
     from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
     from aquas.egraph.matcher import Options
