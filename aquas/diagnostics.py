@@ -127,3 +127,11 @@ def parse_toml(text: str, filename: str) -> dict[str, Any]:
             "the file is nested too deeply to read (tables or arrays inside each other)",
             filename=filename,
         ) from None
+
+
+def check_clock(clock_ns: float, what: str = "--clock-ns") -> None:
+    """A usable clock period: finite and positive (NaN and infinity compare oddly)."""
+    import math
+
+    if not math.isfinite(clock_ns) or clock_ns <= 0:
+        raise AquasError(f"{what} must be a finite positive number of ns, got {clock_ns}")

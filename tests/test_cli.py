@@ -231,3 +231,29 @@ def test_soc_names_without_the_schema() -> None:
     assert len(names) == len(set(names)) >= 2
     for n in names:
         assert load_target(soc=n).name == n
+
+
+def test_match_keeps_latencies_in_the_cache(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``aquas match`` schedules a spec once: the latencies are read back from the cache
+    (the scheduler is not called again), equal to a fresh schedule, and keyed by the
+    clock and the memory latency."""
+    import aquas.synth.flow as flow
+    from aquas.egraph.driver import LATENCY_CACHE, cached_latencies
+    from aquas.spec.frontend import lower_spec_file
+
+    monkeypatch.setenv("AQUAS_CACHE_DIR", str(tmp_path / "cache"))
+    module = lower_spec_file(spec)
+    fresh = flow.isax_latencies(module, 10.0, 7)
+    assert set(fresh) == {"sum8", "getacc"}
+    assert cached_latencies(module, 10.0, 7) == fresh
+    assert len(list((tmp_path / "cache" / LATENCY_CACHE).iterdir())) == 1
+
+    def fail(*a: object, **k: object) -> None:
+        raise AssertionError("scheduled again")
+
+    monkeypatch.setattr(flow, "isax_latencies", fail)
+    assert cached_latencies(module, 10.0, 7) == fresh
+    with pytest.raises(AssertionError, match="scheduled again"):
+        cached_latencies(module, 10.0, 8)  # another memory latency: not the cached entry

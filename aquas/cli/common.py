@@ -120,7 +120,7 @@ def clock_option() -> Callable[[F], F]:
 def resolve_clock_ns(clock_ns: float | None, target: Target) -> float:
     """``--clock-ns`` checked, or the target's default clock, said on stderr with its source."""
     from aquas.area import resolve_clock
-    from aquas.synth.pipeline import check_clock
+    from aquas.diagnostics import check_clock
 
     if clock_ns is not None:
         check_clock(clock_ns)
