@@ -257,3 +257,28 @@ def test_match_keeps_latencies_in_the_cache(
     assert cached_latencies(module, 10.0, 7) == fresh
     with pytest.raises(AssertionError, match="scheduled again"):
         cached_latencies(module, 10.0, 8)  # another memory latency: not the cached entry
+
+
+def test_spec_parser_tables_are_cached(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grammar's LALR tables are kept in the user cache and read back; a damaged entry
+    is rebuilt, and every parser lowers the spec alike."""
+    from aquas.cli.common import print_ir
+    from aquas.spec import parse
+    from aquas.spec.frontend import lower_spec_file
+
+    monkeypatch.setenv("AQUAS_CACHE_DIR", str(tmp_path / "cache"))
+    entry = tmp_path / "cache" / "lark" / "isax-grammar.cache"
+    texts = []
+    try:
+        for damage in (False, False, True):
+            if damage:
+                entry.write_bytes(b"not a cache\n")
+            parse._parser.cache_clear()
+            texts.append(print_ir(lower_spec_file(spec)))
+            assert entry.stat().st_size > 10_000  # written, or rewritten after the damage
+    finally:
+        parse._parser.cache_clear()  # later tests build it from their own cache directory
+    assert texts[0] == texts[1] == texts[2]
+    assert "sum8" in texts[0]
