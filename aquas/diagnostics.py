@@ -9,10 +9,10 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects.builtin import FileLineColLoc
-from xdsl.ir import Operation
+if TYPE_CHECKING:
+    from xdsl.ir import Operation
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class SourceLoc:
 
 def loc_of(op: Operation) -> SourceLoc | None:
     """The spec location the frontend attached to ``op``, if any."""
+    from xdsl.dialects.builtin import FileLineColLoc
+
     loc = op.location
     if isinstance(loc, FileLineColLoc):
         return SourceLoc(loc.filename.data, loc.line.data, loc.column.data)
@@ -125,3 +127,11 @@ def parse_toml(text: str, filename: str) -> dict[str, Any]:
             "the file is nested too deeply to read (tables or arrays inside each other)",
             filename=filename,
         ) from None
+
+
+def check_clock(clock_ns: float, what: str = "--clock-ns") -> None:
+    """A usable clock period: finite and positive (NaN and infinity compare oddly)."""
+    import math
+
+    if not math.isfinite(clock_ns) or clock_ns <= 0:
+        raise AquasError(f"{what} must be a finite positive number of ns, got {clock_ns}")

@@ -1064,49 +1064,27 @@ class _Function(_Calls):
         # the C names of the carried variables, for the matcher (block arguments it may name)
         op.attributes["aquas.carried"] = ArrayAttr([StringAttr(name) for name, _ in carried])
         self.emit(op, n)
-        if cs is not None and not do:
-            cs.counter = self.down_counter(cond, body_n, nxt)
+        if cs is not None:
+            cs.counter = self.down_counter(cond, body_n, nxt, do)
         for (_, b), r in zip(carried, op.results, strict=True):
             self.set_carried(b, r)
         if cs is not None:
             cs.op = op
 
     def down_counter(
-        self, cond: c_ast.Node | None, body_n: c_ast.Node, nxt: c_ast.Node | None
-    ) -> tuple[str, int] | None:
-        """(n, s) when the loop is counted down by the integer scalar ``n``, ``s`` per
-        iteration, and nothing else assigns ``n``: ``while (n--)``; a condition ``n > 0``,
-        ``0 < n``, ``n != 0`` or ``n`` with the step ``n--``, ``--n`` or ``n -= s`` as a
-        ``for`` loop's step or the last statement of the body.  From any value ``v >= k * s``
-        the next k conditions hold (each sees a value of at least ``s``): what a chunk of k
-        iterations needs (egraph/matcher.py, strip-mining)."""
-        name, step = None, None
+        self, cond: c_ast.Node | None, body_n: c_ast.Node, nxt: c_ast.Node | None, do: bool
+    ) -> tuple[str, int, int] | None:
+        """(n, s, b) when the loop is counted down by the integer scalar ``n``, ``s`` per
+        iteration, while ``n > b``, and nothing else assigns ``n``: ``while (n--)``; a
+        condition ``n > b``, ``b < n``, ``n >= b + 1``, ``n != b`` or ``n`` (b = 0) with
+        the step ``n--``, ``--n`` or ``n -= s`` as a ``for`` loop's step or the last
+        statement of the body; ``do { ... } while (--n)`` (s = 1, b = 1: the body runs
+        before the first test, so after k trips from ``v > k`` the counter is at least 1
+        and the original loop can run the rest).  From any value ``v >= b + k * s`` the next
+        k conditions hold (each sees a value above ``b``): what a chunk of k iterations
+        needs (egraph/matcher.py, strip-mining); ``b`` is a constant in 0..2^31-1."""
         rest: list[c_ast.Node] = [body_n] if body_n is not None else []
-        if isinstance(cond, c_ast.UnaryOp) and cond.op == "p--" and isinstance(cond.expr, c_ast.ID):
-            name, step = cond.expr.name, 1
-            rest.append(nxt)
-        else:
-            if isinstance(cond, c_ast.ID):
-                name = cond.name
-            elif isinstance(cond, c_ast.BinaryOp) and cond.op in (">", "<", "!="):
-                lhs, rhs = cond.left, cond.right
-                if cond.op == "<" or (cond.op == "!=" and isinstance(rhs, c_ast.ID)):
-                    lhs, rhs = rhs, lhs
-                zero = isinstance(rhs, c_ast.Constant) and rhs.value in ("0", "0u", "0U")
-                if isinstance(lhs, c_ast.ID) and zero:
-                    name = lhs.name
-            if name is None:
-                return None
-            dec = nxt
-            if nxt is None:  # a while loop: the body's last statement
-                items = body_n.block_items if isinstance(body_n, c_ast.Compound) else None
-                if not items:
-                    return None
-                dec = items[-1]
-                rest = [c_ast.Compound(items[:-1], body_n.coord)]
-            else:
-                rest = [body_n]
-            step = self.decrement_of(name, dec)
+        name, step, bound = self.counter_test(cond, body_n, nxt, do, rest)
         if name is None or step is None:
             return None
         b = self.lookup(name)
@@ -1114,7 +1092,51 @@ class _Function(_Calls):
             return None
         if any(name in _assigned(x) for x in rest if x is not None):
             return None
-        return name, step
+        return name, step, bound
+
+    def counter_test(
+        self,
+        cond: c_ast.Node | None,
+        body_n: c_ast.Node,
+        nxt: c_ast.Node | None,
+        do: bool,
+        rest: list[c_ast.Node],
+    ) -> tuple[str | None, int | None, int]:
+        """:meth:`down_counter`'s counter, step and bound, without the checks on the
+        variable; ``rest`` becomes the statements that must not assign it."""
+        if do:  # do { ... } while (--n): no other form of do loop is counted
+            if isinstance(cond, c_ast.UnaryOp) and cond.op == "--" and nxt is None:
+                target = cond.expr
+                if isinstance(target, c_ast.ID):
+                    return target.name, 1, 1
+            return None, None, 0
+        if isinstance(cond, c_ast.UnaryOp) and cond.op == "p--" and isinstance(cond.expr, c_ast.ID):
+            rest.append(nxt)
+            return cond.expr.name, 1, 0
+        name, bound = None, 0
+        if isinstance(cond, c_ast.ID):
+            name = cond.name
+        elif isinstance(cond, c_ast.BinaryOp) and cond.op in (">", "<", ">=", "<=", "!="):
+            lhs, rhs, op = cond.left, cond.right, cond.op
+            if isinstance(rhs, c_ast.ID) and not isinstance(lhs, c_ast.ID):  # 3 < n: n > 3
+                lhs, rhs = rhs, lhs
+                op = {">": "<", "<": ">", ">=": "<=", "<=": ">="}.get(op, op)
+            c = _counter_bound(rhs)
+            if isinstance(lhs, c_ast.ID) and c is not None:
+                if op in (">", "!="):
+                    name, bound = lhs.name, c
+                elif op == ">=" and c >= 1:
+                    name, bound = lhs.name, c - 1
+        if name is None:
+            return None, None, 0
+        dec = nxt
+        if nxt is None:  # a while loop: the body's last statement
+            items = body_n.block_items if isinstance(body_n, c_ast.Compound) else None
+            if not items:
+                return None, None, 0
+            dec = items[-1]
+            rest[:] = [c_ast.Compound(items[:-1], body_n.coord)]
+        return name, self.decrement_of(name, dec), bound
 
     def decrement_of(self, name: str, n: c_ast.Node | None) -> int | None:
         if isinstance(n, c_ast.UnaryOp) and n.op in ("--", "p--"):
@@ -1134,6 +1156,17 @@ class _Function(_Calls):
                 return None
             return c if 0 < c < (1 << 31) else None
         return None
+
+
+def _counter_bound(n: c_ast.Node) -> int | None:
+    """A down counter's bound: an integer literal in 0..2^31-1."""
+    if not isinstance(n, c_ast.Constant) or n.type not in ("int", "unsigned int"):
+        return None
+    try:
+        c = _int_literal(n.value)[0]
+    except ValueError:
+        return None
+    return c if 0 <= c < (1 << 31) else None
 
 
 def _const_value(v: SSAValue | None) -> int | None:

@@ -63,6 +63,67 @@ class MatchResult:
         return [d for d in self.decisions if d.status == "matched"]
 
 
+LATENCY_CACHE = "latency"
+"""The :func:`aquas.cachedir.cache_dir` kind of :func:`cached_latencies`."""
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """A digest of the code the ISAX latencies depend on: every ``.py``/``.json`` file of
+    the installed ``aquas`` packages (scheduler, dialects, passes, operator library), and
+    the Python and xDSL versions (a few milliseconds)."""
+    import hashlib
+    import sys
+
+    import xdsl
+
+    import aquas
+    import aquas.dialects
+    import aquas.synth
+
+    h = hashlib.sha256(f"{sys.version_info[:2]} {xdsl.__version__}".encode())
+    for root in (*aquas.__path__, *aquas.synth.__path__, *aquas.dialects.__path__):
+        for f in sorted(Path(root).rglob("*")):
+            if f.suffix in (".py", ".json") and f.is_file():
+                h.update(f"{f.relative_to(root)}\0".encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def cached_latencies(
+    module: ModuleOp, clock_ns: float, mem_latency: int, bus_width: int = 32
+) -> dict[str, tuple[int, int]]:
+    """:func:`aquas.synth.flow.isax_latencies` of ``module`` (default operator library,
+    sharing, directive pipelining), kept in the user cache (``aquas.cachedir``, kind
+    ``latency``) under a digest of the printed module, the arguments and the code
+    (:func:`_code_fingerprint`): scheduling a spec takes 0.3-2 s, more than the matching
+    of a small file. A missing or unreadable entry is computed (and written) again."""
+    import hashlib
+    import json
+
+    from aquas.cachedir import cache_dir
+    from aquas.outdir import write_atomic
+
+    key = hashlib.sha256(
+        f"{_code_fingerprint()}\0{clock_ns!r}\0{mem_latency}\0{bus_width}\0{module}".encode()
+    ).hexdigest()
+    path = cache_dir(LATENCY_CACHE) / f"{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): (int(v[0]), int(v[1])) for k, v in data.items()}
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        pass
+    from aquas.synth.flow import isax_latencies
+
+    out = isax_latencies(module, clock_ns, mem_latency, bus_width=bus_width)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps({k: list(v) for k, v in out.items()}))
+    except (OSError, AquasError):
+        pass  # a read-only cache: computed every time
+    return out
+
+
 def load_patterns(
     spec: Path | str,
     clock_ns: float = 10.0,
@@ -70,6 +131,7 @@ def load_patterns(
     latencies: dict[str, tuple[int, int]] | None = None,
     *,
     prepared: tuple[ModuleOp, EncodingMap] | None = None,
+    cache: bool = False,
 ) -> tuple[aq.ExtensionOp, list[Pattern]]:
     """The patterns of a spec, re-encoded into the opcodes ``soc``'s core routes
     (:func:`aquas.reencode.spec_for_target`). Their latencies are ``latencies`` (ISAX ->
@@ -78,14 +140,21 @@ def load_patterns(
     ISAX sees on ``soc`` (response latency plus DMA setup). ``prepared``: that module and its
     map, when the caller already made them (the flow, so synthesis and the matcher see one
     module). An extension that cannot be re-encoded keeps its encodings; its unrouted ISAXs
-    carry the reason, which the matcher gives when it refuses them."""
-    from aquas.synth.flow import isax_latencies
+    carry the reason, which the matcher gives when it refuses them.
 
+    ``cache``: keep the scheduled latencies in the user cache (:func:`cached_latencies`;
+    ``aquas match`` does, so that a command line call does not schedule the spec again)."""
     target = soc if isinstance(soc, Target) else load_target(soc=soc)
     mem_latency = target.isax_mem_latency
     module, emap = prepared or spec_for_target(spec, target, strict=False)
     ext = find_extension(module)
+    if latencies is None and cache:
+        latencies = cached_latencies(
+            module, clock_ns, mem_latency, bus_width=target.isax_master.bus_width
+        )
     if latencies is None:
+        from aquas.synth.flow import isax_latencies
+
         latencies = isax_latencies(
             module, clock_ns, mem_latency, bus_width=target.isax_master.bus_width
         )

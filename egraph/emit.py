@@ -461,7 +461,7 @@ def _assigned(text: str) -> str:
 
 def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind: str) -> str:
     st = d.anchor.src if d.anchor is not None else None
-    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while"):
+    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while", "do"):
         raise EmitError("strip-mining needs a canonical for loop")
     if st.iv is None and st.counter is None:
         raise EmitError("strip-mining needs a loop index or a counter counted down")
@@ -492,12 +492,12 @@ def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind:
             fits2 = _last_iteration_runs(text(st.cond_span), iv, 2 * k - step)
         steps = [f"{iv} += {k}"]
         steps2 = [f"{iv} += {2 * k}"]
-    else:  # counted down (cstmt.down_counter): k more trips run from n >= k * s
-        n, dec = st.counter
+    else:  # counted down (cstmt.down_counter): k more trips run from n >= b + k * s
+        n, dec, bound = st.counter
         if n not in d.binding.walks:
             raise EmitError(f"the counter {n} is not moved by a constant per chunk")
-        fits = f"{n} >= {chunk * dec}"
-        fits2 = f"{n} >= {2 * chunk * dec}"
+        fits = f"{n} >= {bound + chunk * dec}"
+        fits2 = f"{n} >= {bound + 2 * chunk * dec}"
         steps, steps2 = [], []
     # the pointers and counters the loop walks, moved as the chunk's iterations move them
     for name, (delta, size) in sorted(d.binding.walks.items()):
@@ -522,7 +522,7 @@ def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind:
         else:
             ty = _ctype_of(cf, d.liveout).c_name()
             out.append(f"        {d.liveout} += ({ty}){call};")
-    if remainder and st.kind == "while":
+    if remainder and st.kind in ("while", "do"):
         out.append("    " + whole.strip().replace("\n", "\n    "))
     elif remainder:
         out.append(f"    for (; {text(st.cond_span)}; {text(st.step_span)})")

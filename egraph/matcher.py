@@ -112,6 +112,18 @@ from aquas.target import OPCODE_NAMES, Target, load_target
 # ---------------------------------------------------------------------------------------
 
 
+def _held_mask(t: Term) -> int | None:
+    """``m`` when ``t == t & m`` by its form: ``s & m`` for a constant ``m``, or a zero
+    extension (``m`` its source's bits)."""
+    if t.op == "and":
+        for c in t.args:
+            if c.op == "const":
+                return int(c.val) & ((1 << t.w) - 1)
+    if t.op == "zext" and int(t.val) < t.w:
+        return (1 << int(t.val)) - 1
+    return None
+
+
 def _software_work(nodes: Sequence[Term]) -> Effects:
     """What a register pattern's replaced computation costs in software: its operations,
     multiplications and divisions (the operands' own computation is not in ``nodes``)."""
@@ -298,7 +310,7 @@ class Matcher(BindingChecks):
             if isinstance(loop, scf.ForOp):
                 lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
             else:  # counted down by a scalar (cstmt.down_counter): from its initial value
-                name, dec = counter_of(anchor)
+                name, dec, bound = counter_of(anchor)
                 j = carried_names(fn, loop).index(name)
                 lb, ub, step = const(32, 0), ex.get(loop.arguments[j]), const(32, dec)
         except (Unsupported, ValueError):
@@ -311,9 +323,11 @@ class Matcher(BindingChecks):
         if lb.op == "const" and ub.op == "const":
             trips = max(0, (int(ub.val) - int(lb.val) + int(step.val) - 1) // int(step.val))
             if isinstance(loop, scf.WhileOp):
-                v = to_signed(int(ub.val), ub.w)
-                # n != 0 from a value the step does not divide never stops: not counted
+                v = to_signed(int(ub.val), ub.w) - bound
+                # n != b from a value the step does not divide never stops: not counted
                 trips = (v + int(step.val) - 1) // int(step.val) if v > 0 else 0
+                if getattr(anchor.src, "kind", "") == "do":  # one trip before any test
+                    trips = trips + 1 if v >= 0 else 1  # (from 0, --n wraps: not chunked)
         # bytes the ISAX reads per base vs bytes one loop iteration reads
         isax_bytes = sum(a.width // 8 for a in p.fx.reads)
         if id(loop) not in self.shapes:
@@ -873,6 +887,25 @@ class Matcher(BindingChecks):
                 if name is not None and isinstance(v, OpResult) and v.op not in inside:
                     return var(name, width_of(v.type))
                 return outer(v)
+
+        else:  # a local holding a mask of a value no variable holds (x = *a++ & 0xffff)
+            computed = resolve
+
+            def resolve(v: SSAValue) -> Term:
+                t = computed(v)
+                name = fn.names.get(v)
+                if name is None or not isinstance(v, OpResult) or v.op in inside:
+                    return t
+                mask = _held_mask(t)
+                if mask is None or not any(
+                    x.op == "var" and str(x.val).startswith("%") for x in walk(t)
+                ):
+                    return t
+                # the local is the value (x == t == t & mask): an operand the call site
+                # names, and the bits the mask clears stay known to be clear
+                x = var(name, t.w)
+                self.values.setdefault(x, set()).add(v)
+                return binop("and", x, const(t.w, mask))
 
         ex = Executor(resolve=resolve, budget=self.opt.budget, shared=self.shared)
         for op in st.ops:

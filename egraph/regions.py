@@ -122,8 +122,9 @@ def loop_of(st: AppStmt) -> Operation | None:
     return next((op for op in st.ops if isinstance(op, scf.ForOp | scf.WhileOp)), None)
 
 
-def counter_of(st: AppStmt) -> tuple[str, int]:
-    """The down counter of a loop statement (C input; cstmt.down_counter)."""
+def counter_of(st: AppStmt) -> tuple[str, int, int]:
+    """The down counter of a loop statement (C input; cstmt.down_counter): its name, step
+    and bound."""
     c = getattr(st.src, "counter", None)
     if c is None:
         raise ValueError("not a loop counted down")

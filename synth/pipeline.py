@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from aquas.diagnostics import AquasError
+from aquas.diagnostics import AquasError, check_clock
 from aquas.synth.flow import SynthResult, synthesize
 from aquas.synth.oplib import OperatorLibrary
 
@@ -44,14 +44,6 @@ CLOSURE_ROUNDS = 4
 CLOSURE_SCHEDULES = 12
 CLOSURE_MARGIN = 1.03
 CLOSURE_STEP = 1.1
-
-
-def check_clock(clock_ns: float, what: str = "--clock-ns") -> None:
-    """A usable clock period: finite and positive (NaN and infinity compare oddly)."""
-    import math
-
-    if not math.isfinite(clock_ns) or clock_ns <= 0:
-        raise AquasError(f"{what} must be a finite positive number of ns, got {clock_ns}")
 
 
 def synthesize_unit(

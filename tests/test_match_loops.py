@@ -1165,3 +1165,199 @@ def test_accumulator_isax_over_a_pointer_walk_runs_on_the_iss(tmp_path: Path) ->
         acc = sum(s[x + k] * s[y + k] for k in range(n))
         expected += " ".join(f"{v & M32:x}" for v in (acc, s[x + n], s[y + n], -1)) + "\n"
     assert _iss_outputs(res, DOT8, new, DOT8_MAIN, tmp_path) == [expected, expected]
+
+
+# -- counters tested against a bound, do { } while (--n), masked locals ------------------
+
+BOUND = """#include <stdint.h>
+
+int32_t dot_do_n(const int16_t *a, const int16_t *b, unsigned n, int32_t *out)
+{
+    int32_t acc = 0;
+    do {
+        acc += *a++ * *b++;
+    } while (--n);
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = (int32_t)n;
+    return acc;
+}
+
+int32_t dot_above(const int16_t *a, const int16_t *b, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    while (n > 3) {
+        acc += *a++ * *b++;
+        n--;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = n;
+    return acc;
+}
+
+int32_t dot_ge(const int16_t *a, const int16_t *b, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    for (; n >= 4; n -= 1) {
+        acc += *a * *b;
+        a++;
+        b++;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = n;
+    return acc;
+}
+"""
+
+BOUND_NS = (1, 3, 4, 17, 19, 20, 35)
+BOUND_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot_do_n(const int16_t *a, const int16_t *b, unsigned n, int32_t *out);
+int32_t dot_above(const int16_t *a, const int16_t *b, int n, int32_t *out);
+int32_t dot_ge(const int16_t *a, const int16_t *b, int n, int32_t *out);
+static int16_t s[128];
+static int32_t o[3];
+static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]); }
+"""
+    + RNG_C
+    + """int main(void)
+{
+    static const int ns[] = {"""
+    + ", ".join(map(str, BOUND_NS))
+    + """};
+    for (int i = 0; i < 128; i++) s[i] = (int16_t)rnd();
+    for (int k = 0; k < """
+    + str(len(BOUND_NS))
+    + """; k++) {
+        show(dot_do_n(s + 1, s + 60, (unsigned)ns[k], o));
+        show(dot_above(s + 4, s + 80, ns[k], o));
+        show(dot_ge(s + 9, s + 41, ns[k], o));
+    }
+    return 0;
+}
+"""
+)
+
+
+def test_counters_with_a_bound_and_do_while_are_strip_mined(tmp_path: Path) -> None:
+    """``do { } while (--n)`` with a run-time n (the first trip runs before any test: the
+    chunks run while n > 16, so the original loop still starts from n >= 1), and counters
+    tested against a bound other than 0 (``while (n > 3)``, ``for (; n >= 4; n -= 1)``:
+    the chunks run while n >= 3 + 16): vdot16 chunks, the original loop for the rest, the
+    final pointers and counters observed on the ISS."""
+    res = _match(tmp_path, BOUND, DSP)
+    got = {d.function: d for d in res.matched}
+    assert sorted(got) == ["dot_above", "dot_do_n", "dot_ge"]
+    for d in got.values():
+        assert d.isax == "vdot16" and d.binding is not None and d.binding.chunk == 16
+        assert d.binding.walks == {"a": (16, 2), "b": (16, 2), "n": (-16, 0)}
+    new = _checked(res)
+    assert (
+        new.count("acc += (int32_t)aquas_vdot16((uint32_t)(uintptr_t)a, (uint32_t)(uintptr_t)b);")
+        == 3
+    )
+    assert "for (; n >= 17; a += 16, b += 16, n -= 16)\n" in new  # do-while: n > 16
+    assert new.count("for (; n >= 19; a += 16, b += 16, n -= 16)\n") == 2  # n > 3, n >= 4
+    assert "        } while (--n);\n    }" in new  # the original loops do the rest
+    assert "        while (n > 3) {\n" in new
+    assert "    for (; n >= 4; n -= 1)\n" in new
+    s = [_s(v, 16) for v in _lcg(128)]
+
+    def line(a: int, b: int, trips: int, left: int) -> str:
+        acc = sum(s[a + k] * s[b + k] for k in range(trips))
+        return " ".join(f"{v & M32:x}" for v in (acc, s[a + trips], s[b + trips], left)) + "\n"
+
+    expected = ""
+    for n in BOUND_NS:  # do-while: n trips, n ends at 0; the others n - 3 trips, end at 3
+        expected += line(1, 60, n, 0)
+        expected += line(4, 80, max(0, n - 3), min(n, 3))
+        expected += line(9, 41, max(0, n - 3), min(n, 3))
+    assert _iss_outputs(res, BOUND, new, BOUND_MAIN, tmp_path) == [expected, expected]
+
+
+MASKED = """#include <stdint.h>
+
+void mul_masked(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    while (n--) {
+        uint32_t x = *a++ & 0xffff;
+        uint32_t y = *b++ & 0xffff;
+        *r++ = (x * y) % 3329;
+    }
+}
+
+void mul_masked_idx(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t x = a[i] & 0xfff;
+        uint32_t y = (uint16_t)b[i];
+        r[i] = (x * y) % 3329;
+    }
+}
+
+void mul_masked_near(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t x = a[i] & 0x1ffff;
+        uint32_t y = b[i] & 0xffff;
+        r[i] = (x * y) % 3329;
+    }
+}
+"""
+
+MASKED_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+void mul_masked(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
+void mul_masked_idx(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
+void mul_masked_near(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
+static uint32_t a[24], b[24], r[24];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int i = 0; i < 24; i++) a[i] = rnd();
+    for (int i = 0; i < 24; i++) b[i] = rnd();
+    mul_masked(r, a, b, 20);
+    mul_masked_idx(r + 20, a + 3, b + 7, 2);
+    mul_masked_near(r + 22, a + 5, b + 1, 2);
+    for (int i = 0; i < 24; i++) printf("%x ", (unsigned)r[i]);
+    printf("\\n");
+    return 0;
+}
+"""
+)
+
+
+def test_masked_locals_of_walked_loads_are_register_operands(tmp_path: Path) -> None:
+    """``x = *a++ & 0xffff; ... (x * y) % q``: the local holds a value computed from a load
+    no variable holds; it is the operand (the ISAX reads its low 16 bits, which the mask
+    leaves as they are), the proof sees ``x & 0xffff``. A 17-bit mask is not modmul_q."""
+    res = _match(tmp_path, MASKED, KYBER)
+    got = {d.function: d for d in res.matched}
+    assert sorted(got) == ["mul_masked", "mul_masked_idx"]
+    for d in got.values():
+        assert d.isax == "modmul_q" and d.binding is not None and d.store
+    assert got["mul_masked"].binding is not None
+    assert got["mul_masked"].binding.regs == {"rs1": var("y", 32), "rs2": var("x", 32)}
+    # the proof knows x's bits above the mask are clear, not that x is the mask of itself:
+    # the 12-bit local is the computed operand x & 0xfff (the same value)
+    assert got["mul_masked_idx"].binding is not None
+    assert got["mul_masked_idx"].binding.regs == {
+        "rs1": var("y", 32),
+        "rs2": binop("and", var("x", 32), const(32, 0xFFF)),
+    }
+    new = _checked(res)
+    assert new.count("r[i] = (x * y) % 3329;") == 1  # the 17-bit mask stays in software
+    assert "*r++ = aquas_modmul_q((uint32_t)y, (uint32_t)x);" in new
+    assert "r[i] = aquas_modmul_q((uint32_t)y, (uint32_t)((uint32_t)x & 4095u));" in new
+    vals = _lcg(48)
+    a, b = vals[:24], vals[24:]
+    r = [((a[k] & 0xFFFF) * (b[k] & 0xFFFF)) % 3329 for k in range(20)]
+    r += [((a[3 + k] & 0xFFF) * (b[7 + k] & 0xFFFF)) % 3329 for k in range(2)]
+    r += [((a[5 + k] & 0x1FFFF) * (b[1 + k] & 0xFFFF) & M32) % 3329 for k in range(2)]
+    expected = " ".join(f"{v:x}" for v in r) + " \n"
+    assert _iss_outputs(res, MASKED, new, MASKED_MAIN, tmp_path) == [expected, expected]

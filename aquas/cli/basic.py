@@ -9,11 +9,9 @@ import json
 import sys
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
 
 from aquas.cli.common import (
     err,
@@ -26,10 +24,16 @@ from aquas.cli.common import (
     write_atomic,
 )
 from aquas.diagnostics import AquasError
-from aquas.dialects import aquas as aq
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from aquas.dialects import aquas as aq
 
 
 def interface_style(isax: aq.IsaxOp) -> str:
+    from aquas.dialects import aquas as aq
+
     kinds = []
     ops = list(isax.body.walk())
     if any(isinstance(o, aq.BurstReadOp | aq.BurstWriteOp) for o in ops):
@@ -41,9 +45,6 @@ def interface_style(isax: aq.IsaxOp) -> str:
     return "+".join(kinds)
 
 
-OPCODE_NAMES = {v: k for k, v in aq.CUSTOM_OPCODES.items()}
-
-
 # ---------------------------------------------------------------------------------------
 # Commands
 # ---------------------------------------------------------------------------------------
@@ -53,8 +54,12 @@ OPCODE_NAMES = {v: k for k, v in aq.CUSTOM_OPCODES.items()}
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 def check(files: tuple[Path, ...]) -> None:
     """Parse and verify spec files; print their ISAXs and encodings."""
+    from rich.table import Table
+
+    from aquas.dialects import aquas as aq
     from aquas.spec.frontend import lower_spec_file
 
+    opcode_names = {v: k for k, v in aq.CUSTOM_OPCODES.items()}
     table = Table(title="ISAXs")
     for col in (
         "file",
@@ -86,7 +91,7 @@ def check(files: tuple[Path, ...]) -> None:
                 str(f),
                 ext.sym_name.data,
                 isax.sym_name.data,
-                OPCODE_NAMES.get(isax.opcode_value, str(isax.opcode_value)),
+                opcode_names.get(isax.opcode_value, str(isax.opcode_value)),
                 str(isax.funct3_value),
                 f"{isax.funct7_value:#09b}",
                 ",".join(isax.used) or "-",
@@ -142,6 +147,8 @@ def opt(
 
 
 def _run_pipeline(module: ModuleOp, pipeline: str) -> None:
+    from xdsl.utils.exceptions import ArgSpecParseError, VerifyException
+
     from aquas.passes import PASSES, parse_pipeline
 
     try:

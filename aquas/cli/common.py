@@ -14,20 +14,19 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
-from rich.console import Console
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError, VerifyException
 
-from aquas.context import make_context
 from aquas.diagnostics import AquasError, SourceLoc, read_source
 from aquas.outdir import write_atomic
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.utils.exceptions import ParseError
+
     from aquas.target import Target
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,11 +54,42 @@ BUG_HINT = (
     "(rerun with --debug for the traceback)"
 )
 
-# Wide fixed width when piped, so tables stay readable in logs and CI output.
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-err = Console(
-    stderr=True, highlight=False, soft_wrap=True, width=None if sys.stderr.isatty() else 160
-)
+
+class _LazyConsole:
+    """A :class:`rich.console.Console` made on first use: importing rich costs a tenth of
+    a second that ``aquas --help`` and the commands that print no table need not pay."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def _get(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            stream = sys.stderr if self._stderr else sys.stdout
+            # wide fixed width when piped, so tables stay readable in logs and CI output
+            self._console = Console(
+                stderr=self._stderr,
+                highlight=False,
+                soft_wrap=True,
+                width=None if stream.isatty() else 160,
+            )
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._get(), name)
+
+
+out = cast("Console", _LazyConsole(stderr=False))
+err = cast("Console", _LazyConsole(stderr=True))
+
+
+def make_context() -> Context:
+    """The xDSL context with every aquas dialect (:func:`aquas.context.make_context`)."""
+    from aquas.context import make_context
+
+    return make_context()
 
 
 # ---------------------------------------------------------------------------------------
@@ -69,7 +99,7 @@ err = Console(
 
 def soc_option(help: str) -> Callable[[F], F]:
     """``--soc NAME``: one of the target descriptors, the primary SoC by default."""
-    from aquas.target import DEFAULT, target_names
+    from aquas.socs import DEFAULT, target_names
 
     return click.option(
         "--soc", type=click.Choice(target_names()), default=DEFAULT, show_default=True, help=help
@@ -90,7 +120,7 @@ def clock_option() -> Callable[[F], F]:
 def resolve_clock_ns(clock_ns: float | None, target: Target) -> float:
     """``--clock-ns`` checked, or the target's default clock, said on stderr with its source."""
     from aquas.area import resolve_clock
-    from aquas.synth.pipeline import check_clock
+    from aquas.diagnostics import check_clock
 
     if clock_ns is not None:
         check_clock(clock_ns)
@@ -101,6 +131,8 @@ def resolve_clock_ns(clock_ns: float | None, target: Target) -> float:
 
 
 def print_ir(module: ModuleOp, debuginfo: bool = False) -> str:
+    from xdsl.printer import Printer
+
     buf = io.StringIO()
     Printer(stream=buf, print_debuginfo=debuginfo).print_op(module)
     return buf.getvalue() + "\n"
@@ -112,6 +144,9 @@ def load_module(path: Path) -> ModuleOp:
         from aquas.spec.frontend import lower_spec_file
 
         return lower_spec_file(path)
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError, VerifyException
+
     text = read_source(path, "input")
     try:
         module = Parser(make_context(), text, str(path)).parse_module()

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import click
-from rich.table import Table
 
 from aquas.cli.common import err, out, soc_option, write_atomic
 from aquas.diagnostics import AquasError, read_source
@@ -66,13 +65,15 @@ def match(
     json_path: Path | None,
 ) -> None:
     """Match ISAX semantics in C or MLIR code (e-graph) and rewrite matched regions."""
+    from rich.table import Table
+
+    from aquas.diagnostics import check_clock
     from aquas.egraph.driver import load_patterns, match_file
     from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
     from aquas.egraph.matcher import Options
     from aquas.reencode import spec_for_target
     from aquas.runtime.build import runtime_include_dirs
     from aquas.runtime.header import write_header
-    from aquas.synth.pipeline import check_clock
     from aquas.target import load_target
 
     check_clock(clock_ns)
@@ -92,7 +93,7 @@ def match(
             f"  (synthesize the unit with `aquas synth --reencode-for {soc}` to match)",
             markup=False,
         )
-    pats = load_patterns(spec, clock_ns, soc, prepared=prepared)
+    pats = load_patterns(spec, clock_ns, soc, prepared=prepared, cache=True)
     # after the caller's directories, the runtime's (aquas_rt.h, aquas_platform.h), as
     # build_program gives them to the compiler
     include_dirs = (*include_dirs, *runtime_include_dirs(soc))

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import click
-from rich.table import Table
 
 from aquas.cli.common import clock_option, out, resolve_clock_ns, soc_option
 
@@ -57,6 +56,8 @@ def model(
     choice ``aquas synth --interface`` makes on the same target. See
     docs/memory-model.md. Exit status 2 for bad input.
     """
+    from rich.table import Table
+
     from aquas.cli.common import load_module
     from aquas.model.formulas import MemParams
     from aquas.model.plans import choose_plan

@@ -69,7 +69,7 @@ def _run(
         raise AquasError(f"--jobs must be at least 1, got {jobs}")
     project = load_project(project_file)
     if clock_ns is not None:
-        from aquas.synth.pipeline import check_clock
+        from aquas.diagnostics import check_clock
 
         check_clock(clock_ns, "--clock-ns")
         project = dataclasses.replace(project, clock_ns=clock_ns)

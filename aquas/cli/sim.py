@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from aquas.cli.common import soc_option
-from aquas.target import load_target
 
 
 @click.command(name="sim")
@@ -75,6 +74,7 @@ def _sim(
     from aquas.diagnostics import AquasError
     from aquas.sim.builder import build
     from aquas.sim.runner import run
+    from aquas.target import load_target
 
     plat = load_target(platform, soc=soc)
     if vcd is not None and not _writable(vcd):

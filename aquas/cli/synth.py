@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
 from aquas.cli.common import clock_option, err, out, resolve_clock_ns, soc_option
 from aquas.diagnostics import AquasError
-from aquas.target import Target
+
+if TYPE_CHECKING:
+    from aquas.target import Target
 
 
 @click.command()
@@ -150,6 +152,8 @@ def synth(
     (docs/cli.md). Nothing is written unless every requested check passes (lint warnings
     are reported, not fatal; a co-simulation mismatch is).
     """
+    from rich.table import Table
+
     from aquas.interpreter import find_extension
     from aquas.outdir import OutputDir, check_name
     from aquas.reencode import Encoding, spec_for_target

@@ -16,11 +16,25 @@ _GRAMMAR = Path(__file__).with_name("isax.lark")
 
 @functools.cache
 def _parser() -> lark.Lark:
+    """The LALR parser of the grammar. Building its tables takes about 0.3 s, more than
+    lowering a spec; Lark keeps them in the user cache (``aquas.cachedir``, kind
+    ``lark``), checked against a digest of the grammar, the options and Lark's version,
+    and rebuilds them when the entry is missing, stale or unreadable."""
+    from aquas.cachedir import cache_dir
+
+    cache: str | bool = False
+    try:
+        folder = cache_dir("lark")
+        folder.mkdir(parents=True, exist_ok=True)
+        cache = str(folder / "isax-grammar.cache")
+    except OSError:
+        pass  # no usable cache directory: build the tables every time
     return lark.Lark(
         _GRAMMAR.read_text(),
         parser="lalr",
         propagate_positions=True,
         maybe_placeholders=True,
+        cache=cache,
     )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from aquas.diagnostics import AquasError, parse_toml, read_source
+from aquas.socs import DEFAULT, target_names
 from aquas.target.schema import CUSTOM_OPCODES, OPCODE_NAMES, Target
 
 __all__ = [
@@ -37,20 +38,9 @@ __all__ = [
     "target_names",
 ]
 
-DEFAULT = "vexriscv"
-
 
 def _descriptors() -> resources.abc.Traversable:
     return resources.files("aquas.target") / "descriptors"
-
-
-@functools.cache
-def target_names() -> tuple[str, ...]:
-    """The built-in SoCs, the default one first."""
-    names = sorted(
-        e.name.removesuffix(".toml") for e in _descriptors().iterdir() if e.name.endswith(".toml")
-    )
-    return (DEFAULT, *(n for n in names if n != DEFAULT))
 
 
 @functools.cache
