@@ -584,21 +584,26 @@ class Flow:
         """The core's generic Yosys figures (as before), and, with the tools installed, the
         unit's and the core's cell area and critical path on the cell library
         (aquas.area: one method for both; the core's figures are cached per core)."""
-        from aquas.area import core_figures, unit_figures
+        from aquas.area import core_figures, progress_printer, unit_figures
         from aquas.sim.builder import core_rtl
         from aquas.synth.sta import tools_available
         from aquas.synth.yosys import measure
 
         t = self.platform
         res: dict[str, Any] = {"core": t.core.module, "unit_sta": None, "core_sta": None}
+        say = lambda m: self.console.print(m, markup=False)  # noqa: E731
         if tools_available():
-            say = lambda m: self.console.print(m, markup=False)  # noqa: E731
             res["unit_sta"] = unit_figures(unit_v, unit, self.clock_ns, say).as_dict()
             core_sta = core_figures(t, say)
             res["core_sta"] = core_sta.as_dict() if core_sta else None
         if t.core.area_unmeasured:  # reported as "not measured", with the reason
             return res | {"yosys": None, "reason": t.core.area_unmeasured}
-        fig = measure(core_rtl(t), t.core.module, params=core_params(t))
+        fig = measure(
+            core_rtl(t),
+            t.core.module,
+            params=core_params(t),
+            progress=progress_printer(say, f"logic depth of {t.core.module}"),
+        )
         (d / "core.json").write_text(
             json.dumps({"yosys": fig.as_dict(), "sta": res["core_sta"]}, indent=2) + "\n"
         )

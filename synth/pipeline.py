@@ -111,9 +111,16 @@ def synthesize_unit(
 
         result.lint_warnings = run_lint(result.synth.verilog_path)
     if yosys:
+        from aquas.area import progress_printer
         from aquas.synth.yosys import measure
 
-        fig = measure(result.synth.verilog_path, result.synth.unit.name)  # cached by content
+        unit = result.synth.unit.name
+        say = args["progress"] or (lambda _m: None)
+        fig = measure(  # cached by content
+            result.synth.verilog_path,
+            unit,
+            progress=progress_printer(say, f"logic depth of {unit}"),
+        )
         depth_ns = fig.depth * lib.ns_per_level
         result.yosys = fig.as_dict() | {
             "depth_ns": round(depth_ns, 3),

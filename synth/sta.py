@@ -287,7 +287,9 @@ def _key(files: list[Path], top: str, chparams: str, clock_ns: float, lib: Path)
     return h.hexdigest()[:24]
 
 
-def _run(cmd: list[str], what: str, timeout: int, progress: Callable[[float], None] | None) -> str:
+def run_tool(
+    cmd: list[str], what: str, timeout: int, progress: Callable[[float], None] | None
+) -> str:
     """Run ``cmd``; call ``progress(seconds)`` every PROGRESS_INTERVAL_S while it runs."""
     done = threading.Event()
     t0 = time.perf_counter()
@@ -387,7 +389,7 @@ def _map_and_time(
             netlist=d / "netlist.v",
         )
         (d / "map.ys").write_text(script)
-        _run(
+        run_tool(
             [yosys, "-q", "-s", str(d / "map.ys")],
             f"yosys (mapping {top} onto {LIBRARY_NAME})",
             timeout,
@@ -416,7 +418,7 @@ def _map_and_time(
                 lib=lib, netlist=d / "netlist.v", top=top, clock=clock, load=OUTPUT_LOAD_PF
             )
         )
-        out = _run(
+        out = run_tool(
             [sta, "-no_splash", "-exit", str(d / "sta.tcl")],
             f"OpenSTA (timing {top})",
             timeout,

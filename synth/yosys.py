@@ -13,13 +13,14 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from aquas.cachedir import cache_dir as default_cache_dir
 from aquas.diagnostics import AquasError
+from aquas.synth.sta import run_tool
 
 # SRAM scratchpad banks (synth/sram.py) are black boxes with registered read data: they are
 # cut out before the longest-path search, so paths end at their inputs and start at their
@@ -79,9 +80,11 @@ def measure(
     cache_dir: Path | None = None,
     timeout: int = 1800,
     params: dict[str, int] | None = None,
+    progress: Callable[[str, float], None] | None = None,
 ) -> YosysFigures:
     """Figures of module ``top`` (with its ``params`` overridden, e.g. a core as the SoC
-    configures it), cached by the content of every input."""
+    configures it), cached by the content of every input. ``progress(step, seconds)`` is
+    called while Yosys runs (``aquas.area.progress_printer``)."""
     files = [verilog] if isinstance(verilog, Path) else list(verilog)
     chparams = "".join(f"chparam -set {k} {v} {top}; " for k, v in sorted((params or {}).items()))
     h = hashlib.sha256(SCRIPT.encode() + top.encode() + chparams.encode())
@@ -97,14 +100,12 @@ def measure(
         stat_f, ltp_f = Path(tmp) / "stat.txt", Path(tmp) / "ltp.txt"
         reads = "; ".join(f"read_verilog -sv {f.resolve()}" for f in files)
         script = reads + "; " + chparams + SCRIPT.format(top=top, stat=stat_f, ltp=ltp_f)
-        try:
-            proc = subprocess.run(
-                [exe, "-q", "-p", script], capture_output=True, text=True, timeout=timeout
-            )
-        except subprocess.TimeoutExpired:
-            raise AquasError(f"yosys did not finish within {timeout} s on {top}") from None
-        if proc.returncode != 0:
-            raise AquasError(f"yosys failed on {top}:\n{(proc.stderr or proc.stdout)[-2000:]}")
+        run_tool(
+            [exe, "-q", "-p", script],
+            f"yosys (logic depth of {top})",
+            timeout,
+            (lambda s: progress("yosys", s)) if progress else None,
+        )
         cells, flops = parse_stat(stat_f.read_text())
         depth = parse_ltp(ltp_f.read_text())
     fig = YosysFigures(cells=cells, flops=flops, gates=cells - flops, depth=depth)
