@@ -1,10 +1,34 @@
 /* Kernels of the point-cloud ICP case study: plain C, in the subset of the matcher's C
- * frontend (docs/c-subset.md).  The first four compute exactly what v3ddist, vmaxarg,
- * vcovmat3d and vgemv4 (pointcloud.isax) compute; the rest stay in software.
+ * frontend (docs/c-subset.md).  icp_nearest, icp_block_dist, icp_block_scatter and
+ * icp_mat4_vec compute exactly what vnearest, v3ddist, vcovmat3d and vgemv4
+ * (pointcloud.isax) compute; the rest stay in software.
  * Blocks are 16 points = 48 int32_t words (x, y, z interleaved). */
 #include <stdint.h>
 
 #include "icp_kernels.h"
+
+static inline uint32_t dist2(const int32_t *a, const int32_t *b)
+{
+    int32_t dx = a[0] - b[0];
+    int32_t dy = a[1] - b[1];
+    int32_t dz = a[2] - b[2];
+    return (uint32_t)(dx * dx + dy * dy + dz * dz);
+}
+
+/* vnearest: a linear scan; the strict '<' keeps the first nearest point. */
+int icp_nearest(const int32_t *restrict p, const int32_t *restrict cloud)
+{
+    uint32_t best = UINT32_MAX;
+    int best_j = 0;
+    for (int j = 0; j < ICP_POINTS; j++) {
+        uint32_t d = dist2(p, &cloud[3 * j]);
+        if (d < best) {
+            best = d;
+            best_j = j;
+        }
+    }
+    return best_j;
+}
 
 /* v3ddist: b[48 + i] = |a_i - b_i|^2, returns the sum of the 16 distances. */
 uint32_t icp_block_dist(const int32_t *restrict a, int32_t *restrict b)
@@ -19,21 +43,6 @@ uint32_t icp_block_dist(const int32_t *restrict a, int32_t *restrict b)
         total += d;
     }
     return total;
-}
-
-/* vmaxarg: running maximum; the strict '>' keeps the first occurrence on ties. */
-uint32_t icp_block_argmax(const int32_t *restrict v, int32_t *restrict out)
-{
-    int32_t best = v[0];
-    uint32_t best_i = 0;
-    for (int i = 1; i < 16; i++) {
-        if (v[i] > best) {
-            best = v[i];
-            best_i = i;
-        }
-    }
-    *out = best;
-    return best_i;
 }
 
 /* vcovmat3d: scatter matrix of p about the centre c[0..2], six int64 sums written as
@@ -89,19 +98,9 @@ void icp_mat4_vec(const int32_t *restrict m, int32_t *restrict y)
 
 /* ---- software helpers --------------------------------------------------------------- */
 
-void icp_broadcast(int32_t *restrict q, int32_t x, int32_t y, int32_t z)
+uint32_t icp_dist2(const int32_t *a, const int32_t *b)
 {
-    for (int i = 0; i < 16; i++) {
-        q[3 * i] = x;
-        q[3 * i + 1] = y;
-        q[3 * i + 2] = z;
-    }
-}
-
-void icp_negate16(const int32_t *restrict d, int32_t *restrict s)
-{
-    for (int i = 0; i < 16; i++)
-        s[i] = -d[i];
+    return dist2(a, b);
 }
 
 void icp_block_sum(const int32_t *restrict p, int32_t *restrict sum)

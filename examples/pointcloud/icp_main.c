@@ -5,10 +5,10 @@
  * source rotated by about 5 degrees (z) and -3 degrees (x), translated, perturbed by a
  * little noise and shuffled.  Each iteration
  *
- *   region 1  nearest neighbour  for every source point: squared distances to the target
- *                                in 16-point blocks (icp_block_dist ~ v3ddist), negated,
- *                                arg-max per block (icp_block_argmax ~ vmaxarg); the
- *                                matched target points are gathered block-wise
+ *   region 1  nearest neighbour  for every source point: the nearest target point by a
+ *                                linear scan (icp_nearest ~ vnearest), its squared
+ *                                distance; the matched target points are gathered
+ *                                block-wise
  *   region 2  covariance         centroids of both clouds, scatter matrix of the source
  *                                about its centroid (icp_block_scatter ~ vcovmat3d) and the
  *                                cross term sum (p - cp) x (q - cq) (software)
@@ -30,7 +30,7 @@
 #include "aquas_rt.h"
 #include "icp_kernels.h"
 
-#define N_POINTS 64
+#define N_POINTS ICP_POINTS
 #define N_BLOCKS (N_POINTS / ICP_BLOCK)
 #define N_ITER 4
 #define Q 14 /* fixed-point fraction bits of rotations and of the transform matrix */
@@ -49,8 +49,6 @@ static int32_t truth[N_POINTS * 3];                             /* true position
 static int32_t tgt[N_POINTS * 3] __attribute__((aligned(8)));   /* fixed cloud */
 /* Per block: 16 matched target points (48 words), then 16 residual distances. */
 static int32_t match[N_BLOCKS * 64] __attribute__((aligned(8)));
-static int32_t query[64] __attribute__((aligned(8)));  /* 16 copies of one point + distances */
-static int32_t score[16] __attribute__((aligned(8)));
 static int32_t cov[16] __attribute__((aligned(8)));    /* centre, pad, 6 x int64 sums */
 static int32_t gemv[20] __attribute__((aligned(8)));   /* 4x4 transform + (x, y, z, 1) */
 static int32_t gout[4] __attribute__((aligned(8)));
@@ -146,24 +144,13 @@ int main(void)
         AQUAS_REGION_BEGIN(1);
         uint32_t nn_err = 0;
         for (int i = 0; i < N_POINTS; i++) {
-            icp_broadcast(query, src[3 * i], src[3 * i + 1], src[3 * i + 2]);
-            int32_t best = 0;
-            int best_j = 0;
-            for (int b = 0; b < N_BLOCKS; b++) {
-                int32_t m;
-                icp_block_dist(&tgt[3 * ICP_BLOCK * b], query);
-                icp_negate16(&query[ICP_BLOCK_WORDS], score);
-                int j = (int)icp_block_argmax(score, &m);
-                if (b == 0 || m > best) { /* strict: the first nearest point wins */
-                    best = m;
-                    best_j = ICP_BLOCK * b + j;
-                }
-            }
-            nn_err += (uint32_t)-best;
+            const int32_t *p = &src[3 * i];
+            const int32_t *q = &tgt[3 * icp_nearest(p, tgt)];
+            nn_err += icp_dist2(p, q);
             int32_t *dst = &match[64 * (i / ICP_BLOCK) + 3 * (i % ICP_BLOCK)];
-            dst[0] = tgt[3 * best_j];
-            dst[1] = tgt[3 * best_j + 1];
-            dst[2] = tgt[3 * best_j + 2];
+            dst[0] = q[0];
+            dst[1] = q[1];
+            dst[2] = q[2];
         }
         AQUAS_REGION_END(1);
 
