@@ -36,7 +36,18 @@ from aquas.egraph.soundness import (
     pieces,
     where,
 )
-from aquas.egraph.terms import Term, binop, cast, linear, show, substitute, var
+from aquas.egraph.terms import (
+    Linear,
+    Term,
+    binop,
+    cast,
+    linear,
+    linear_term,
+    show,
+    substitute,
+    var,
+    walk,
+)
 from aquas.target import DEFAULT as DEFAULT_SOC
 from aquas.target import Target
 
@@ -61,6 +72,7 @@ class RegionFx:
         self, fx: Effects, liveouts: dict[SSAValue | None, Term], inits: list[Term]
     ) -> None:
         self.fx, self.liveouts, self.inits = fx, liveouts, inits
+        self.outs: list[Term] = []  # a chunk: the anchor loop's carried values after it
         self.groups = groups(fx.reads + fx.writes)
         self.reads = dedup(fx.reads)
         self.read_bytes = sum(a.width // 8 for a in self.reads)
@@ -130,11 +142,24 @@ class BindingChecks:
         }
         # a global's address is a constant the call site names (``(uint32_t)(uintptr_t)g``)
         callable_names |= global_names(fn)
+        regs = b.regs
         if b.chunk is not None:
             loop = loop_of(anchor)
-            assert isinstance(loop, scf.ForOp)
-            callable_names.add(iv_name(fn, loop))
-        for r, t in b.regs.items():
+            if isinstance(loop, scf.ForOp):
+                callable_names.add(iv_name(fn, loop))
+            # a variable the chunks move is, where the call goes, at its value at the
+            # chunk's start: ``p`` for ``p's base + size * p@in``, ``j`` for ``j@in``
+            callable_names -= set(b.walks)
+            regs = {}
+            for r, t in b.regs.items():
+                now = at_chunk_start(t, b.walks, region)
+                if isinstance(now, str):
+                    return (UNSUPPORTED, f"{r} = {show(t, 4)}: {now}")
+                regs[r] = now
+            callable_names |= set(b.walks)
+            if regs != b.regs:
+                b.operands = regs
+        for r, t in regs.items():
             atoms = {str(a.val) for a, _ in linear(t).terms if a.op == "var"}
             if any(a.op != "var" for a, _ in linear(t).terms) or not atoms <= callable_names:
                 moved = sorted(a for a in atoms if a in fn.assigned)
@@ -211,7 +236,11 @@ class BindingChecks:
                 return (TYPE, f"the live-out value is {out.w} bits, rd is 32")
             loop = loop_of(anchor)
             acc_init = None
-            if isinstance(loop, scf.ForOp) and val in loop.results:
+            if (
+                isinstance(loop, scf.ForOp | scf.WhileOp)
+                and val in loop.results
+                and len(inits) == len(loop.results)  # (a while loop's, when strip-mined)
+            ):
                 acc_init = inits[list(loop.results).index(val)]  # type: ignore[arg-type]
             if b.chunk is not None:
                 if acc_init is None:
@@ -320,3 +349,49 @@ class BindingChecks:
                 if trial.value(a) != trial.value(b):
                     return False
         return True
+
+
+def at_chunk_start(t: Term, walks: dict[str, tuple[int, int]], region: RegionFx) -> Term | str:
+    """``t``, an operand of a chunk over the variables' values at the chunk's start
+    (``p@in``, a pointer's element offset from its base), as the call site names it: a
+    walked pointer's C variable stands for ``base + size * p@in``, a walked scalar's for
+    ``j@in``; a reason when ``t`` uses a start value some other way."""
+    inits = {f"{nm}@in" for nm in walks}
+    if not any(x.op == "var" and x.val in inits for x in walk(t)):
+        return t
+    ptrs = {f"{nm}@in": nm for nm, (_, size) in walks.items() if size}
+    scalars = {
+        var(f"{nm}@in", x.w): var(nm, x.w)
+        for nm, (_, size) in walks.items()
+        if not size
+        for x in walk(t)
+        if x.op == "var" and x.val == f"{nm}@in"
+    }
+    t = substitute(t, scalars) if scalars else t
+    if not ptrs:
+        return t
+    lin = linear(t)
+    terms = dict(lin.terms)
+    for x, c in list(terms.items()):
+        if x.op != "var" or x.val not in ptrs:
+            continue
+        nm = ptrs[str(x.val)]
+        # the base: the other variable every address formed with p@in adds once
+        bases = {
+            frozenset((y, k) for y, k in a.lin.terms if y is not x)
+            for a in region.fx.reads + region.fx.writes
+            if any(y is x for y, _ in a.lin.terms)
+        }
+        if len(bases) != 1:
+            return f"pointer {nm} is not one base plus its walked offset"
+        [base] = bases
+        size = walks[nm][1]
+        if c != size or len(base) != 1 or not all(terms.get(y) == k for y, k in base):
+            return f"it uses the offset of pointer {nm} other than as the pointer's address"
+        [(y, k)] = base
+        if k != 1:
+            return f"pointer {nm} is not one base plus its walked offset"
+        del terms[x], terms[y]
+        now = var(nm, 32)
+        terms[now] = terms.get(now, 0) + 1
+    return linear_term(linear(linear_term(Linear(tuple(terms.items()), lin.offset))))

@@ -88,6 +88,10 @@ class CStmt:
     init_span: Span | None = None
     cond_span: Span | None = None
     step_span: Span | None = None
+    # a loop counted down by a scalar (``while (n--)``, ``for (; n > 0; n--)``,
+    # ``while (n != 0) { ...; n -= 2; }``): (the scalar, its decrement per iteration); k
+    # more iterations run whenever the scalar is at least k * decrement
+    counter: tuple[str, int] | None = None
 
 
 @dataclass

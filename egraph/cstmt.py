@@ -1064,10 +1064,76 @@ class _Function(_Calls):
         # the C names of the carried variables, for the matcher (block arguments it may name)
         op.attributes["aquas.carried"] = ArrayAttr([StringAttr(name) for name, _ in carried])
         self.emit(op, n)
+        if cs is not None and not do:
+            cs.counter = self.down_counter(cond, body_n, nxt)
         for (_, b), r in zip(carried, op.results, strict=True):
             self.set_carried(b, r)
         if cs is not None:
             cs.op = op
+
+    def down_counter(
+        self, cond: c_ast.Node | None, body_n: c_ast.Node, nxt: c_ast.Node | None
+    ) -> tuple[str, int] | None:
+        """(n, s) when the loop is counted down by the integer scalar ``n``, ``s`` per
+        iteration, and nothing else assigns ``n``: ``while (n--)``; a condition ``n > 0``,
+        ``0 < n``, ``n != 0`` or ``n`` with the step ``n--``, ``--n`` or ``n -= s`` as a
+        ``for`` loop's step or the last statement of the body.  From any value ``v >= k * s``
+        the next k conditions hold (each sees a value of at least ``s``): what a chunk of k
+        iterations needs (egraph/matcher.py, strip-mining)."""
+        name, step = None, None
+        rest: list[c_ast.Node] = [body_n] if body_n is not None else []
+        if isinstance(cond, c_ast.UnaryOp) and cond.op == "p--" and isinstance(cond.expr, c_ast.ID):
+            name, step = cond.expr.name, 1
+            rest.append(nxt)
+        else:
+            if isinstance(cond, c_ast.ID):
+                name = cond.name
+            elif isinstance(cond, c_ast.BinaryOp) and cond.op in (">", "<", "!="):
+                lhs, rhs = cond.left, cond.right
+                if cond.op == "<" or (cond.op == "!=" and isinstance(rhs, c_ast.ID)):
+                    lhs, rhs = rhs, lhs
+                zero = isinstance(rhs, c_ast.Constant) and rhs.value in ("0", "0u", "0U")
+                if isinstance(lhs, c_ast.ID) and zero:
+                    name = lhs.name
+            if name is None:
+                return None
+            dec = nxt
+            if nxt is None:  # a while loop: the body's last statement
+                items = body_n.block_items if isinstance(body_n, c_ast.Compound) else None
+                if not items:
+                    return None
+                dec = items[-1]
+                rest = [c_ast.Compound(items[:-1], body_n.coord)]
+            else:
+                rest = [body_n]
+            step = self.decrement_of(name, dec)
+        if name is None or step is None:
+            return None
+        b = self.lookup(name)
+        if b is None or b.kind != "scalar" or b.ty.pointer or b.ty.obj is not None:
+            return None
+        if any(name in _assigned(x) for x in rest if x is not None):
+            return None
+        return name, step
+
+    def decrement_of(self, name: str, n: c_ast.Node | None) -> int | None:
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("--", "p--"):
+            ok = isinstance(n.expr, c_ast.ID) and n.expr.name == name
+            return 1 if ok else None
+        if (
+            isinstance(n, c_ast.Assignment)
+            and n.op == "-="
+            and isinstance(n.lvalue, c_ast.ID)
+            and n.lvalue.name == name
+            and isinstance(n.rvalue, c_ast.Constant)
+            and n.rvalue.type == "int"
+        ):
+            try:
+                c = _int_literal(n.rvalue.value)[0]
+            except ValueError:
+                return None
+            return c if 0 < c < (1 << 31) else None
+        return None
 
 
 def _const_value(v: SSAValue | None) -> int | None:

@@ -275,6 +275,7 @@ def app_function(
     visit(cf.func.body.block, cfront.Span(cf.span.start, cf.span.end))
     blocks.reverse()  # outer blocks first
     af = AppFunction(cf.name, cf.func, params, blocks, line=cf.line)
+    af.pointers = {v.name for v in (*cf.params, *cf.locals.values()) if v.ctype.pointer}
     for s in stmts:
         for name, v in s.writes.items():
             af.names.setdefault(v, name)

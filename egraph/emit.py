@@ -306,12 +306,19 @@ def _operand_names(cf: cfront.CFunction) -> Names:
 
 def _call(d: Decision, names: dict[str, str]) -> str:
     assert d.pattern is not None and d.binding is not None
-    args = [c_operand(d.binding.regs[r], names) for r in ("rs1", "rs2") if r in d.pattern.uses]
+    regs = call_operands(d)
+    args = [c_operand(regs[r], names) for r in ("rs1", "rs2") if r in d.pattern.uses]
     call = f"aquas_{d.isax}({', '.join(args)})"
     if d.pattern.preload is not None:  # fill the scratchpad it reads first (fir_load_taps)
-        pre = c_operand(d.binding.regs[PRELOAD_REG], names)
+        pre = c_operand(regs[PRELOAD_REG], names)
         return f"(aquas_{d.pattern.preload}({pre}), {call})"
     return call
+
+
+def call_operands(d: Decision) -> dict[str, Term]:
+    """The operands as the call site names them (a walked pointer by its C variable)."""
+    assert d.binding is not None
+    return d.binding.operands if d.binding.operands is not None else d.binding.regs
 
 
 def _ctype_of(cf: cfront.CFunction, name: str) -> cfront.CType:
@@ -354,7 +361,9 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
     if d.fields:
         return start, end, _fields_text(d, cf, source, call, ind, end)
     if d.store:  # the store is kept: only its right-hand side becomes the call
-        return start, end, f"/* aquas: {d.isax} */ {_assigned(source[start:end])} = {call};"
+        lhs = _assigned(source[start:end])
+        steps = _pointer_steps(d, cf, lhs)
+        return start, end, f"/* aquas: {d.isax} */ {lhs} = {call}{steps};"
     lines: list[str] = []
     after = source[end : cf.span.end]
     declared = {
@@ -374,9 +383,37 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
         ty = _ctype_of(cf, d.liveout).c_name()
         op = "+=" if d.binding.accumulate else "="
         decl = f"{ty} " if d.liveout in declared else ""
-        lines.append(f"{decl}{d.liveout} {op} ({ty}){call};")
+        steps = _pointer_steps(d, cf, d.liveout)
+        if steps and decl:  # a declaration is never a loop's unbraced body: two statements
+            lines.append(f"{decl}{d.liveout} {op} ({ty}){call};")
+            lines.append(f"{steps.removeprefix(', ')};")
+        else:
+            lines.append(f"{decl}{d.liveout} {op} ({ty}){call}{steps};")
     lines[0] = f"/* aquas: {d.isax} */ " + lines[0]
     return start, end, ("\n" + ind).join(lines)
+
+
+def _pointer_steps(d: Decision, cf: cfront.CFunction, lhs: str) -> str:
+    """The pointer steps of a register pattern's statement outside its kept left-hand
+    side (``*r++ = aquas_modmul_q(*b, *a), a += 1, b += 1;``): the call reads each pointer
+    before its step, and every step still happens once, after the call (the comma
+    operator sequences them; the statement stays one expression statement)."""
+    assert d.binding is not None
+    if d.binding.chunk is not None or not d.binding.walks:
+        return ""
+    out = []
+    for name, (delta, _) in sorted(d.binding.walks.items()):
+        if not delta:  # read at its value, walked by another statement
+            continue
+        if re.search(
+            rf"(\+\+|--)\s*{re.escape(name)}\b|\b{re.escape(name)}\s*(\+\+|--|[-+]=)", lhs
+        ):
+            continue  # stepped by the left-hand side, which is kept
+        ty = _ctype_of(cf, name)
+        if not ty.pointer or ty.obj is not None:
+            raise EmitError(f"{name} steps by elements of a struct")
+        out.append(f", {name} {'-' if delta < 0 else '+'}= {abs(delta)}")
+    return "".join(out)
 
 
 def _fields_text(
@@ -424,41 +461,62 @@ def _assigned(text: str) -> str:
 
 def _strip_mined(d: Decision, cf: cfront.CFunction, source: str, call: str, ind: str) -> str:
     st = d.anchor.src if d.anchor is not None else None
-    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while") or st.iv is None:
+    if not isinstance(st, cfront.CStmt) or st.kind not in ("for", "while"):
         raise EmitError("strip-mining needs a canonical for loop")
-    if st.kind == "while":  # a counted while loop (cstmt.counted_while): its header is the
-        hs = st.header_span  # condition; the original loop runs the remainder
-        assert hs is not None
+    if st.iv is None and st.counter is None:
+        raise EmitError("strip-mining needs a loop index or a counter counted down")
+    whole = source[st.span.start : st.span.end]
+    if st.kind == "while" and st.iv is not None:  # a counted while loop
+        hs = st.header_span  # (cstmt.counted_while): its header is the condition; the
+        assert hs is not None  # original loop runs the remainder
         st = dataclasses.replace(
             st, init_span=None, cond_span=cfront.Span(hs.start + 1, hs.end - 1), step_span=None
         )
-        whole = source[st.span.start : st.span.end]
     assert d.binding is not None and d.binding.chunk is not None
-    loop = st.op
-    assert isinstance(loop, scf.ForOp)
-    step = _const(loop.step)
-    k = d.binding.chunk * step
+    chunk = d.binding.chunk
     text = lambda sp: source[sp.start : sp.end] if sp is not None else ""  # noqa: E731
-    iv = st.iv
-    lb, ub = _const_or_none(loop.lb), _const_or_none(loop.ub)
-    if lb is not None and ub is not None:
-        fits = f"{iv} + {k} <= {ub}"
-        fits2 = f"{iv} + {2 * k} <= {ub}"
-        remainder = max(0, (ub - lb + step - 1) // step) % d.binding.chunk != 0
-    else:  # a run-time bound: a chunk fits when its last iteration would run
-        fits = _last_iteration_runs(text(st.cond_span), iv, k - step)
-        fits2 = _last_iteration_runs(text(st.cond_span), iv, 2 * k - step)
-        remainder = True
-    out = [f"{{ /* aquas: {d.isax} on {d.binding.chunk}-iteration chunks */"]
+    remainder = True
+    if st.iv is not None:
+        loop = st.op
+        assert isinstance(loop, scf.ForOp)
+        step = _const(loop.step)
+        k = chunk * step
+        iv = st.iv
+        lb, ub = _const_or_none(loop.lb), _const_or_none(loop.ub)
+        if lb is not None and ub is not None:
+            fits = f"{iv} + {k} <= {ub}"
+            fits2 = f"{iv} + {2 * k} <= {ub}"
+            remainder = max(0, (ub - lb + step - 1) // step) % chunk != 0
+        else:  # a run-time bound: a chunk fits when its last iteration would run
+            fits = _last_iteration_runs(text(st.cond_span), iv, k - step)
+            fits2 = _last_iteration_runs(text(st.cond_span), iv, 2 * k - step)
+        steps = [f"{iv} += {k}"]
+        steps2 = [f"{iv} += {2 * k}"]
+    else:  # counted down (cstmt.down_counter): k more trips run from n >= k * s
+        n, dec = st.counter
+        if n not in d.binding.walks:
+            raise EmitError(f"the counter {n} is not moved by a constant per chunk")
+        fits = f"{n} >= {chunk * dec}"
+        fits2 = f"{n} >= {2 * chunk * dec}"
+        steps, steps2 = [], []
+    # the pointers and counters the loop walks, moved as the chunk's iterations move them
+    for name, (delta, size) in sorted(d.binding.walks.items()):
+        ty = _ctype_of(cf, name)
+        if ty.pointer and (ty.obj is not None or (size > 0 and ty.width // 8 != size)):
+            raise EmitError(f"pointer {name} walks {size}-byte elements as a {ty.c_name()}")
+        if delta:
+            for out, m in ((steps, 1), (steps2, 2)):
+                out.append(f"{name} {'-' if delta < 0 else '+'}= {abs(delta) * m}")
+    out = [f"{{ /* aquas: {d.isax} on {chunk}-iteration chunks */"]
     init = text(st.init_span).strip()
     if init:
         out.append(f"    {init};")
     assert d.pattern is not None
     if d.pattern.accumulator is not None:
-        out += _accumulator_loop(d, cf, (fits2, f"{iv} += {2 * k}"), (fits, f"{iv} += {k}"))
+        out += _accumulator_loop(d, cf, (fits2, ", ".join(steps2)), (fits, ", ".join(steps)))
         remainder = True  # the words must be aligned: otherwise all of it runs here
     else:
-        out.append(f"    for (; {fits}; {iv} += {k})")
+        out.append(f"    for (; {fits}; {', '.join(steps)})")
         if d.liveout is None:  # an ISAX without rd: its writes are the chunk's whole effect
             out.append(f"        {call};")
         else:
@@ -496,7 +554,8 @@ def _accumulator_loop(
     if ty.pointer or ty.width > 32:
         raise EmitError(f"the 32-bit state of {d.isax} cannot hold '{d.liveout}' ({ty.c_name()})")
     names = _operand_names(cf)
-    addrs = [f"({c_operand(d.binding.regs[r], names)})" for r in acc.operands]
+    regs = call_operands(d)
+    addrs = [f"({c_operand(regs[r], names)})" for r in acc.operands]
     words = ", ".join(f"aquas_ld32({a})" for a in addrs)
     w0 = [f"aquas_w{j}" for j in range(len(addrs))]
     w1 = [f"aquas_w{len(addrs) + j}" for j in range(len(addrs))]

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects import func, memref, scf
-from xdsl.dialects.builtin import MemRefType, StringAttr, UnrealizedConversionCastOp
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StringAttr, UnrealizedConversionCastOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.egraph import fields
@@ -58,6 +58,9 @@ from aquas.egraph.regions import (
     AppStmt,
     Binding,
     Decision,
+    carried_names,
+    chunkable,
+    counter_of,
     defs_of,
     function_of,
     is_pure,
@@ -90,13 +93,18 @@ from aquas.egraph.terms import (
     cast,
     const,
     evaluate,
+    linear,
+    linear_parts,
     linear_term,
     mask,
     mk,
     show,
+    substitute,
     var,
+    variables,
     walk,
 )
+from aquas.intops import to_signed
 from aquas.target import OPCODE_NAMES, Target, load_target
 
 # ---------------------------------------------------------------------------------------
@@ -277,8 +285,9 @@ class Matcher(BindingChecks):
     ) -> list[int | None]:
         """None = the whole loop; k = strip-mine the loop into chunks of k iterations."""
         loop = loop_of(anchor)
-        if not isinstance(loop, scf.ForOp) or p.fx is None:
+        if p.fx is None or not chunkable(anchor):
             return [None]
+        assert isinstance(loop, scf.ForOp | scf.WhileOp)
         try:
             ex = Executor(
                 resolve=self.resolver(fn, set()),
@@ -286,8 +295,13 @@ class Matcher(BindingChecks):
                 plans=self.plans,
                 shared=self.shared,
             )
-            lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
-        except Unsupported:
+            if isinstance(loop, scf.ForOp):
+                lb, ub, step = (ex.get(v) for v in (loop.lb, loop.ub, loop.step))
+            else:  # counted down by a scalar (cstmt.down_counter): from its initial value
+                name, dec = counter_of(anchor)
+                j = carried_names(fn, loop).index(name)
+                lb, ub, step = const(32, 0), ex.get(loop.arguments[j]), const(32, dec)
+        except (Unsupported, ValueError):
             return [None]
         if step.op != "const" or int(step.val) <= 0:
             return [None]
@@ -296,6 +310,10 @@ class Matcher(BindingChecks):
         trips: int | None = None
         if lb.op == "const" and ub.op == "const":
             trips = max(0, (int(ub.val) - int(lb.val) + int(step.val) - 1) // int(step.val))
+            if isinstance(loop, scf.WhileOp):
+                v = to_signed(int(ub.val), ub.w)
+                # n != 0 from a value the step does not divide never stops: not counted
+                trips = (v + int(step.val) - 1) // int(step.val) if v > 0 else 0
         # bytes the ISAX reads per base vs bytes one loop iteration reads
         isax_bytes = sum(a.width // 8 for a in p.fx.reads)
         if id(loop) not in self.shapes:
@@ -323,7 +341,7 @@ class Matcher(BindingChecks):
         ks = [k for k in ks if k > 0 and (trips is None or k < trips)]
         return [None, *ks]
 
-    def loop_effects(self, fn: AppFunction, loop: scf.ForOp, k: int) -> Effects:
+    def loop_effects(self, fn: AppFunction, loop: scf.ForOp | scf.WhileOp, k: int) -> Effects:
         """Effects of ``k`` iterations of ``loop`` from a symbolic start index."""
         ex = Executor(
             resolve=self.resolver(fn, set()),
@@ -334,9 +352,28 @@ class Matcher(BindingChecks):
         self.run_chunk(ex, fn, loop, k)
         return ex.effects()
 
-    def run_chunk(self, ex: Executor, fn: AppFunction, loop: scf.ForOp, k: int) -> list[Term]:
+    def run_chunk(
+        self, ex: Executor, fn: AppFunction, loop: scf.ForOp | scf.WhileOp, k: int
+    ) -> list[Term]:
         """Execute ``k`` iterations of ``loop`` from the symbolic index named after the C
-        loop variable, with symbolic carried values; returns those initial values."""
+        loop variable, with symbolic carried values; returns those initial values.  A
+        ``while`` loop counted down (cstmt.down_counter) runs its condition and body ``k``
+        times: the chunk loop runs only while the counter guarantees ``k`` more trips, so
+        each condition holds; it must compute nothing but that test of the counter."""
+        if isinstance(loop, scf.WhileOp):
+            names = carried_names(fn, loop)
+            inits = [
+                var(f"{nm}@in", width_of(r.type)) for nm, r in zip(names, loop.results, strict=True)
+            ]
+            args = list(inits)
+            for _ in range(k):
+                out = ex.run_block(loop.before_region.block, args)
+                test = out[0]
+                if any(x.op == "load" for x in walk(test)) or len(variables(test)) > 1:
+                    raise Unsupported(f"while loop condition {show(test)} is not a counter test")
+                args = ex.run_block(loop.after_region.block, out[1:])
+            ex.set(loop.results, args)
+            return inits
         w = width_of(loop.lb.type)
         iv0 = var(iv_name(fn, loop), w)
         step = ex.get(loop.step)
@@ -447,7 +484,8 @@ class Matcher(BindingChecks):
             run.inside.update(o for op in st.ops for o in op.walk())
             try:
                 for op in st.ops:
-                    if op is loop and isinstance(loop, scf.ForOp) and chunk is not None:
+                    if op is loop and loop is not None and chunk is not None:
+                        assert isinstance(loop, scf.ForOp | scf.WhileOp)
                         run.inits[op] = self.run_chunk(ex, fn, loop, chunk)
                     elif isinstance(op, scf.ForOp):
                         run.inits[op] = [ex.get(v) for v in op.iter_args]
@@ -469,7 +507,10 @@ class Matcher(BindingChecks):
         if run.ret is not None:
             liveouts[None] = run.ret
         inits = run.inits.get(loop, []) if loop is not None else []
-        return RegionFx(ex.snapshot(), liveouts, list(inits))
+        fx = RegionFx(ex.snapshot(), liveouts, list(inits))
+        if loop is not None and chunk is not None:
+            fx.outs = [ex.env[r] for r in loop.results]
+        return fx
 
     def try_region(
         self,
@@ -498,6 +539,24 @@ class Matcher(BindingChecks):
         liveouts = dict(cached.liveouts)
         inits = cached.inits
         ret_value = liveouts.pop(None, None)
+        walks: dict[str, tuple[int, int]] = {}
+        if chunk is not None:
+            loop = loop_of(anchor)
+            assert loop is not None
+            walked = self.walks(fn, loop, cached)
+            if isinstance(walked, str):
+                d.reason, d.detail = UNSUPPORTED, walked
+                return d
+            walks = {nm: (delta, size) for nm, (_, delta, size) in walked.items()}
+            # the chunk loop moves them as the loop would: their final values are exact
+            moved = {r for r, _, _ in walked.values()}
+            # so does the index of a for loop, declared before it (its value after the loop)
+            iv = fn.names.get(loop.body.block.args[0]) if isinstance(loop, scf.ForOp) else None
+            liveouts = {
+                v: t
+                for v, t in liveouts.items()
+                if v not in moved and (iv is None or fn.names.get(v) != iv)
+            }
         # -- skeleton: footprints per base ------------------------------------------------
         sig = self.signature(p)
         if not fx.writes and p.fx.writes:
@@ -548,7 +607,7 @@ class Matcher(BindingChecks):
         first = blk.stmts[lo].span
         start = first[0] if first is not None and blk.block is fn.func.body.block else None
         for regs in self.bindings(sig.bases, cached.groups):
-            b = Binding(regs, chunk)
+            b = Binding(regs, chunk, walks=walks)
             r = self.check_binding(fn, cached, p, b, results, inits, anchor, start)
             if r is None:
                 d.binding = b
@@ -563,6 +622,41 @@ class Matcher(BindingChecks):
             d.blockers.append(f"{r[0]}: {r[1]}")
         d.reason, d.detail = last_reason
         return d
+
+    def walks(
+        self, fn: AppFunction, loop: Operation, region: RegionFx
+    ) -> dict[str, tuple[SSAValue, int, int]] | str:
+        """The carried variables a chunk moves by a constant: C name -> (loop result,
+        constant in the variable's C units, a pointer's element bytes or 0 for a scalar).
+        A pointer is carried as its element offset from its base; its element size is the
+        offset's coefficient in the addresses it forms.  Other carried variables are the
+        accumulated result or values the rest of the function does not use."""
+        out: dict[str, tuple[SSAValue, int, int]] = {}
+        names = (
+            carried_names(fn, loop)
+            if isinstance(loop, scf.WhileOp)
+            else [fn.names.get(r, "") for r in loop.results]
+        )
+        for r, nm, init, after in zip(loop.results, names, region.inits, region.outs, strict=True):
+            atoms, off = linear_parts(after)
+            if atoms != {init: 1} or not nm:
+                continue
+            size = 0
+            if nm in fn.pointers:
+                sizes = {
+                    c
+                    for a in region.fx.reads + region.fx.writes
+                    for x, c in a.lin.terms
+                    if x is init
+                }
+                if len(sizes) > 1:
+                    return (
+                        f"pointer {nm} walked by the loop addresses memory in "
+                        f"{len(sizes)} element sizes"
+                    )
+                size = sizes.pop() if sizes else -1  # not dereferenced: its C type's
+            out[nm] = (r, to_signed(off, after.w), size)
+        return out
 
     def signature(self, p: Pattern) -> _Signature:
         sig = self.sigs.get(id(p))
@@ -612,7 +706,7 @@ class Matcher(BindingChecks):
             return d
         d.status, d.reason = "matched", ""
         d.detail = (
-            f"rs1/rs2 = {', '.join(f'{k}={show(v, 4)}' for k, v in sorted(d.binding.regs.items()))}"
+            f"rs1/rs2 = {', '.join(f'{k}={show(v, 4)}' for k, v in sorted(_call_site(d.binding)))}"
             if d.binding
             else ""
         )
@@ -658,14 +752,15 @@ class Matcher(BindingChecks):
                 if st.value in own and not any(st.value in op.results for op in st.ops):
                     continue  # a copy (`return r;`): the statement defining it is the candidate
                 try:
-                    term = self.expression(fn, st)
+                    steps = self.pointer_steps(fn, st)
+                    term = self.expression(fn, st, steps=steps)
                 except Unsupported:
                     continue
                 if term.size < 4:
                     continue
                 here: list[Decision] = []
                 for p in pats:
-                    d = self.match_expression(fn, st, term, p)
+                    d = self.match_expression(fn, st, term, p, steps)
                     if d is None:
                         continue
                     here.append(d)
@@ -699,14 +794,77 @@ class Matcher(BindingChecks):
         out.extend(d for _, _, d in sorted(found, key=lambda x: (x[0], x[1])))
         return out
 
-    def expression(self, fn: AppFunction, st: AppStmt, named: bool = False) -> Term:
+    def pointer_steps(self, fn: AppFunction, st: AppStmt) -> dict[str, _Step]:
+        """The pointers a statement walks (``*r++ = f(*a++, *b++)``): C name -> its step.
+        Each is stepped once by a constant, from its value before the statement, and the
+        statement's loads or store through it address one base (C input only)."""
+        writes: dict[str, SSAValue] = getattr(st.src, "writes", {})
+        if not writes or st.src is None:
+            return {}
+        inner = {o for op in st.ops for o in op.walk()}
+        out: dict[str, _Step] = {}
+        for name, v in writes.items():
+            if name not in fn.pointers or not isinstance(v, OpResult):
+                continue
+            op = v.op
+            if op not in inner or not isinstance(op, arith.AddiOp | arith.SubiOp):
+                continue
+            before, c = op.operands
+            delta = _const_int(c)
+            if delta is None or (isinstance(before, OpResult) and before.op in inner):
+                continue
+            mrefs = {
+                o.memref
+                for o in inner
+                if isinstance(o, memref.LoadOp | memref.StoreOp)
+                and len(o.indices) == 1
+                and _reaches(o.indices[0], before, inner)
+            }
+            if len(mrefs) != 1:
+                continue
+            [mref] = mrefs
+            mtype = mref.type
+            assert isinstance(mtype, MemRefType)
+            base = self.resolver(fn, inner)(mref)
+            size = width_of(mtype.element_type) // 8
+            delta = delta if isinstance(op, arith.AddiOp) else -delta
+            out[name] = _Step(before, delta, base, size)
+        # pointers another statement walks (``x = f(*b); b += 2;``): read at their value
+        for o in inner:
+            if not isinstance(o, memref.LoadOp | memref.StoreOp) or len(o.indices) != 1:
+                continue
+            for v in _sources(o.indices[0], inner):
+                name = fn.names.get(v)
+                if name in out or name not in fn.pointers or isinstance(v.type, MemRefType):
+                    continue
+                assert name is not None and isinstance(o.memref.type, MemRefType)
+                base = self.resolver(fn, inner)(o.memref)
+                out[name] = _Step(v, 0, base, width_of(o.memref.type.element_type) // 8)
+        return out
+
+    def expression(
+        self,
+        fn: AppFunction,
+        st: AppStmt,
+        named: bool = False,
+        steps: dict[str, _Step] | None = None,
+    ) -> Term:
         """The statement's value, with the loads the statement itself performs as load
         terms (so they can become ISAX operands). ``named``: values of C variables the
         statement reads are variables, not their recomputed definitions (the statement's
-        own computation only)."""
+        own computation only). ``steps``: pointers the statement walks, whose values before
+        it are the variables ``p@at`` (an element offset from the pointer's base)."""
         assert st.value is not None
         inside = {o for op in st.ops for o in op.walk()}
         resolve = self.resolver(fn, inside)
+        if steps:
+            at = {w.before: var(f"{nm}@at", width_of(w.before.type)) for nm, w in steps.items()}
+            plain = resolve
+
+            def resolve(v: SSAValue) -> Term:
+                t = at.get(v)
+                return t if t is not None else plain(v)
+
         if named:
             outer = resolve
 
@@ -723,14 +881,21 @@ class Matcher(BindingChecks):
         return ex.get(st.value)
 
     def match_expression(
-        self, fn: AppFunction, st: AppStmt, term: Term, p: Pattern
+        self,
+        fn: AppFunction,
+        st: AppStmt,
+        term: Term,
+        p: Pattern,
+        steps: dict[str, _Step] | None = None,
     ) -> Decision | None:
         t0 = time.perf_counter()
         assert p.rd is not None
         d = Decision(fn.name, p.name, st.line, "rejected", pattern=p, anchor=st, region=[st])
         if term.w > 32:
             return None
-        leaves = value_leaves(term, self._nameable(fn))
+        steps = steps or {}
+        walked = {f"{nm}@at" for nm in steps}
+        leaves = value_leaves(term, self._nameable(fn) | walked)
         regs = [r for r in ("rs1", "rs2") if r in p.uses]
         if len(leaves) > MAX_LEAVES:
             d.reason = UNSUPPORTED
@@ -739,7 +904,7 @@ class Matcher(BindingChecks):
                 f"...); register patterns try at most {MAX_LEAVES}"
             )
             return d
-        names = self._nameable(fn)
+        names = self._nameable(fn) | walked
         # computed operands only where the statement does the ISAX's multiplications (a
         # cheap signature: every further candidate multiplies the choices to try)
         # (C input only: the MLIR emitter spells operands as argument + offset)
@@ -765,11 +930,19 @@ class Matcher(BindingChecks):
             seen.add(key)
             if len(seen) > MAX_PROOFS:
                 break
-            stale = _stale_operand(fn, st, env.values(), self.values)
+            # a walked pointer's value before the statement is its value at the call
+            now = {r: _at_call(t, steps, "@now") for r, t in env.items()}
+            if any(t is None for t in now.values()):
+                first = first or (
+                    UNSUPPORTED,
+                    "an operand uses a walked pointer's offset other than as its address",
+                )
+                continue
+            stale = _stale_operand(fn, st, [t for t in now.values() if t], self.values)
             if stale is not None:
                 first = first or (UNSUPPORTED, stale)
                 continue
-            kept = _statement_effects(fn, st)
+            kept = _statement_effects(fn, st, {w.before for w in steps.values()})
             if isinstance(kept, str):  # every effect of the statement must be accounted for
                 first = first or (UNSUPPORTED, kept)
                 break
@@ -794,6 +967,10 @@ class Matcher(BindingChecks):
             return d
         env = proven
         d.binding = Binding({str(k.val): v for k, v in env.items()})
+        if steps:  # the call reads the pointers' current values; the steps are kept
+            ops = {str(k.val): _at_call(v, steps, "") for k, v in env.items()}
+            d.binding.operands = {r: t for r, t in ops.items() if t is not None}
+            d.binding.walks = {nm: (w.delta, w.size) for nm, w in steps.items()}
         d.liveout = None if d.store else ("return" if st.kind == "return" else st.target)
         # the operands' own computation stays in software: it is not saved
         kept_sw = {n for t in env.values() for n in walk(t)}
@@ -1025,10 +1202,14 @@ class Matcher(BindingChecks):
         store, assignment or return (C input only). None when no part is an ISAX's, or the
         statement has effects a rewrite would drop."""
         t0 = time.perf_counter()
-        kept = _statement_effects(fn, st)
+        try:  # pointers the statement walks: read at their values at the call
+            steps = self.pointer_steps(fn, st)
+        except Unsupported:
+            return None
+        kept = _statement_effects(fn, st, {w.before for w in steps.values()})
         if isinstance(kept, str):
             return None
-        names = self._nameable(fn)
+        names = self._nameable(fn) | {f"{nm}@at" for nm in steps}
         calls: list[tuple[Term, Decision]] = []
         refused: list[Decision] = []
         memo: dict[Term, Term] = {}
@@ -1047,7 +1228,7 @@ class Matcher(BindingChecks):
                 for p in pats:
                     if not (_has_muls_of(n, p) or _identity(n, p)):
                         continue
-                    sub = self.match_part(fn, st, n, p, names)
+                    sub = self.match_part(fn, st, n, p, names, steps)
                     if sub is None:
                         continue
                     if sub.status != "matched":
@@ -1075,7 +1256,7 @@ class Matcher(BindingChecks):
         # variable the rewrite names must still hold, at the statement, the value used
         for named in (True, False):
             try:
-                term = self.expression(fn, st, named=named)
+                term = self.expression(fn, st, named=named, steps=steps)
             except Unsupported:
                 continue
             if term.w > 32 or not any(_has_muls_of(term, p) or _identity(term, p) for p in pats):
@@ -1083,6 +1264,22 @@ class Matcher(BindingChecks):
             calls.clear()
             memo.clear()
             context = rewrite(term, 0)
+            if calls and steps:  # the loads through walked pointers, as the call reads them
+                now = [_at_call(context, steps, "")] + [
+                    _at_call(v, steps, "")
+                    for _, sub in calls
+                    if sub.binding
+                    for v in sub.binding.regs.values()
+                ]
+                if any(t is None for t in now):
+                    calls.clear()
+                    continue
+                context = _at_call(context, steps, "")
+                for _, sub in calls:
+                    assert sub.binding is not None
+                    sub.binding = Binding(
+                        {r: _at_call(v, steps, "") or v for r, v in sub.binding.regs.items()}
+                    )
             if calls and not named:
                 used = [context] + [
                     v for _, sub in calls if sub.binding for v in sub.binding.regs.values()
@@ -1127,6 +1324,11 @@ class Matcher(BindingChecks):
         d = Decision(fn.name, main.isax, st.line, "matched", pattern=main.pattern, anchor=st)
         d.region = [st]
         d.binding = main.binding
+        if steps:  # kept once each, after the statement's calls (emit._pointer_steps)
+            assert main.binding is not None
+            d.binding = Binding(
+                main.binding.regs, walks={nm: (w.delta, w.size) for nm, w in steps.items()}
+            )
         d.context = context
         d.calls = [(str(ph.val), sub) for ph, sub in calls]
         d.store = kept
@@ -1160,7 +1362,13 @@ class Matcher(BindingChecks):
         return r
 
     def match_part(
-        self, fn: AppFunction, st: AppStmt, n: Term, p: Pattern, names: set[str]
+        self,
+        fn: AppFunction,
+        st: AppStmt,
+        n: Term,
+        p: Pattern,
+        names: set[str],
+        steps: dict[str, _Step] | None = None,
     ) -> Decision | None:
         """``p`` computing the node ``n`` of statement ``st``'s value: operands among the
         node's named values and loads, its computed sub-expressions, and (for an ISAX that
@@ -1202,7 +1410,10 @@ class Matcher(BindingChecks):
             seen.add(key)
             if len(seen) > MAX_PROOFS:
                 break
-            why = _stale_operand(fn, st, env.values(), self.values)
+            now = [_at_call(t, steps or {}, "@now") for t in env.values()]
+            if any(t is None for t in now):
+                continue
+            why = _stale_operand(fn, st, [t for t in now if t is not None], self.values)
             if why is not None:
                 stale = stale or why
                 continue
@@ -1482,7 +1693,90 @@ def _defined_at(fn: AppFunction, v: SSAValue, stmts: Sequence[AppStmt]) -> int:
     return best
 
 
-def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:
+@dataclass
+class _Step:
+    """A pointer a statement steps once: its element offset before the statement, the
+    constant step (elements), its base's address and the element's bytes."""
+
+    before: SSAValue
+    delta: int
+    base: Term
+    size: int
+
+
+def _const_int(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return int(op.value.value.data)
+    return None
+
+
+def _reaches(v: SSAValue, x: SSAValue, inner: set[Operation]) -> bool:
+    """Whether ``v`` is computed from ``x`` by the ops in ``inner``."""
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if u is x:
+            return True
+        if u in seen or not isinstance(u, OpResult) or u.op not in inner:
+            continue
+        seen.add(u)
+        stack.extend(u.op.operands)
+    return False
+
+
+def _sources(v: SSAValue, inner: set[Operation]) -> list[SSAValue]:
+    """The values from outside ``inner`` that ``v`` is computed from."""
+    out: list[SSAValue] = []
+    stack, seen = [v], set()
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if isinstance(u, OpResult) and u.op in inner:
+            stack.extend(u.op.operands)
+        else:
+            out.append(u)
+    return out
+
+
+def _at_call(t: Term, steps: dict[str, _Step], suffix: str) -> Term | None:
+    """``t`` with each load through a walked pointer addressed from the pointer's value
+    at the call, the variable ``p`` + ``suffix`` (``base + size * p@at`` before); None when
+    ``t`` uses ``p@at`` otherwise."""
+    if not steps:
+        return t
+    ats = {var(f"{nm}@at", width_of(w.before.type)): nm for nm, w in steps.items()}
+    if not any(n in ats for n in walk(t)):
+        return t
+    env: dict[Term, Term] = {}
+    for n in walk(t):
+        if n.op != "load" or not any(x in ats for x in walk(n.args[0])):
+            continue
+        terms = dict(linear(n.args[0]).terms)
+        off = linear(n.args[0]).offset
+        for x, nm in ats.items():
+            if x not in terms:
+                continue
+            w = steps[nm]
+            base = dict(linear(w.base).terms)
+            if terms[x] != w.size or any(terms.get(y) != k for y, k in base.items()):
+                return None
+            del terms[x]
+            for y in base:
+                del terms[y]
+            off -= linear(w.base).offset
+            now = var(nm + suffix, 32)
+            terms[now] = terms.get(now, 0) + 1
+        env[n] = mk("load", n.w, (linear_term(Linear(tuple(terms.items()), off & mask(32))),))
+    out = substitute(t, env)
+    return None if any(n in ats for n in walk(out)) else out
+
+
+def _statement_effects(
+    fn: AppFunction, st: AppStmt, stepped: set[SSAValue] | None = None
+) -> bool | str:
     """What a register-pattern statement does besides computing ``st.value``, each effect
     to be accounted for: True when it stores that value to memory (the store is kept and
     only its right-hand side is replaced), False when the value goes to the one scalar it
@@ -1501,11 +1795,18 @@ def _statement_effects(fn: AppFunction, st: AppStmt) -> bool | str:
             return "the statement stores a value other than the expression (compound assignment)"
         return True
     inside = set(inner)
+    # a walked pointer's step (``*a++``) is kept by the rewrite (emit: after the call)
+    steps = {
+        r
+        for op in inner
+        if isinstance(op, arith.AddiOp | arith.SubiOp) and op.operands[0] in (stepped or ())
+        for r in op.results
+    }
     other = [
         r
         for op in st.ops
         for r in op.results
-        if r is not st.value and any(u.operation not in inside for u in r.uses)
+        if r is not st.value and r not in steps and any(u.operation not in inside for u in r.uses)
     ]
     if st.target is None or other:
         names = sorted({fn.names.get(r, "?") for r in other} | {st.target or "no variable"})
@@ -1604,6 +1905,11 @@ _REASON_RANK = {  # how far a region got through the checks (the furthest is rep
     TARGET: 9,
     FINAL: 10,
 }
+
+
+def _call_site(b: Binding) -> Iterable[tuple[str, Term]]:
+    """The operands as the call names them (a walked pointer by its variable)."""
+    return (b.operands if b.operands is not None else b.regs).items()
 
 
 def _lines(region: Sequence[AppStmt]) -> str:

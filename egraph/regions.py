@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, MemRefType
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, MemRefType, StringAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from aquas.egraph.patterns import Pattern
@@ -60,6 +60,7 @@ class AppFunction:
     # statement without a span, e.g. in an inlined helper)
     assigned_at: dict[str, list[int | None]] = field(default_factory=dict)
     globals_used: set[str] | None = None  # the globals it uses (binding._globals)
+    pointers: set[str] = field(default_factory=set)  # C variables of pointer type (C input)
 
 
 @dataclass
@@ -68,6 +69,13 @@ class Binding:
     chunk: int | None = None  # strip-mine: loop iterations per ISAX call
     accumulate: bool = False  # live-out = live-in + rd
     proof: str = ""
+    # strip-mining a loop that walks pointers or steps counters: each carried variable the
+    # chunk moves by a constant -> (that constant, in the variable's C units; the bytes of a
+    # pointer's element, 0 for a scalar); the emitted chunk loop advances them alike
+    walks: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # the operands as the call site names them when they differ from ``regs`` (a walked
+    # pointer's current value ``p`` for ``p@entry + 2 * p@in``)
+    operands: dict[str, Term] | None = None
 
 
 @dataclass
@@ -112,6 +120,32 @@ def uses_of(st: AppStmt) -> set[SSAValue]:
 
 def loop_of(st: AppStmt) -> Operation | None:
     return next((op for op in st.ops if isinstance(op, scf.ForOp | scf.WhileOp)), None)
+
+
+def counter_of(st: AppStmt) -> tuple[str, int]:
+    """The down counter of a loop statement (C input; cstmt.down_counter)."""
+    c = getattr(st.src, "counter", None)
+    if c is None:
+        raise ValueError("not a loop counted down")
+    return c
+
+
+def chunkable(st: AppStmt) -> bool:
+    """A loop that can be strip-mined: an ``scf.for``, or a ``while`` loop counted down by a
+    scalar (its trips known at the start of each chunk)."""
+    loop = loop_of(st)
+    if isinstance(loop, scf.ForOp):
+        return True
+    return isinstance(loop, scf.WhileOp) and getattr(st.src, "counter", None) is not None
+
+
+def carried_names(fn: AppFunction, loop: Operation) -> list[str]:
+    """The C names of a ``while`` loop's carried values, in order (the frontend's
+    ``aquas.carried``; else the names of its results, "" when unnamed)."""
+    attr = loop.attributes.get("aquas.carried")
+    if isinstance(attr, ArrayAttr):
+        return [a.data for a in attr.data if isinstance(a, StringAttr)]
+    return [fn.names.get(r, "") for r in loop.results]
 
 
 def is_pure(op: Operation) -> bool:

@@ -19,7 +19,7 @@ from aquas.egraph import cfront, emit
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
 from aquas.egraph.emit import HEADER, rewrite_c
 from aquas.egraph.matcher import FINAL, LIVEOUT, SHAPE, UNSUPPORTED, Options
-from aquas.egraph.terms import var
+from aquas.egraph.terms import binop, const, linear, linear_term, load, var
 from aquas.runtime.build import build_program
 from aquas.runtime.header import write_header
 from aquas.runtime.iss import golden_isax_handler, run_elf
@@ -776,3 +776,392 @@ def test_history_in_locals_near_misses(tmp_path: Path) -> None:
         "the loop carries local variables (xb, xa, yb, ya, sum) that are not exactly the "
         "filter's history"
     )
+
+
+# -- strip-mining loops that walk pointers: constant and run-time counts ----------------
+
+WALK = """#include <stdint.h>
+
+int32_t dot35(const int16_t *restrict a, const int16_t *restrict b, int32_t *out)
+{
+    int32_t acc = 0;
+    for (int i = 0; i < 35; i++) {
+        acc += *a * *b;
+        a++;
+        b++;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    return acc;
+}
+
+int32_t dot_down(const int16_t *a, const int16_t *b, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    while (n--)
+        acc += *a++ * *b++;
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = n;
+    return acc;
+}
+
+int32_t dot_for_down(const int16_t *a, const int16_t *b, unsigned n, int32_t *out)
+{
+    int32_t acc = 0;
+    for (; n > 0; n--) {
+        acc += *a * *b;
+        a++;
+        b++;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = (int32_t)n;
+    return acc;
+}
+
+int32_t dot_rev(const int16_t *restrict a, const int16_t *restrict b, int n)
+{
+    int32_t acc = 0;
+    while (n--)
+        acc += a[n] * b[n];
+    return acc;
+}
+
+int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    const int16_t *p = x + 1;
+    int i;
+    for (i = 0; i < n; i++)
+        acc += *p++ * *y++;
+    out[0] = *p;
+    out[1] = *y;
+    out[2] = i;
+    return acc;
+}
+"""
+
+WALK_NS = (0, 1, 15, 16, 17, 35)
+WALK_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot35(const int16_t *restrict a, const int16_t *restrict b, int32_t *out);
+int32_t dot_down(const int16_t *a, const int16_t *b, int n, int32_t *out);
+int32_t dot_for_down(const int16_t *a, const int16_t *b, unsigned n, int32_t *out);
+int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out);
+int32_t dot_rev(const int16_t *restrict a, const int16_t *restrict b, int n);
+static int16_t s[128];
+static int32_t o[3];
+static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]); }
+"""
+    + RNG_C
+    + """int main(void)
+{
+    static const int ns[] = {"""
+    + ", ".join(map(str, WALK_NS))
+    + """};
+    for (int i = 0; i < 128; i++) s[i] = (int16_t)rnd();
+    o[2] = 7;
+    show(dot35(s + 3, s + 60, o));
+    for (int k = 0; k < 6; k++) {
+        show(dot_down(s, s + 50, ns[k], o));
+        show(dot_for_down(s + 7, s + 64, (unsigned)ns[k], o));
+        show(dot_up(s + 2, s + 70, ns[k], o));
+        printf("%x\\n", (unsigned)dot_rev(s + 5, s + 90, ns[k]));
+    }
+    return 0;
+}
+"""
+)
+
+
+def _walk_expected() -> str:
+    s = [_s(v, 16) for v in _lcg(128)]
+
+    def line(a: int, b: int, n: int, left: int) -> str:
+        acc = sum(s[a + k] * s[b + k] for k in range(n))
+        return " ".join(f"{v & M32:x}" for v in (acc, s[a + n], s[b + n], left)) + "\n"
+
+    out = line(3, 60, 35, 7)
+    for n in WALK_NS:  # while (n--) leaves n at -1, for (; n > 0; n--) at 0, i at n
+        out += line(0, 50, n, -1) + line(7, 64, n, 0) + line(3, 70, n, n)
+        out += f"{sum(s[5 + k] * s[90 + k] for k in range(n)) & M32:x}\n"
+    return out
+
+
+def test_pointer_walks_are_strip_mined_with_exact_final_pointers(tmp_path: Path) -> None:
+    """35 = 2 x 16 + 3 walked by pointers, and run-time counts (while (n--), for (; n > 0;
+    n--), a counted for over a local pointer): chunks of vdot16 calls on the pointers'
+    values at each chunk's start, the pointers and counters moved as the loop moves them,
+    the original loop for the remainder; the final pointers and counters are observed."""
+    res = _match(tmp_path, WALK, DSP)
+    got = {d.function: d for d in res.matched}
+    assert sorted(got) == ["dot35", "dot_down", "dot_for_down", "dot_rev", "dot_up"]
+    rev = got.pop("dot_rev")  # a[n] while n counts down: the chunk ends where n starts
+    assert rev.binding is not None and rev.binding.operands is not None
+    assert rev.binding.operands["rs1"] == linear_term(
+        linear(
+            binop(
+                "add",
+                binop("add", var("a", 32), binop("mul", var("n", 32), const(32, 2))),
+                const(32, -32 & M32),
+            )
+        )
+    )
+    for f, d in got.items():
+        assert d.isax == "vdot16" and d.binding is not None and d.binding.chunk == 16
+        names = ("p", "y") if f == "dot_up" else ("a", "b")
+        assert d.binding.operands == {"rs1": var(names[0], 32), "rs2": var(names[1], 32)}
+    assert got["dot_down"].binding and got["dot_down"].binding.walks == {
+        "a": (16, 2),
+        "b": (16, 2),
+        "n": (-16, 0),
+    }
+    new = _checked(res)
+    call = "acc += (int32_t)aquas_vdot16((uint32_t)(uintptr_t)a, (uint32_t)(uintptr_t)b);"
+    assert new.count(call) == 3
+    assert "for (; i + 16 <= 35; i += 16, a += 16, b += 16)" in new
+    assert "for (; n >= 16; a += 16, b += 16, n -= 16)\n" in new
+    assert "        while (n--)\n            acc += *a++ * *b++;\n    }" in new  # the remainder
+    assert "    for (; n > 0; n--)\n" in new
+    assert "for (; i + 15 < (n); i += 16, p += 16, y += 16)" in new
+    assert "for (; n >= 16; n -= 16)\n" in new  # dot_rev: only the counter moves
+    expected = _walk_expected()
+    assert _iss_outputs(res, WALK, new, WALK_MAIN, tmp_path) == [expected, expected]
+
+
+WALK_NEAR = """#include <stdint.h>
+
+int32_t step2(const int16_t *a, const int16_t *b, int n)
+{
+    int32_t acc = 0;
+    while (n--) {
+        acc += *a * *b;
+        a += 2;
+        b++;
+    }
+    return acc;
+}
+
+int32_t writes(int16_t *a, const int16_t *b, int n)
+{
+    int32_t acc = 0;
+    while (n--) {
+        acc += *a * *b;
+        *a++ = 0;
+        b++;
+    }
+    return acc;
+}
+
+int32_t counter_data(const int16_t *a, const int16_t *b, int n)
+{
+    int32_t acc = 0;
+    while (n--) {
+        acc += *a++ * *b++;
+        if (*a == 0)
+            n--;
+    }
+    return acc;
+}
+"""
+
+
+def test_pointer_walk_near_misses_stay_in_software(tmp_path: Path) -> None:
+    res = _match(tmp_path, WALK_NEAR, DSP)
+    assert not res.matched and rewrite_c(res) == WALK_NEAR
+    # a pointer stepped by 2: every other element of a (the chunk of 16 was tried)
+    d = _decision(res, "step2", "vdot16")
+    assert d.reason == SHAPE
+    assert any(
+        b.startswith("line 6, chunks of 16: footprint mismatch: the region reads add32(a, ")
+        for b in d.blockers
+    )
+    d = _decision(res, "writes", "vdot16")  # the walked pointer is also written through
+    assert d.reason == SHAPE and d.detail == "16 stored locations vs 0 written by vdot16"
+    # the counter also moves with the data: not counted down, no chunk
+    d = _decision(res, "counter_data", "vdot16")
+    assert d.reason == UNSUPPORTED and d.detail.startswith(
+        "while loop with a data-dependent condition (cmp.ne(n, 0))"
+    )
+
+
+# -- a register ISAX on a statement that walks pointers ----------------------------------
+
+KYBER = ROOT / "examples/crypto/kyber.isax"
+REG_WALK = """#include <stdint.h>
+
+void mul_walk(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    while (n--)
+        *r++ = ((*a++ & 0xffff) * (*b++ & 0xffff)) % 3329;
+}
+
+uint32_t mul_last(const uint32_t *a, const uint32_t *b, int n, uint32_t *out)
+{
+    uint32_t x = 0;
+    for (int i = 0; i < n; i++) {
+        x = ((*++a & 0xffff) * (*b & 0xffff)) % 3329;
+        b += 2;
+    }
+    out[0] = *a;
+    out[1] = *b;
+    return x;
+}
+
+uint32_t mul_decl(const uint32_t *a, const uint32_t *b, uint32_t *r, int n)
+{
+    uint32_t s = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t x = ((*a++ & 0xffff) * (*b & 0xffff)) % 3329;
+        b++;
+        r[i] = x;
+        s ^= x;
+    }
+    return s;
+}
+
+void mul_xor(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    while (n--)
+        *r++ = (((*a++ & 0xffff) * (*b++ & 0xffff)) % 3329) ^ 0x5a5a;
+}
+
+void mul_other_q(uint32_t *r, const uint32_t *a, const uint32_t *b, int n)
+{
+    while (n--)
+        *r++ = ((*a++ & 0xffff) * (*b++ & 0xffff)) % 3331;
+}
+"""
+
+REG_WALK_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+void mul_walk(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
+uint32_t mul_last(const uint32_t *a, const uint32_t *b, int n, uint32_t *out);
+void mul_xor(uint32_t *r, const uint32_t *a, const uint32_t *b, int n);
+static uint32_t a[40], b[80], r[40], o[2], x8[9];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    for (int i = 0; i < 40; i++) a[i] = rnd();
+    for (int i = 0; i < 80; i++) b[i] = rnd();
+    for (int i = 0; i < 40; i++) r[i] = rnd();
+    mul_walk(r, a, b, 35);
+    for (int i = 0; i < 40; i++) printf("%x ", (unsigned)r[i]);
+    printf("\\n");
+    for (int n = 0; n <= 17; n += 17) {
+        uint32_t x = mul_last(a, b, n, o);
+        printf("%x %x %x\\n", (unsigned)x, (unsigned)o[0], (unsigned)o[1]);
+    }
+    mul_xor(x8, b + 1, a + 3, 8);
+    for (int i = 0; i < 9; i++) printf("%x ", (unsigned)x8[i]);
+    return 0;
+}
+"""
+)
+
+
+def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: Path) -> None:
+    """``*r++ = modmul(*a++, *b++)``: the call reads the loads through the pointers'
+    values before the statement, and each step still happens once, after it."""
+    res = _match(tmp_path, REG_WALK, KYBER)
+    got = {d.function: d for d in res.matched}
+    assert sorted(got) == ["mul_decl", "mul_last", "mul_walk", "mul_xor"]  # not % 3331
+    d = got["mul_walk"]
+    assert d.isax == "modmul_q" and d.binding is not None and d.store
+    assert d.binding.walks == {"a": (1, 4), "b": (1, 4), "r": (1, 4)}
+    assert d.binding.operands == {"rs1": load(32, var("b", 32)), "rs2": load(32, var("a", 32))}
+    new = _checked(res)
+    op = "(uint32_t)(*(const uint32_t *)(uintptr_t)((uint32_t)(uintptr_t){} + {}u))"
+    assert (
+        f"*r++ = aquas_modmul_q({op.format('b', 0)}, {op.format('a', 0)}), a += 1, b += 1;" in new
+    )
+    # ++a reads the element after a's value before the statement
+    assert f"x = (uint32_t)aquas_modmul_q({op.format('b', 0)}, {op.format('a', 4)}), a += 1;" in new
+    # a declaration's step follows it as a statement of its own
+    assert (
+        f"uint32_t x = (uint32_t)aquas_modmul_q({op.format('b', 0)}, {op.format('a', 0)});\n"
+        "        a += 1;\n        b++;\n"
+    ) in new
+    assert "% 3331;" in new
+    # a part of the value (match_parts), the steps kept alike
+    assert (
+        f"*r++ = (aquas_modmul_q({op.format('b', 0)}, {op.format('a', 0)}) ^ 23130u), "
+        "a += 1, b += 1;"
+    ) in new
+    vals = _lcg(160)
+    a, b, r = vals[:40], vals[40:120], vals[120:]
+    for k in range(35):
+        r[k] = ((a[k] & 0xFFFF) * (b[k] & 0xFFFF)) % 3329
+    expected = " ".join(f"{v:x}" for v in r) + " \n"
+    expected += f"0 {a[0]:x} {b[0]:x}\n"
+    x = ((a[17] & 0xFFFF) * (b[32] & 0xFFFF)) % 3329
+    expected += f"{x:x} {a[17]:x} {b[34]:x}\n"
+    x8 = [((b[1 + k] & 0xFFFF) * (a[3 + k] & 0xFFFF)) % 3329 ^ 0x5A5A for k in range(8)]
+    expected += "".join(f"{v:x} " for v in [*x8, 0])
+    outs = _iss_outputs(res, REG_WALK, new, REG_WALK_MAIN, tmp_path)
+    assert outs == [expected, expected]
+
+
+# -- an accumulator ISAX (dot4_i8, unit state) over a pointer walk -----------------------
+
+LLM = ROOT / "examples/llm/llm.isax"
+DOT8 = """#include <stdint.h>
+
+int32_t dot8(const int8_t *a, const int8_t *b, int n, int32_t *out)
+{
+    int32_t acc = 0;
+    while (n--)
+        acc += *a++ * *b++;
+    out[0] = *a;
+    out[1] = *b;
+    out[2] = n;
+    return acc;
+}
+"""
+
+DOT8_CASES = [(0, 64, n) for n in (0, 1, 3, 4, 5, 8, 9, 35)] + [(1, 65, 35), (4, 66, 13)]
+DOT8_MAIN = (
+    """#include <stdint.h>
+#include "aquas_rt.h"
+int32_t dot8(const int8_t *a, const int8_t *b, int n, int32_t *out);
+static int8_t s[128] __attribute__((aligned(4)));
+static int32_t o[3];
+"""
+    + RNG_C
+    + """int main(void)
+{
+    static const int cases[][3] = {"""
+    + ", ".join(f"{{{x}, {y}, {n}}}" for x, y, n in DOT8_CASES)
+    + """};
+    for (int i = 0; i < 128; i++) s[i] = (int8_t)rnd();
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int32_t r = dot8(s + cases[k][0], s + cases[k][1], cases[k][2], o);
+        printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]);
+    }
+    return 0;
+}
+"""
+)
+
+
+def test_accumulator_isax_over_a_pointer_walk_runs_on_the_iss(tmp_path: Path) -> None:
+    """``while (n--) acc += *a++ * *b++`` over int8: dot4_i8 chunks of 4 (two per trip)
+    from the pointers' values, the words' alignment checked at run time (misaligned
+    pointers run the original loop), the pointers and ``n`` exact after the loop."""
+    res = _match(tmp_path, DOT8, LLM)
+    [d] = res.matched
+    assert d.isax == "dot4_i8" and d.binding is not None and d.binding.chunk == 4
+    assert d.binding.walks == {"a": (4, 1), "b": (4, 1), "n": (-4, 0)}
+    new = _checked(res)
+    assert "for (; n >= 8; a += 8, b += 8, n -= 8) {" in new
+    assert "for (; n >= 4; a += 4, b += 4, n -= 4)\n" in new
+    s = [_s(v, 8) for v in _lcg(128)]
+    expected = ""
+    for x, y, n in DOT8_CASES:
+        acc = sum(s[x + k] * s[y + k] for k in range(n))
+        expected += " ".join(f"{v & M32:x}" for v in (acc, s[x + n], s[y + n], -1)) + "\n"
+    assert _iss_outputs(res, DOT8, new, DOT8_MAIN, tmp_path) == [expected, expected]

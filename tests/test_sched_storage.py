@@ -239,11 +239,21 @@ def test_a_factor_that_is_not_a_power_of_two_uses_the_loop_bounds() -> None:
     # of known trip count (rs1 & 15, 3 * rs1) the index may wrap modulo 2^32, where 3
     # does not divide the modulus: every bank.
     reads = ops_of(XYZ, "t", aq.SpmReadOp)
-    assert [sorted(spm_banks(r)) for r in reads] == [[0], [1], [2], [0, 1, 2], [1], [0, 1, 2], [0, 1, 2]]
+    assert [sorted(spm_banks(r)) for r in reads] == [
+        [0],
+        [1],
+        [2],
+        [0, 1, 2],
+        [1],
+        [0, 1, 2],
+        [0, 1, 2],
+    ]
     module = lower_spec(XYZ, "x.isax")
     builder, _ = schedule_isaxs(module, 10.0, LIB)
     loop_body = next(
-        s for p, s in builder.schedules if sum(isinstance(o, aq.SpmReadOp) for o in p.operations) == 5
+        s
+        for p, s in builder.schedules
+        if sum(isinstance(o, aq.SpmReadOp) for o in p.operations) == 5
     )
     # one cycle for 3j, 3j+1 and 3j+2 (one port per bank), one for 6j + 4 (bank 1 again),
     # one for 2j (any bank); was 5, every read using every bank

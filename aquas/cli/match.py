@@ -122,7 +122,9 @@ def match(
             chunk = f"1 per iteration (state: {', '.join(n for n in f.isaxs if n != f.step)})"
         elif d.pattern is not None and d.pattern.preload is not None:
             chunk += f" (each after {d.pattern.preload})"
-        ops = ", ".join(f"{k}={v}" for k, v in sorted(d.binding.regs.items()))
+        b = d.binding
+        regs = b.operands if b.operands is not None else b.regs  # as the call names them
+        ops = ", ".join(f"{k}={v}" for k, v in sorted(regs.items()))
         table.add_row(
             d.function, str(d.line), d.isax, ops, chunk, f"~{d.sw_cycles}", str(d.hw_cycles)
         )
