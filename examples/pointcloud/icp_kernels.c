@@ -1,6 +1,6 @@
 /* Kernels of the point-cloud ICP case study: plain C, in the subset of the matcher's C
  * frontend (docs/c-subset.md).  icp_nearest, icp_block_dist, icp_block_scatter and
- * icp_mat4_vec compute exactly what vnearest, v3ddist, vcovmat3d and vgemv4
+ * icp_transform compute exactly what vnearest, v3ddist, vcovmat3d and vxform
  * (pointcloud.isax) compute; the rest stay in software.
  * Blocks are 16 points = 48 int32_t words (x, y, z interleaved). */
 #include <stdint.h>
@@ -85,14 +85,14 @@ uint32_t icp_block_scatter(const int32_t *restrict p, int32_t *restrict c)
     return (uint32_t)(sxx + syy + szz);
 }
 
-/* vgemv4: 4x4 row-major matrix m[0..15] times the vector m[16..19]. */
-void icp_mat4_vec(const int32_t *restrict m, int32_t *restrict y)
+void icp_transform(const int32_t *restrict m, int32_t *restrict pts)
 {
-    for (int r = 0; r < 4; r++) {
-        int32_t acc = 0;
-        for (int k = 0; k < 4; k++)
-            acc += m[4 * r + k] * m[16 + k];
-        y[r] = acc;
+    for (int i = 0; i < ICP_POINTS; i++) {
+        int32_t *p = &pts[3 * i];
+        int32_t x = p[0], y = p[1], z = p[2];
+        p[0] = (m[0] * x + m[1] * y + m[2] * z + m[3]) >> 14;
+        p[1] = (m[4] * x + m[5] * y + m[6] * z + m[7]) >> 14;
+        p[2] = (m[8] * x + m[9] * y + m[10] * z + m[11]) >> 14;
     }
 }
 

@@ -29,13 +29,14 @@ uint32_t icp_block_dist(const int32_t *restrict a, int32_t *restrict b);
  * 32 bits of the trace Sxx + Syy + Szz. */
 uint32_t icp_block_scatter(const int32_t *restrict p, int32_t *restrict c);
 
-/* vgemv4: y[r] = sum_c m[4r + c] * m[16 + c] (int32, wrapping) for r = 0..3:
- * a row-major 4x4 matrix m[0..15] times the homogeneous vector m[16..19]. */
-void icp_mat4_vec(const int32_t *restrict m, int32_t *restrict y);
-
 /* vnearest: index of the point of cloud[0 .. 3 * ICP_POINTS - 1] nearest to p[0..2]
  * (squared Euclidean distance, u32 wrapping; the first one on ties). */
 int icp_nearest(const int32_t *restrict p, const int32_t *restrict cloud);
+
+/* vxform: every point of pts[0 .. 3 * ICP_POINTS - 1] becomes (R p + t) >> 14, with
+ * m[0..11] a 3x4 row-major Q14 matrix [R | t] (int32 wrapping multiply-add, arithmetic
+ * shift). */
+void icp_transform(const int32_t *restrict m, int32_t *restrict pts);
 
 /* ---- software helpers --------------------------------------------------------------- */
 
