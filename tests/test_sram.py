@@ -336,6 +336,8 @@ isax store(rs1, rs2) { burst mem[rs1 & ~3] <- x[rs2 & 0x7fff +: 64]; }
         ("[u16; 256] impl(sram(2))", 64, 4),
         ("[u8; 256] partition(cyclic, 8) impl(sram)", 32, 8),  # wide enough already
         ("[u32; 256]", 32, 1),  # one element per beat
+        # x, y, z in three banks under a 4-element beat: cyclic lcm(3, 4)
+        ("[u32; 768] partition(cyclic, 3) impl(sram)", 128, 12),
     ],
 )
 def test_packed_bursts_split_an_sram_scratchpad_cyclically(
