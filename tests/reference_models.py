@@ -89,7 +89,6 @@ LAYOUTS: dict[str, Layout] = {
             "mi": (8, 8),
             "nq": (32, 3),
             "ncl": (32, 192),
-            "xm": (32, 12),
         },
     ),
     LLM: Layout(
@@ -389,37 +388,6 @@ def ref_vnearest(case: Case) -> Expected:
     return Expected(d.index(min(d)), {}, regs, spms)
 
 
-def gen_vxform(rng: random.Random) -> Case:
-    pts, kind = _cloud64(rng)
-    if rng.random() < 0.5:  # a rigid motion in Q14, as ICP builds it
-        m = [0] * 12
-        for r in range(3):
-            for c in range(3):
-                m[4 * r + c] = (1 << 14 if r == c else 0) + rng.randint(-400, 400)
-            m[4 * r + 3] = rng.randint(-(1 << 30), 1 << 30)
-    else:
-        m = rand_values(rng, 12, 32, True)
-    rm, rp = alloc(rng, [(48, 4), (768, 4)])
-    regs, spms = rand_state(rng, POINTCLOUD)
-    return Case(rm, rp, {rm: pack(m, 4), rp: pack(pts, 4)}, [(rp, 768)], regs, spms, kind)
-
-
-def ref_vxform(case: Case) -> Expected:
-    img = Image(case.mem)
-    m = img.words(case.rs1, 4, 12, True)
-    p = img.words(case.rs2, 4, 192, True)
-    out = []
-    for i in range(64):
-        x, y, z = p[3 * i : 3 * i + 3]
-        for k in range(3):
-            acc = signed(m[4 * k] * x + m[4 * k + 1] * y + m[4 * k + 2] * z + m[4 * k + 3], 32)
-            out.append((acc >> 14) & M32)  # an arithmetic shift of the wrapped i32
-    regs, spms = _copy_state(case)
-    spms["xm"] = [v & M32 for v in m]
-    spms["ncl"] = out
-    return Expected(None, {case.rs2: pack(out, 4)}, regs, spms)
-
-
 # ---------------------------------------------------------------------------------------
 # llm
 # ---------------------------------------------------------------------------------------
@@ -695,7 +663,6 @@ MODELS: dict[tuple[str, str], Model] = {
     (POINTCLOUD, "vgemv4"): Model(gen_vgemv4, ref_vgemv4),
     (POINTCLOUD, "vmaxarg"): Model(gen_vmaxarg, ref_vmaxarg),
     (POINTCLOUD, "vnearest"): Model(gen_vnearest, ref_vnearest),
-    (POINTCLOUD, "vxform"): Model(gen_vxform, ref_vxform),
     (LLM, "dot4_i8"): Model(gen_dot4_i8, ref_dot4_i8),
     (LLM, "dot4_clr"): Model(gen_dot4_clr, ref_dot4_clr),
     (LLM, "gemm4x4_i16"): Model(gen_gemm4x4_i16, ref_gemm4x4_i16),

@@ -31,7 +31,6 @@ def test_pointcloud_footprints() -> None:
         "vgemv4": (Span("rs2", 0, 16, 4),),  # y[r] at rs2 + 4r, r in 0..4 (a loop)
         "vmaxarg": (Span("rs2", 0, 4, 4),),
         "vnearest": (),  # writes no memory
-        "vxform": (Span("rs2", 0, 768, 4),),  # the 64 points, in place (a burst of 192 u32)
     }
 
 

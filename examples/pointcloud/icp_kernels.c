@@ -1,7 +1,7 @@
 /* Kernels of the point-cloud ICP case study: plain C, in the subset of the matcher's C
- * frontend (docs/c-subset.md).  icp_nearest, icp_block_dist, icp_block_scatter and
- * icp_transform compute exactly what vnearest, v3ddist, vcovmat3d and vxform
- * (pointcloud.isax) compute; the rest stay in software.
+ * frontend (docs/c-subset.md).  icp_nearest, icp_block_dist and icp_block_scatter compute
+ * exactly what vnearest, v3ddist and vcovmat3d (pointcloud.isax) compute; the rest stay in
+ * software.
  * Blocks are 16 points = 48 int32_t words (x, y, z interleaved). */
 #include <stdint.h>
 

@@ -33,12 +33,12 @@ uint32_t icp_block_scatter(const int32_t *restrict p, int32_t *restrict c);
  * (squared Euclidean distance, u32 wrapping; the first one on ties). */
 int icp_nearest(const int32_t *restrict p, const int32_t *restrict cloud);
 
-/* vxform: every point of pts[0 .. 3 * ICP_POINTS - 1] becomes (R p + t) >> 14, with
+/* ---- software helpers --------------------------------------------------------------- */
+
+/* Every point of pts[0 .. 3 * ICP_POINTS - 1] becomes (R p + t) >> 14, with
  * m[0..11] a 3x4 row-major Q14 matrix [R | t] (int32 wrapping multiply-add, arithmetic
  * shift). */
 void icp_transform(const int32_t *restrict m, int32_t *restrict pts);
-
-/* ---- software helpers --------------------------------------------------------------- */
 
 /* Squared distance |a - b|^2 of two points (u32, wrapping). */
 uint32_t icp_dist2(const int32_t *a, const int32_t *b);

@@ -16,7 +16,7 @@
  *                                (tr(S) I - S) w = cross, by Cramer's rule in int64, then
  *                                R = I + [w]x + [w]x^2 / 2 and t = cq - R cp (Q14)
  *   region 3  transform          every source point p <- (R p + t) >> 14 with a 3x4 Q14
- *                                matrix [R | t] (icp_transform ~ vxform)
+ *                                matrix [R | t] (icp_transform, software)
  *   region 4  convergence        residual sum of squared distances to the matched points
  *                                (icp_block_dist ~ v3ddist on the gathered blocks); stop
  *                                when the nearest-neighbour error no longer drops
