@@ -842,37 +842,46 @@ int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out)
 }
 """
 
+
+def _dot_main(protos: str, ns: tuple[int, ...], body: str) -> str:
+    """A driver over the ``int16_t`` array ``s`` (LCG-filled): ``protos`` declares the
+    kernels, ``body`` is ``main``'s after the fill, with the counts ``ns`` in the array
+    ``ns`` (``NS`` in ``body`` stands for their number); ``show`` prints a result and the
+    contents of ``o``."""
+    return (
+        '#include <stdint.h>\n#include "aquas_rt.h"\n'
+        + protos
+        + """static int16_t s[128];
+static int32_t o[3];
+static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]); }
+"""
+        + RNG_C
+        + "int main(void)\n{\n    static const int ns[] = {"
+        + ", ".join(map(str, ns))
+        + "};\n    for (int i = 0; i < 128; i++) s[i] = (int16_t)rnd();\n"
+        + body.replace("NS", str(len(ns)))
+        + "    return 0;\n}\n"
+    )
+
+
 WALK_NS = (0, 1, 15, 16, 17, 35)
-WALK_MAIN = (
-    """#include <stdint.h>
-#include "aquas_rt.h"
-int32_t dot35(const int16_t *restrict a, const int16_t *restrict b, int32_t *out);
+WALK_MAIN = _dot_main(
+    """int32_t dot35(const int16_t *restrict a, const int16_t *restrict b, int32_t *out);
 int32_t dot_down(const int16_t *a, const int16_t *b, int n, int32_t *out);
 int32_t dot_for_down(const int16_t *a, const int16_t *b, unsigned n, int32_t *out);
 int32_t dot_up(const int16_t *x, const int16_t *y, int n, int32_t *out);
 int32_t dot_rev(const int16_t *restrict a, const int16_t *restrict b, int n);
-static int16_t s[128];
-static int32_t o[3];
-static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]); }
-"""
-    + RNG_C
-    + """int main(void)
-{
-    static const int ns[] = {"""
-    + ", ".join(map(str, WALK_NS))
-    + """};
-    for (int i = 0; i < 128; i++) s[i] = (int16_t)rnd();
-    o[2] = 7;
+""",
+    WALK_NS,
+    """    o[2] = 7;
     show(dot35(s + 3, s + 60, o));
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < NS; k++) {
         show(dot_down(s, s + 50, ns[k], o));
         show(dot_for_down(s + 7, s + 64, (unsigned)ns[k], o));
         show(dot_up(s + 2, s + 70, ns[k], o));
         printf("%x\\n", (unsigned)dot_rev(s + 5, s + 90, ns[k]));
     }
-    return 0;
-}
-"""
+""",
 )
 
 
@@ -1212,33 +1221,18 @@ int32_t dot_ge(const int16_t *a, const int16_t *b, int n, int32_t *out)
 """
 
 BOUND_NS = (1, 3, 4, 17, 19, 20, 35)
-BOUND_MAIN = (
-    """#include <stdint.h>
-#include "aquas_rt.h"
-int32_t dot_do_n(const int16_t *a, const int16_t *b, unsigned n, int32_t *out);
+BOUND_MAIN = _dot_main(
+    """int32_t dot_do_n(const int16_t *a, const int16_t *b, unsigned n, int32_t *out);
 int32_t dot_above(const int16_t *a, const int16_t *b, int n, int32_t *out);
 int32_t dot_ge(const int16_t *a, const int16_t *b, int n, int32_t *out);
-static int16_t s[128];
-static int32_t o[3];
-static void show(int32_t r) { printf("%x %x %x %x\\n", (unsigned)r, (unsigned)o[0], (unsigned)o[1], (unsigned)o[2]); }
-"""
-    + RNG_C
-    + """int main(void)
-{
-    static const int ns[] = {"""
-    + ", ".join(map(str, BOUND_NS))
-    + """};
-    for (int i = 0; i < 128; i++) s[i] = (int16_t)rnd();
-    for (int k = 0; k < """
-    + str(len(BOUND_NS))
-    + """; k++) {
+""",
+    BOUND_NS,
+    """    for (int k = 0; k < NS; k++) {
         show(dot_do_n(s + 1, s + 60, (unsigned)ns[k], o));
         show(dot_above(s + 4, s + 80, ns[k], o));
         show(dot_ge(s + 9, s + 41, ns[k], o));
     }
-    return 0;
-}
-"""
+""",
 )
 
 
