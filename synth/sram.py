@@ -20,6 +20,7 @@ register when it is used later).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
@@ -100,14 +101,16 @@ def _elements_per_beat(ext: aq.ExtensionOp, name: str, width: int, bus_width: in
 def fitted_partition(ext: aq.ExtensionOp, spm: aq.ScratchpadOp, bus_width: int) -> tuple[str, int]:
     """The partition an SRAM scratchpad is built with: its own, except that a scratchpad
     whose bursts pack ``P`` elements per beat into fewer banks (unpartitioned, or cyclic by
-    a divisor of ``P``) is split cyclic by ``P``, so each beat's elements land in distinct
-    banks. The refinement never loses parallelism: a cyclic-``P`` bank determines the
-    cyclic-``F`` bank for every ``F`` dividing ``P``. Banks are invisible to the spec's
-    semantics."""
+    ``F < P``) is split cyclic by ``lcm(F, P)``, so each beat's elements land in distinct
+    banks. The refinement never loses parallelism: a cyclic-``L`` bank determines the
+    cyclic-``F`` bank for every ``F`` dividing ``L`` (x, y, z in cyclic 3 under a 4-element
+    beat become cyclic 12). Banks are invisible to the spec's semantics."""
     kind, f = spm.partition.data, spm.factor_value
     per = _elements_per_beat(ext, spm.sym_name.data, spm.width, bus_width)
-    if per > f and per % f == 0 and kind in ("none", "cyclic") and spm.size >= per:
-        return "cyclic", per
+    if per > f and kind in ("none", "cyclic"):
+        fitted = math.lcm(f, per)
+        if spm.size >= fitted:
+            return "cyclic", fitted
     return kind, f
 
 

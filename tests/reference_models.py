@@ -81,7 +81,15 @@ _BQ = ("b0", "b1", "b2", "a1", "a2", "x1", "x2", "y1", "y2")
 LAYOUTS: dict[str, Layout] = {
     POINTCLOUD: Layout(
         regs={},
-        spms={"pa": (32, 48), "pb": (32, 48), "dist": (32, 16), "mv": (32, 16), "mi": (8, 8)},
+        spms={
+            "pa": (32, 48),
+            "pb": (32, 48),
+            "dist": (32, 16),
+            "mv": (32, 16),
+            "mi": (8, 8),
+            "nq": (32, 3),
+            "ncl": (32, 192),
+        },
     ),
     LLM: Layout(
         regs={"dacc": (32, 0)},
@@ -342,6 +350,42 @@ def ref_vmaxarg(case: Case) -> Expected:
             mv[k], mi[k] = v[j] & M32, j
     spms["mv"], spms["mi"] = mv, mi
     return Expected(idx, {case.rs2: pack([v[idx]], 4)}, regs, spms)
+
+
+def _cloud64(rng: random.Random) -> tuple[list[int], str]:
+    """64 points (192 signed words): random, a cluster, or a few points repeated (ties)."""
+    kind = rng.choice((*_PROFILES, "cloud", "ties"))
+    if kind == "cloud":
+        centre = [rng.randint(-(1 << 20), 1 << 20) for _ in range(3)]
+        return [centre[k % 3] + rng.randint(-1000, 1000) for k in range(192)], kind
+    if kind == "ties":
+        pool = [rand_values(rng, 3, 32, True, "small") for _ in range(rng.randint(1, 4))]
+        return [v for _ in range(64) for v in rng.choice(pool)], kind
+    return rand_values(rng, 192, 32, True, kind), kind
+
+
+def gen_vnearest(rng: random.Random) -> Case:
+    cloud, kind = _cloud64(rng)
+    if rng.random() < 0.4:  # the query is (near) one of the points
+        j = rng.randrange(64)
+        q = [cloud[3 * j + k] + rng.choice((0, 0, rng.randint(-3, 3))) for k in range(3)]
+    else:
+        q = rand_values(rng, 3, 32, True)
+    rq, rc = alloc(rng, [(12, 4), (768, 4)])
+    regs, spms = rand_state(rng, POINTCLOUD)
+    return Case(rq, rc, {rq: pack(q, 4), rc: pack(cloud, 4)}, [], regs, spms, kind)
+
+
+def ref_vnearest(case: Case) -> Expected:
+    img = Image(case.mem)
+    q = img.words(case.rs1, 4, 3)
+    c = img.words(case.rs2, 4, 192)
+    # the squares of wrapped 32-bit differences, summed modulo 2^32: the same whether the
+    # differences are read signed or unsigned
+    d = [sum(((c[3 * j + k] - q[k]) & M32) ** 2 for k in range(3)) & M32 for j in range(64)]
+    regs, spms = _copy_state(case)
+    spms["nq"], spms["ncl"] = q, c
+    return Expected(d.index(min(d)), {}, regs, spms)
 
 
 # ---------------------------------------------------------------------------------------
@@ -618,6 +662,7 @@ MODELS: dict[tuple[str, str], Model] = {
     (POINTCLOUD, "vcovmat3d"): Model(gen_vcovmat3d, ref_vcovmat3d),
     (POINTCLOUD, "vgemv4"): Model(gen_vgemv4, ref_vgemv4),
     (POINTCLOUD, "vmaxarg"): Model(gen_vmaxarg, ref_vmaxarg),
+    (POINTCLOUD, "vnearest"): Model(gen_vnearest, ref_vnearest),
     (LLM, "dot4_i8"): Model(gen_dot4_i8, ref_dot4_i8),
     (LLM, "dot4_clr"): Model(gen_dot4_clr, ref_dot4_clr),
     (LLM, "gemm4x4_i16"): Model(gen_gemm4x4_i16, ref_gemm4x4_i16),

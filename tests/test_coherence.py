@@ -30,6 +30,7 @@ def test_pointcloud_footprints() -> None:
         "vcovmat3d": (Span("rs2", 16, 64, 8),),  # six i64 at rs2 + 16 .. rs2 + 56
         "vgemv4": (Span("rs2", 0, 16, 4),),  # y[r] at rs2 + 4r, r in 0..4 (a loop)
         "vmaxarg": (Span("rs2", 0, 4, 4),),
+        "vnearest": (),  # writes no memory
     }
 
 

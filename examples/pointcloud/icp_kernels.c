@@ -1,10 +1,34 @@
 /* Kernels of the point-cloud ICP case study: plain C, in the subset of the matcher's C
- * frontend (docs/c-subset.md).  The first four compute exactly what v3ddist, vmaxarg,
- * vcovmat3d and vgemv4 (pointcloud.isax) compute; the rest stay in software.
+ * frontend (docs/c-subset.md).  icp_nearest, icp_block_dist and icp_block_scatter compute
+ * exactly what vnearest, v3ddist and vcovmat3d (pointcloud.isax) compute; the rest stay in
+ * software.
  * Blocks are 16 points = 48 int32_t words (x, y, z interleaved). */
 #include <stdint.h>
 
 #include "icp_kernels.h"
+
+static inline uint32_t dist2(const int32_t *a, const int32_t *b)
+{
+    int32_t dx = a[0] - b[0];
+    int32_t dy = a[1] - b[1];
+    int32_t dz = a[2] - b[2];
+    return (uint32_t)(dx * dx + dy * dy + dz * dz);
+}
+
+/* vnearest: a linear scan; the strict '<' keeps the first nearest point. */
+int icp_nearest(const int32_t *restrict p, const int32_t *restrict cloud)
+{
+    uint32_t best = UINT32_MAX;
+    int best_j = 0;
+    for (int j = 0; j < ICP_POINTS; j++) {
+        uint32_t d = dist2(p, &cloud[3 * j]);
+        if (d < best) {
+            best = d;
+            best_j = j;
+        }
+    }
+    return best_j;
+}
 
 /* v3ddist: b[48 + i] = |a_i - b_i|^2, returns the sum of the 16 distances. */
 uint32_t icp_block_dist(const int32_t *restrict a, int32_t *restrict b)
@@ -19,21 +43,6 @@ uint32_t icp_block_dist(const int32_t *restrict a, int32_t *restrict b)
         total += d;
     }
     return total;
-}
-
-/* vmaxarg: running maximum; the strict '>' keeps the first occurrence on ties. */
-uint32_t icp_block_argmax(const int32_t *restrict v, int32_t *restrict out)
-{
-    int32_t best = v[0];
-    uint32_t best_i = 0;
-    for (int i = 1; i < 16; i++) {
-        if (v[i] > best) {
-            best = v[i];
-            best_i = i;
-        }
-    }
-    *out = best;
-    return best_i;
 }
 
 /* vcovmat3d: scatter matrix of p about the centre c[0..2], six int64 sums written as
@@ -76,32 +85,22 @@ uint32_t icp_block_scatter(const int32_t *restrict p, int32_t *restrict c)
     return (uint32_t)(sxx + syy + szz);
 }
 
-/* vgemv4: 4x4 row-major matrix m[0..15] times the vector m[16..19]. */
-void icp_mat4_vec(const int32_t *restrict m, int32_t *restrict y)
+void icp_transform(const int32_t *restrict m, int32_t *restrict pts)
 {
-    for (int r = 0; r < 4; r++) {
-        int32_t acc = 0;
-        for (int k = 0; k < 4; k++)
-            acc += m[4 * r + k] * m[16 + k];
-        y[r] = acc;
+    for (int i = 0; i < ICP_POINTS; i++) {
+        int32_t *p = &pts[3 * i];
+        int32_t x = p[0], y = p[1], z = p[2];
+        p[0] = (m[0] * x + m[1] * y + m[2] * z + m[3]) >> 14;
+        p[1] = (m[4] * x + m[5] * y + m[6] * z + m[7]) >> 14;
+        p[2] = (m[8] * x + m[9] * y + m[10] * z + m[11]) >> 14;
     }
 }
 
 /* ---- software helpers --------------------------------------------------------------- */
 
-void icp_broadcast(int32_t *restrict q, int32_t x, int32_t y, int32_t z)
+uint32_t icp_dist2(const int32_t *a, const int32_t *b)
 {
-    for (int i = 0; i < 16; i++) {
-        q[3 * i] = x;
-        q[3 * i + 1] = y;
-        q[3 * i + 2] = z;
-    }
-}
-
-void icp_negate16(const int32_t *restrict d, int32_t *restrict s)
-{
-    for (int i = 0; i < 16; i++)
-        s[i] = -d[i];
+    return dist2(a, b);
 }
 
 void icp_block_sum(const int32_t *restrict p, int32_t *restrict sum)

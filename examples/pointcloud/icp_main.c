@@ -5,18 +5,18 @@
  * source rotated by about 5 degrees (z) and -3 degrees (x), translated, perturbed by a
  * little noise and shuffled.  Each iteration
  *
- *   region 1  nearest neighbour  for every source point: squared distances to the target
- *                                in 16-point blocks (icp_block_dist ~ v3ddist), negated,
- *                                arg-max per block (icp_block_argmax ~ vmaxarg); the
- *                                matched target points are gathered block-wise
+ *   region 1  nearest neighbour  for every source point: the nearest target point by a
+ *                                linear scan (icp_nearest ~ vnearest), its squared
+ *                                distance; the matched target points are gathered
+ *                                block-wise
  *   region 2  covariance         centroids of both clouds, scatter matrix of the source
  *                                about its centroid (icp_block_scatter ~ vcovmat3d) and the
  *                                cross term sum (p - cp) x (q - cq) (software)
  *   region 5  pose solve         one Gauss-Newton step for a small rotation w:
  *                                (tr(S) I - S) w = cross, by Cramer's rule in int64, then
  *                                R = I + [w]x + [w]x^2 / 2 and t = cq - R cp (Q14)
- *   region 3  transform          every source point p <- R p + t as a 4x4 homogeneous
- *                                matrix-vector product (icp_mat4_vec ~ vgemv4)
+ *   region 3  transform          every source point p <- (R p + t) >> 14 with a 3x4 Q14
+ *                                matrix [R | t] (icp_transform, software)
  *   region 4  convergence        residual sum of squared distances to the matched points
  *                                (icp_block_dist ~ v3ddist on the gathered blocks); stop
  *                                when the nearest-neighbour error no longer drops
@@ -30,7 +30,7 @@
 #include "aquas_rt.h"
 #include "icp_kernels.h"
 
-#define N_POINTS 64
+#define N_POINTS ICP_POINTS
 #define N_BLOCKS (N_POINTS / ICP_BLOCK)
 #define N_ITER 4
 #define Q 14 /* fixed-point fraction bits of rotations and of the transform matrix */
@@ -49,11 +49,8 @@ static int32_t truth[N_POINTS * 3];                             /* true position
 static int32_t tgt[N_POINTS * 3] __attribute__((aligned(8)));   /* fixed cloud */
 /* Per block: 16 matched target points (48 words), then 16 residual distances. */
 static int32_t match[N_BLOCKS * 64] __attribute__((aligned(8)));
-static int32_t query[64] __attribute__((aligned(8)));  /* 16 copies of one point + distances */
-static int32_t score[16] __attribute__((aligned(8)));
 static int32_t cov[16] __attribute__((aligned(8)));    /* centre, pad, 6 x int64 sums */
-static int32_t gemv[20] __attribute__((aligned(8)));   /* 4x4 transform + (x, y, z, 1) */
-static int32_t gout[4] __attribute__((aligned(8)));
+static int32_t xform[12] __attribute__((aligned(8)));  /* [R | t + rounding] in Q14 */
 
 static uint32_t seed = 0x1CB0u;
 
@@ -146,24 +143,13 @@ int main(void)
         AQUAS_REGION_BEGIN(1);
         uint32_t nn_err = 0;
         for (int i = 0; i < N_POINTS; i++) {
-            icp_broadcast(query, src[3 * i], src[3 * i + 1], src[3 * i + 2]);
-            int32_t best = 0;
-            int best_j = 0;
-            for (int b = 0; b < N_BLOCKS; b++) {
-                int32_t m;
-                icp_block_dist(&tgt[3 * ICP_BLOCK * b], query);
-                icp_negate16(&query[ICP_BLOCK_WORDS], score);
-                int j = (int)icp_block_argmax(score, &m);
-                if (b == 0 || m > best) { /* strict: the first nearest point wins */
-                    best = m;
-                    best_j = ICP_BLOCK * b + j;
-                }
-            }
-            nn_err += (uint32_t)-best;
+            const int32_t *p = &src[3 * i];
+            const int32_t *q = &tgt[3 * icp_nearest(p, tgt)];
+            nn_err += icp_dist2(p, q);
             int32_t *dst = &match[64 * (i / ICP_BLOCK) + 3 * (i % ICP_BLOCK)];
-            dst[0] = tgt[3 * best_j];
-            dst[1] = tgt[3 * best_j + 1];
-            dst[2] = tgt[3 * best_j + 2];
+            dst[0] = q[0];
+            dst[1] = q[1];
+            dst[2] = q[2];
         }
         AQUAS_REGION_END(1);
 
@@ -213,31 +199,18 @@ int main(void)
                     w2 += wm[r][k] * wm[k][c];
                 rm[r][c] = (r == c ? ONE : 0) + wm[r][c] + w2 / (2 * ONE);
             }
-        /* rows of [R | (cq << Q) - R cp + 1/2], last row (0, 0, 0, 1) */
+        /* rows of [R | (cq << Q) - R cp + 1/2] */
         for (int r = 0; r < 3; r++) {
             int32_t rcp = rm[r][0] * cp[0] + rm[r][1] * cp[1] + rm[r][2] * cp[2];
             for (int c = 0; c < 3; c++)
-                gemv[4 * r + c] = rm[r][c];
-            gemv[4 * r + 3] = cq[r] * ONE - rcp + ONE / 2;
+                xform[4 * r + c] = rm[r][c];
+            xform[4 * r + 3] = cq[r] * ONE - rcp + ONE / 2;
         }
-        gemv[12] = 0;
-        gemv[13] = 0;
-        gemv[14] = 0;
-        gemv[15] = ONE;
         AQUAS_REGION_END(5);
 
         /* ---- 3: apply the transform ------------------------------------------------- */
         AQUAS_REGION_BEGIN(3);
-        gemv[19] = 1;
-        for (int i = 0; i < N_POINTS; i++) {
-            gemv[16] = src[3 * i];
-            gemv[17] = src[3 * i + 1];
-            gemv[18] = src[3 * i + 2];
-            icp_mat4_vec(gemv, gout);
-            src[3 * i] = gout[0] >> Q;
-            src[3 * i + 1] = gout[1] >> Q;
-            src[3 * i + 2] = gout[2] >> Q;
-        }
+        icp_transform(xform, src);
         AQUAS_REGION_END(3);
 
         /* ---- 4: residual and convergence -------------------------------------------- */
@@ -251,7 +224,7 @@ int main(void)
 
         printf("iter %d: nn_err %u trace %u w(Q14) %d %d %d t %d %d %d resid %u\n", it,
                (unsigned)nn_err, (unsigned)trace, (int)w[0], (int)w[1], (int)w[2],
-               (int)(gemv[3] >> Q), (int)(gemv[7] >> Q), (int)(gemv[11] >> Q),
+               (int)(xform[3] >> Q), (int)(xform[7] >> Q), (int)(xform[11] >> Q),
                (unsigned)resid);
         if (done) {
             printf("converged after %d iterations\n", it + 1);
