@@ -73,6 +73,35 @@ def apply_scratchpad_impl(module: ModuleOp, mode: str | None) -> None:
             op.set_impl(mode, op.ports_value if mode == "sram" else 1)
 
 
+def reciprocal(d: int, bits: int) -> tuple[int, int]:
+    """(m, s) with ``x // d == (x * m) >> s`` for every ``bits``-bit unsigned ``x``: the
+    round-up reciprocal of Granlund and Montgomery, s = bits + ceil(log2 d)."""
+    s = bits + (d - 1).bit_length()
+    return -(-(1 << s) // d), s
+
+
+def divmod_const(
+    h: HwBuilder, x: SSAValue, d: int, bits: int, hint: str
+) -> tuple[SSAValue, SSAValue]:
+    """(x // d, x % d) as 32-bit wires for the low ``bits`` bits of ``x`` (the rest are
+    ignored). Written out by hand because Yosys maps a divider by a constant as a general
+    divider, 32 subtract-and-compare stages (over 100 gate levels even for 8 significant
+    bits); a multiply by the reciprocal and one multiply-subtract are about 22 levels for 8
+    bits."""
+    if bits >= 32:
+        return (
+            h.binop("comb.divu", x, h.const(d, 32), f"{hint}_high"),
+            h.binop("comb.modu", x, h.const(d, 32), f"{hint}_low"),
+        )
+    m, s = reciprocal(d, bits)
+    xn = h.extract(x, 0, bits, f"{hint}_elem")
+    w = s + bits  # wide enough for the product: x < 2**bits and m <= 2**s
+    prod = h.binop("comb.mul", h.zext(xn, w), h.const(m, w), f"{hint}_recip")
+    q = h.extract(prod, s, bits, f"{hint}_quot")
+    rem = h.binop("comb.sub", xn, h.binop("comb.mul", q, h.const(d, bits), None), f"{hint}_rem")
+    return h.zext(q, 32), h.zext(rem, 32)
+
+
 def element_bank_row(
     spm: aq.ScratchpadOp, k: int, layout: tuple[str, int] | None = None
 ) -> tuple[int, int]:
@@ -272,36 +301,20 @@ class SramBanks:
     def split(self, name: str, index: SSAValue, hint: str) -> tuple[SSAValue, SSAValue]:
         """(bank, row) of a run-time element index (32-bit wires). A divisor that is not a
         power of two divides only the index bits an element of the scratchpad has (an index
-        past its end is not an access): a divider by a constant over 8 bits, not 32."""
+        past its end is not an access), by a reciprocal multiply (``divmod_const``)."""
         h, spm = self.h, self.spms[name]
         f = spm.factor_value
         d = f if spm.partition.data == "cyclic" else spm.bank_words
-        if spm.partition.data in ("cyclic", "block") and d & (d - 1):
+        if spm.partition.data not in ("cyclic", "block") or d == 1:
+            return h.const(0, 32), index
+        if d & (d - 1) == 0:
+            k = d.bit_length() - 1
+            low = h.zext(h.extract(index, 0, k, f"{hint}_low"), 32)
+            high = h.binop("comb.shru", index, h.const(k, 32), f"{hint}_high")
+        else:
             bits = max(1, (spm.size - 1).bit_length())
-            if bits < 32:
-                index = h.zext(h.extract(index, 0, bits, f"{hint}_elem"), 32)
-        if spm.partition.data == "cyclic":
-            return self._mod(index, f, hint), self._div(index, f, hint)
-        if spm.partition.data == "block":
-            b = spm.bank_words
-            return self._div(index, b, hint), self._mod(index, b, hint)
-        return h.const(0, 32), index
-
-    def _div(self, x: SSAValue, d: int, hint: str) -> SSAValue:
-        h = self.h
-        if d == 1:
-            return x
-        if d & (d - 1) == 0:
-            return h.binop("comb.shru", x, h.const(d.bit_length() - 1, 32), f"{hint}_row")
-        return h.binop("comb.divu", x, h.const(d, 32), f"{hint}_row")
-
-    def _mod(self, x: SSAValue, d: int, hint: str) -> SSAValue:
-        h = self.h
-        if d == 1:
-            return h.const(0, 32)
-        if d & (d - 1) == 0:
-            return h.zext(h.extract(x, 0, d.bit_length() - 1, f"{hint}_bank"), 32)
-        return h.binop("comb.modu", x, h.const(d, 32), f"{hint}_bank")
+            high, low = divmod_const(h, index, d, bits, hint)
+        return (low, high) if spm.partition.data == "cyclic" else (high, low)
 
     def row_bits(self, name: str, row: SSAValue, hint: str) -> SSAValue:
         return self.h.extract(row, 0, SramShape.of(self.spms[name]).abits, f"{hint}_addr")

@@ -25,6 +25,7 @@ from aquas.synth.sram import (
     apply_scratchpad_impl,
     element_bank_row,
     is_sram,
+    reciprocal,
     render_model,
 )
 
@@ -145,6 +146,16 @@ def test_element_bank_row_follows_the_partition() -> None:
     assert [element_bank_row(blk, k) for k in (0, 2, 3, 9)] == [(0, 0), (0, 2), (1, 0), (3, 0)]
     assert element_bank_row(one, 7) == (0, 7)
     assert SramShape.of(cyc) == SramShape(32, 3, 1) and SramShape.of(cyc).abits == 2
+
+
+@pytest.mark.parametrize("bits", range(1, 13))
+def test_the_reciprocal_divides_every_index_exactly(bits: int) -> None:
+    """The bank/row split of a non-power-of-two partition multiplies by the reciprocal:
+    exact for every index of ``bits`` bits, for every divisor up to 100."""
+    for d in range(3, 101):
+        m, s = reciprocal(d, bits)
+        assert m <= 2**s
+        assert [(x * m) >> s for x in range(2**bits)] == [x // d for x in range(2**bits)], d
 
 
 # -- scheduling -------------------------------------------------------------------------
