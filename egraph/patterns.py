@@ -9,8 +9,21 @@ from dataclasses import dataclass
 
 from aquas.dialects import aquas as aq
 from aquas.egraph.accum import Accumulator, accumulator_pattern
-from aquas.egraph.semantics import Access, Effects, StateAccess, Unsupported, isax_effects
-from aquas.egraph.stateful import Filter, filter_pattern, preloaded_effects, scratchpad_loader
+from aquas.egraph.semantics import (
+    Access,
+    Effects,
+    StateAccess,
+    Unsupported,
+    isax_effects,
+    unchanged_extension,
+)
+from aquas.egraph.stateful import (
+    Filter,
+    StateLayouts,
+    filter_pattern,
+    preloaded_effects,
+    scratchpad_loader,
+)
 from aquas.egraph.terms import Term
 
 # Reasons (the categories ``--explain`` reports)
@@ -72,6 +85,11 @@ class Pattern:
 
 def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> list[Pattern]:
     """Every ISAX of ``ext`` as a pattern (or with the reason it cannot be one)."""
+    with unchanged_extension(ext):
+        return _patterns_of(ext, latencies)
+
+
+def _patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> list[Pattern]:
     summaries: dict[str, Effects | Unsupported] = {}
     for isax in ext.isaxs():
         try:
@@ -85,6 +103,7 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
         if isinstance(e, StateAccess) and e.scratchpad is not None
     }
     out = []
+    layouts: StateLayouts | None = None  # found on the first filter candidate
     for isax in ext.isaxs():
         name = isax.sym_name.data
         p = Pattern(
@@ -102,7 +121,10 @@ def patterns_of(ext: aq.ExtensionOp, latencies: dict[str, tuple[int, int]]) -> l
         fx = summaries[name]
         if isinstance(fx, StateAccess) and fx.scratchpad is None:
             acc = accumulator_pattern(isax, ext)
-            filt = filter_pattern(isax, ext) if isinstance(acc, str) else None
+            filt: Filter | str | None = None
+            if isinstance(acc, str):
+                layouts = layouts or StateLayouts.of(ext)
+                filt = filter_pattern(isax, ext, layouts)
             if isinstance(filt, Filter):
                 p.kind, p.filter = "stateful", filt
             elif isinstance(acc, str):

@@ -21,7 +21,9 @@ hazards seen on the way -- the input of the matcher's soundness checks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -600,8 +602,7 @@ class Executor:
         return self.spm[name]
 
     def declare_spms(self, ext: aq.ExtensionOp) -> None:
-        self.spm_width = {s.sym_name.data: s.width for s in ext.scratchpads()}
-        self.spm_size = {s.sym_name.data: s.size for s in ext.scratchpads()}
+        self.spm_width, self.spm_size = _spm_shapes(ext)
 
     def burst(self, op: aq.BurstReadOp | aq.BurstWriteOp) -> None:
         name = op.scratchpad.root_reference.data
@@ -664,6 +665,33 @@ def _union(a: list[Access], b: list[Access]) -> list[Access]:
     return a + [x for x in b if (x.lin, x.width) not in seen]
 
 
+_SpmShapes = tuple[dict[str, int], dict[str, int]]
+_UNCHANGED: ContextVar[tuple[aq.ExtensionOp, _SpmShapes] | None] = ContextVar(
+    "aquas_unchanged_extension", default=None
+)
+
+
+def _spm_shapes(ext: aq.ExtensionOp) -> _SpmShapes:
+    """(width, size) of every scratchpad of ``ext``: a scan of the extension, once per
+    :func:`unchanged_extension` block."""
+    held = _UNCHANGED.get()
+    if held is not None and held[0] is ext:
+        return held[1]
+    spms = list(ext.scratchpads())
+    return {s.sym_name.data: s.width for s in spms}, {s.sym_name.data: s.size for s in spms}
+
+
+@contextmanager
+def unchanged_extension(ext: aq.ExtensionOp) -> Iterator[None]:
+    """While ``ext`` is not modified: the ISAX summaries inside scan its scratchpads once,
+    not once per ISAX (a loop over the ISAXs of a thousand-ISAX extension was quadratic)."""
+    token = _UNCHANGED.set((ext, _spm_shapes(ext)))
+    try:
+        yield
+    finally:
+        _UNCHANGED.reset(token)
+
+
 def isax_effects(isax: aq.IsaxOp, ext: aq.ExtensionOp, budget: int = 200_000) -> Effects:
     """The memory-level semantics of one ISAX over variables rs1/rs2."""
     ex = Executor(budget=budget)
@@ -695,5 +723,6 @@ __all__ = [
     "isax_effects",
     "isax_state_effects",
     "linear_form",
+    "unchanged_extension",
     "width_of",
 ]

@@ -161,8 +161,33 @@ def _saver_layout(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> Layout | None:
     return Layout(isax.sym_name.data, tuple(sorted(slots, key=lambda s: s[1])))
 
 
-def filter_pattern(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> Filter | str:
-    """The stateful filter pattern of ``isax`` with its layout ISAXs, or why it is none."""
+@dataclass(frozen=True)
+class StateLayouts:
+    """The layout ISAXs of an extension, found once for all its filter candidates (per
+    candidate, the scan over every other ISAX made pattern loading quadratic: minutes for
+    an extension of a thousand ISAXs)."""
+
+    loaders: tuple[tuple[Layout, frozenset[str]], ...]
+    savers: tuple[Layout, ...]
+
+    @classmethod
+    def of(cls, ext: aq.ExtensionOp) -> StateLayouts:
+        loaders, savers = [], []
+        for isax in ext.isaxs():
+            lay = _loader_layout(isax, ext)
+            if lay is not None:
+                loaders.append((lay[0], frozenset(lay[1])))
+            sv = _saver_layout(isax, ext)
+            if sv is not None:
+                savers.append(sv)
+        return cls(tuple(loaders), tuple(savers))
+
+
+def filter_pattern(
+    isax: aq.IsaxOp, ext: aq.ExtensionOp, layouts: StateLayouts | None = None
+) -> Filter | str:
+    """The stateful filter pattern of ``isax`` with its layout ISAXs (``layouts``, found
+    here when not given), or why it is none."""
     try:
         fx, state = isax_state_effects(isax, ext)
     except Unsupported as e:
@@ -180,17 +205,9 @@ def filter_pattern(isax: aq.IsaxOp, ext: aq.ExtensionOp) -> Filter | str:
     )
     carried = tuple(sorted(state))
     coefficients = tuple(sorted(read - set(state)))
-    loaders: list[tuple[Layout, set[str]]] = []
-    savers: list[Layout] = []
-    for other in ext.isaxs():
-        if other is isax:
-            continue
-        lay = _loader_layout(other, ext)
-        if lay is not None:
-            loaders.append(lay)
-        sv = _saver_layout(other, ext)
-        if sv is not None:
-            savers.append(sv)
+    layouts = layouts or StateLayouts.of(ext)
+    loaders = [(lay, consts) for lay, consts in layouts.loaders if lay.isax != name]
+    savers = [lay for lay in layouts.savers if lay.isax != name]
     saver = next((s for s in savers if s.registers == set(carried)), None)
     if saver is None:
         return (
@@ -272,6 +289,7 @@ __all__ = [
     "PRELOAD_REG",
     "Filter",
     "Layout",
+    "StateLayouts",
     "filter_pattern",
     "preloaded_effects",
     "scratchpad_loader",
