@@ -8,7 +8,9 @@ One method for units and cores alike, so that their figures compare:
    reads combinationally). Every other memory is *cut out*: its shape (words x bits, ports)
    is recorded, its read data become inputs of the netlist and its address, data and enable
    nets outputs (``expose``), and the cell is deleted. Its area is priced from the SRAM table
-   below (:data:`SRAM_TABLE`), not from flip-flops.
+   below (:data:`SRAM_TABLE`), not from flip-flops. An aquas unit's SRAM banks are
+   instances of a black-box model (``synth/sram.py``): Yosys keeps them as cells without
+   area, and they are priced from their shape the same way (:func:`sram_instances`).
 3. ``synth -run fine:``, ``dfflibmap -liberty``, ABC with ``-constr`` (a driving cell and an
    output load, so ABC buffers high-fanout nets: without it OpenSTA times unbuffered nets of
    hundreds of loads) and the script of ``abc -fast -D <clock ps>`` (``map -D``, ``buffer``,
@@ -246,6 +248,24 @@ def parse_mem_dump(text: str) -> list[Memory]:
     return sorted(mems, key=lambda x: x.name)
 
 
+# An instance of an aquas SRAM bank model (``synth/sram.py`` ``SramShape.module_name``:
+# ``<unit>_sram_<bits>x<words>_<ports>rw``), a black box to Yosys (``(* blackbox *)``)
+_SRAM_INSTANCE = re.compile(r"^\s*\w+_sram_(\d+)x(\d+)_(\d+)rw\s+(\w+)\s*\(", re.M)
+
+
+def sram_instances(files: list[Path]) -> list[Memory]:
+    """The SRAM bank instances of aquas units in ``files``: Yosys keeps them as black
+    boxes, which ``stat -liberty`` prices at nothing, so they are priced here like the
+    memories cut out of the netlist."""
+    mems = [
+        Memory(name=m[4], words=int(m[2]), bits=int(m[1]), read_ports=int(m[3]),
+               write_ports=int(m[3]))
+        for f in files
+        for m in _SRAM_INSTANCE.finditer(f.read_text())
+    ]  # fmt: skip
+    return sorted(mems, key=lambda x: x.name)
+
+
 def parse_stat_liberty(text: str) -> tuple[float, int, int]:
     """(chip area um^2, cells, flip-flops) from ``stat -liberty`` output."""
     area = re.findall(r"Chip area for (?:top )?module '\S+':\s+([\d.]+)", text)
@@ -279,7 +299,8 @@ def find_clock(ports: list[str]) -> str | None:
 
 def _key(files: list[Path], top: str, chparams: str, clock_ns: float, lib: Path) -> str:
     h = hashlib.sha256()
-    for part in (_YOSYS_SCRIPT, _ABC, _CONSTR, _STA_SCRIPT, top, chparams, repr(clock_ns)):
+    parts = (_YOSYS_SCRIPT, _ABC, _CONSTR, _STA_SCRIPT, _SRAM_INSTANCE.pattern, top, chparams)
+    for part in (*parts, repr(clock_ns)):
         h.update(part.encode() + b"\0")
     h.update(lib.read_bytes())
     for f in files:
@@ -397,7 +418,7 @@ def _map_and_time(
         )
         area, cells, flops = parse_stat_liberty((d / "stat.txt").read_text())
         mem_text = (d / "mems.txt").read_text() if (d / "mems.txt").exists() else ""
-        memories = parse_mem_dump(mem_text)
+        memories = sorted(parse_mem_dump(mem_text) + sram_instances(files), key=lambda m: m.name)
         netlist = (d / "netlist.v").read_text()
         clk = find_clock(netlist_ports(netlist, top))
         # a design without a clock port is combinational: its ports are timed as a path

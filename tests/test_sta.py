@@ -248,3 +248,30 @@ def test_concurrent_measures_of_one_design_map_it_once(
     for t in threads:
         t.join()
     assert len(calls) == 1 and len(results) == 2 and results[0] == results[1]
+
+
+def test_a_units_sram_banks_are_priced_as_memories(tmp_path: Path) -> None:
+    """The banks are black boxes to Yosys (no cell area): each is priced by its shape, as
+    the synthesis report lists them, and none of its bits is a flip-flop."""
+    from aquas.spec.frontend import lower_spec
+    from aquas.synth.flow import synthesize
+
+    src = """
+scratchpad a: [u32; 256] impl(sram);
+scratchpad c: [u16; 128] partition(cyclic, 4) impl(sram(2));
+#[opcode(custom0), funct7(1)]
+isax t(rs1, rs2) -> rd { a[rs2 & 255] = rs1; c[rs1 & 127] = trunc<u16>(rs2);
+  return a[rs1 & 255]; }
+"""
+    res = synthesize(lower_spec(src, "s.isax"), tmp_path / "u", 10.0, 4)
+    fig = sta.measure(res.verilog_path, res.unit.name, 10.0, cache_dir=tmp_path / "c")
+    two = {"read_ports": 2, "write_ports": 2}
+    assert fig.memories == [
+        sta.Memory("a_bank0", words=256, bits=32, read_ports=1, write_ports=1),
+        *(sta.Memory(f"c_bank{b}", words=32, bits=16, **two) for b in range(4)),
+    ]
+    assert fig.memory_bits == 8192 + 2048
+    assert fig.memory_area_um2 == pytest.approx(
+        sta.sram_area_um2(256, 32) + 4 * sta.sram_area_um2(32, 16, 2, 2)
+    )
+    assert fig.flops < 8192 + 2048  # the banks are not mapped to flip-flops
