@@ -305,9 +305,11 @@ class SramBanks:
         h, spm = self.h, self.spms[name]
         f = spm.factor_value
         d = f if spm.partition.data == "cyclic" else spm.bank_words
-        if spm.partition.data not in ("cyclic", "block") or d == 1:
+        if spm.partition.data not in ("cyclic", "block"):
             return h.const(0, 32), index
-        if d & (d - 1) == 0:
+        if d == 1:  # cyclic by 1: one bank; block of 1 word: one bank per element
+            high, low = index, h.const(0, 32)
+        elif d & (d - 1) == 0:
             k = d.bit_length() - 1
             low = h.zext(h.extract(index, 0, k, f"{hint}_low"), 32)
             high = h.binop("comb.shru", index, h.const(k, 32), f"{hint}_high")
