@@ -254,16 +254,15 @@ _SRAM_INSTANCE = re.compile(r"^\s*\w+_sram_(\d+)x(\d+)_(\d+)rw\s+(\w+)\s*\(", re
 
 
 def sram_instances(files: list[Path]) -> list[Memory]:
-    """The SRAM bank instances of aquas units in ``files``: Yosys keeps them as black
-    boxes, which ``stat -liberty`` prices at nothing, so they are priced here like the
-    memories cut out of the netlist."""
-    mems = [
+    """The SRAM bank instances of aquas units in ``files``, in file order: Yosys keeps them
+    as black boxes, which ``stat -liberty`` prices at nothing, so they are priced here like
+    the memories cut out of the netlist."""
+    return [
         Memory(name=m[4], words=int(m[2]), bits=int(m[1]), read_ports=int(m[3]),
                write_ports=int(m[3]))
         for f in files
         for m in _SRAM_INSTANCE.finditer(f.read_text())
     ]  # fmt: skip
-    return sorted(mems, key=lambda x: x.name)
 
 
 def parse_stat_liberty(text: str) -> tuple[float, int, int]:
