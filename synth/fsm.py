@@ -61,6 +61,22 @@ def sram_read(op: Operation) -> bool:
     return isinstance(op, aq.SpmReadOp) and is_sram(spm_of(op))
 
 
+def carried_read(op: Operation) -> bool:
+    """An SRAM read whose result only feeds the next iteration of its loop (every use is
+    the body's ``scf.yield``). Issued in the body's last state, its data cycle is the
+    next iteration's first state, or a state after the loop: the bank's read port holds
+    the word until the bank is read again, so the body takes no extra state for it
+    (``FsmBuilder.for_op``). A pipelined kernel whose last cycle reads an SRAM relies on
+    this (II 1 with SRAM reads)."""
+    if not sram_read(op):
+        return False
+    uses = list(op.results[0].uses)
+    return bool(uses) and all(
+        isinstance(u.operation, scf.YieldOp) and isinstance(u.operation.parent_op(), scf.ForOp)
+        for u in uses
+    )
+
+
 @dataclass(frozen=True)
 class Latency:
     """Cycles as ``fixed + per_mem * L`` (min and max over control paths and over the
@@ -148,6 +164,16 @@ class LoopInfo:
     lb: int
     ub: int
     step: int
+    # iteration values carried in an SRAM bank's read port (``carried_read``): index into
+    # ``iter_regs`` -> the read. Their register is written from the read port in the
+    # body's first state (from the second iteration on: ``run_reg`` says so) and in
+    # ``catch``, a state after the loop; in those states the value is the port's data.
+    carried: dict[int, Operation] = field(default_factory=dict)
+    run_reg: str = ""
+    init: int = -1  # the state that enters the loop (writes the initial values)
+    first: int = -1  # the body's first state
+    last: int = -1  # the body's last state (the latch)
+    catch: int = -1  # the state after the loop taking carried values (-1: none needed)
 
 
 @dataclass
@@ -414,6 +440,11 @@ class FsmBuilder:
         self.loop_reports: list[Any] = []
         self.balanced: set[str] = set()  # ISAXs whose sums were balanced (synth/balance.py)
         self.outstanding = 1  # requests in flight of the ISAX being built (OUTSTANDING_ATTR)
+        # carried reads (``carried_read``) in the last state of the loop body just built,
+        # for ``for_op`` to give a data state; and the body arguments they feed, by the
+        # state whose references take the read port's data: (argument, state) -> read
+        self.carry_pending: list[Operation] = []
+        self.bypass: dict[tuple[SSAValue, int], tuple[Operation, LoopInfo]] = {}
 
     # -- naming ------------------------------------------------------------------------
 
@@ -478,7 +509,7 @@ class FsmBuilder:
 
     # -- blocks ------------------------------------------------------------------------
 
-    def block(self, block: Block) -> Latency:
+    def block(self, block: Block, loop_body: bool = False) -> Latency:
         lat = Latency()
         segment: list[Operation] = []
         for op in block.ops:
@@ -490,17 +521,24 @@ class FsmBuilder:
                 lat += self.for_op(op) if isinstance(op, scf.ForOp) else self.if_op(op)
             else:
                 segment.append(op)
-        return lat + self.segment(segment)
+        return lat + self.segment(segment, carry=loop_body)
 
-    def segment(self, ops: list[Operation]) -> Latency:
+    def segment(self, ops: list[Operation], carry: bool = False) -> Latency:
+        """States for straight-line ``ops``. With ``carry`` (the last segment of a loop
+        body), a carried read may sit in the last state: its data cycle is left to
+        ``for_op``."""
         work = [o for o in ops if not isinstance(o, FREE_OPS)]
         if not work:
             return Latency()
         cycles = self.schedule(work)
         problem = self.schedules[-1][0]
+        carried = {o for o in work if carry and carried_read(o)}
         # an SRAM read's data is taken in the cycle after it: that cycle is in the segment
         n = max(
-            [problem.span(self.schedules[-1][1]), *(cycles[o] + 2 for o in work if sram_read(o))]
+            [
+                problem.span(self.schedules[-1][1]),
+                *(cycles[o] + 2 for o in work if sram_read(o) and o not in carried),
+            ]
         )
         states = [self.new_state() for _ in range(n)]
         for a, b in itertools.pairwise(states):
@@ -521,7 +559,10 @@ class FsmBuilder:
                 self.def_state[op] = done.id
                 continue
             # the state whose wires hold the op's results (an SRAM read's: the next one)
-            self.def_state[op] = states[cycles[op] + 1].id if sram_read(op) else st.id
+            if sram_read(op) and cycles[op] + 1 == n:
+                self.carry_pending.append(op)  # a carried read in the last state
+            else:
+                self.def_state[op] = states[cycles[op] + 1].id if sram_read(op) else st.id
             if isinstance(op, MEM_OPS):
                 st.wait = op
             else:
@@ -635,7 +676,9 @@ class FsmBuilder:
             init.writes.append((reg, init_val))
         lat = Latency.steps(1) if created else Latency()
         self.open = None  # the body starts in a state of its own
-        body_lat = self.block(body)
+        outer_pending, self.carry_pending = self.carry_pending, []
+        body_lat = self.block(body, loop_body=True)
+        reads, self.carry_pending = self.carry_pending, outer_pending
         if self.open is not None and self.open.wait is not None:
             # A wait state lasts until memory answers, and the register writes of a state
             # are enabled in each of its cycles: the latch (iv += step, the iteration
@@ -645,11 +688,21 @@ class FsmBuilder:
         if created:
             body_lat += Latency.steps(1)
         assert isinstance(init.next, Goto) and init.next.target != -1
+        first = init.next.target
+        for o in reads:
+            # the read's data cycle: the latch state of its own, or (carried in the read
+            # port) the next iteration's first state and the catch state after the loop
+            self.def_state[o] = last.id if created else first
         yield_op = body.last_op
         assert isinstance(yield_op, scf.YieldOp)
-        for reg, yv in zip(info.iter_regs, yield_op.arguments, strict=True):
-            last.writes.append((reg, yv))
-        latch = LoopLatch(info, init.next.target)
+        for k, (reg, yv) in enumerate(zip(info.iter_regs, yield_op.arguments, strict=True)):
+            yv = self.resolve(yv)
+            if not created and isinstance(yv, OpResult) and yv.owner in reads:
+                info.carried[k] = yv.owner
+                self.bypass[(body.args[k + 1], first)] = (yv.owner, info)
+            else:
+                last.writes.append((reg, yv))
+        latch = LoopLatch(info, first)
         last.next = latch
         last.latches.append(info)
 
@@ -659,7 +712,18 @@ class FsmBuilder:
 
         self.pending = [patch_exit]
         self.open = None
-        return lat + body_lat.times(trip)
+        lat += body_lat.times(trip)
+        if info.carried:
+            info.run_reg = self.reg_name(iv.name_hint or "iv", "run_q")
+            info.init, info.first, info.last = init.id, first, last.id
+            if any(op.results[k].uses for k in info.carried):
+                # the loop's results of carried values: registered from the read port
+                catch = self.new_state()
+                info.catch = catch.id
+                self.pending = [self.goto_patcher(catch)]
+                self.open = None
+                lat += Latency.steps(1)
+        return lat
 
     def if_op(self, op: scf.IfOp) -> Latency:
         res_regs = [self.reg_name((r.name_hint or "sel") + "_if") for r in op.results]

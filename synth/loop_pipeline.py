@@ -50,7 +50,7 @@ from xdsl.passes import ModulePass
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import KERNEL_CYCLE_ATTR, PIPELINE_ATTR, UNROLL_ATTR, constant_value
-from aquas.synth.fsm import FREE_OPS, MEM_OPS, sram_read
+from aquas.synth.fsm import FREE_OPS, MEM_OPS, carried_read, sram_read
 from aquas.synth.modulo import (
     CarriedDependence,
     LoopProblem,
@@ -188,7 +188,7 @@ def loop_problem(
             return "two iteration values are the same value"
         producers.append(y.owner)
     problem = segment_problem(work, lambda o: dl[o], clock_ns, budget_ns)
-    loop_p = LoopProblem(problem, sram_reads={o for o in work if sram_read(o)})
+    loop_p = LoopProblem(problem, sram_reads=_data_cycle_reads(work))
     # iteration values: the yielded value of one iteration feeds the next
     for arg, y, init in zip(body.args[1:], yield_op.arguments, loop.iter_args, strict=True):
         src = y.owner
@@ -234,6 +234,12 @@ def _trip(loop: scf.ForOp) -> int | None:
     if lb is None or ub is None or step is None or step <= 0:
         return None
     return max(0, (ub - lb + step - 1) // step)
+
+
+def _data_cycle_reads(work: list[Operation]) -> set[Operation]:
+    """The SRAM reads whose data cycle is inside the loop body (a carried read's is the
+    next iteration's first cycle: ``fsm.carried_read``)."""
+    return {o for o in work if sram_read(o) and not carried_read(o)}
 
 
 def sequential_cycles(problem: LoopProblem) -> int:
@@ -286,7 +292,7 @@ def kernel_states(
         if not isinstance(o, scf.YieldOp) and not (isinstance(o, FREE_OPS) and not o.operands)
     ]
     problem = segment_problem(work, lambda o: op_delay(lib, o), clock_ns, budget_ns)
-    return sequential_cycles(LoopProblem(problem, sram_reads={o for o in work if sram_read(o)}))
+    return sequential_cycles(LoopProblem(problem, sram_reads=_data_cycle_reads(work)))
 
 
 def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation]) -> Rewrite:

@@ -12,8 +12,8 @@ element written in one iteration and read in a later one, a state register). Ite
 
 * **ResMII**: each resource (a scratchpad bank's ports, a state register's write port) is
   used ``n`` times per iteration with limit ``k``, so ``II >= ceil(n / k)``. An SRAM read
-  whose data would arrive after the kernel's last cycle lengthens the kernel by a state
-  (``synth/fsm.py``), so a body with SRAM reads needs ``II >= 2``.
+  may take the kernel's last cycle: its consumers are in later stages, so its data goes to
+  the next kernel iteration through the bank's read port (``fsm.carried_read``).
 * **RecMII**: the smallest II at which the dependences alone (no resources) have a
   schedule; found by relaxing the constraints to their least fixed point (longest paths
   with chaining; a recurrence longer than ``iterations * II`` cycles never settles).
@@ -111,31 +111,25 @@ def _bound(problem: LoopProblem, e: _Edge, at: Time, ii: int) -> Time:
     return (c + e.distance, 0.0)
 
 
-def _fit(problem: LoopProblem, op: Operation, t: Time, ii: int) -> Time:
-    """The first time from ``t`` at which ``op`` finishes within its cycle (and, for an
-    SRAM read, not in the kernel's last cycle)."""
+def _fit(problem: LoopProblem, op: Operation, t: Time) -> Time:
+    """The first time from ``t`` at which ``op`` finishes within its cycle."""
     c, s = t
     if c < 0:
         c, s = 0, 0.0
-    while True:
-        if s + problem.body.delay[op] > problem.body.budget_ns + EPS_NS:
-            c, s = c + 1, 0.0
-            continue
-        if op in problem.sram_reads and ii > 1 and c % ii == ii - 1:
-            c, s = c + 1, 0.0
-            continue
-        return (c, s)
+    if s + problem.body.delay[op] > problem.body.budget_ns + EPS_NS:
+        c, s = c + 1, 0.0
+    return (c, s)
 
 
 def _relax(problem: LoopProblem, ii: int, edges: list[_Edge]) -> dict[Operation, Time] | None:
     """The least times satisfying ``edges`` at ``ii`` without resources (None when a
     recurrence never settles)."""
     ops = problem.body.operations
-    t: dict[Operation, Time] = {op: _fit(problem, op, (0, 0.0), ii) for op in ops}
+    t: dict[Operation, Time] = {op: _fit(problem, op, (0, 0.0)) for op in ops}
     for _ in range(len(ops) + 2):
         changed = False
         for e in edges:
-            b = _fit(problem, e.dst, _bound(problem, e, t[e.src], ii), ii)
+            b = _fit(problem, e.dst, _bound(problem, e, t[e.src], ii))
             if _later(b, t[e.dst]):
                 t[e.dst] = b
                 changed = True
@@ -170,12 +164,6 @@ def res_mii(problem: LoopProblem) -> tuple[int, str]:
                 need,
                 f"{r}: {count[r]} uses per iteration, {problem.body.limits[r]} per cycle ({ops})",
             )
-    if problem.sram_reads and best < 2:
-        reads = _names([o for o in problem.body.operations if o in problem.sram_reads])
-        best, why = (
-            2,
-            f"SRAM read latency: a read's data cycle must stay inside the kernel ({reads})",
-        )
     return best, why
 
 
@@ -218,7 +206,7 @@ def modulo_schedule(problem: LoopProblem, max_ii: int, min_ii: int = 1) -> Modul
             for e in incoming[op]:
                 if e.src in at:
                     t = max(t, _bound(problem, e, at[e.src], ii))
-            t = _fit(problem, op, t, ii)
+            t = _fit(problem, op, t)
             for _ in range(2 * ii + 2):
                 busy = any(
                     table.get(((t[0] + k) % ii, r), 0) >= body.limits[r]
@@ -227,7 +215,7 @@ def modulo_schedule(problem: LoopProblem, max_ii: int, min_ii: int = 1) -> Modul
                 )
                 if not busy:
                     break
-                t = _fit(problem, op, (t[0] + 1, 0.0), ii)
+                t = _fit(problem, op, (t[0] + 1, 0.0))
             else:
                 ok = False
                 break

@@ -167,6 +167,8 @@ class UnitGenerator:
         self.regs: dict[str, int] = {}
         self.reg_sources: dict[str, list[tuple[SSAValue, SSAValue]]] = {}
         self.wires: dict[tuple[SSAValue, int], SSAValue] = {}
+        # stand-ins for the data of carried SRAM reads used before their read's state
+        self.carried_ph: dict[Operation, hw.ConstantOp] = {}
         self.is_state: dict[int, SSAValue] = {}
         self.state_const: dict[int, SSAValue] = {}
         self.state_names: dict[int, str] = {}
@@ -220,6 +222,15 @@ class UnitGenerator:
 
     def ref(self, v: SSAValue, st: State) -> SSAValue:
         v = self.b.resolve(v)
+        if (v, st.id) in self.b.bypass and (v, st.id) not in self.wires:
+            # an iteration value carried in an SRAM read port, in the loop's first state:
+            # the port's data from the second iteration on, the register before that
+            op, info = self.b.bypass[(v, st.id)]
+            reg = self.reg(self.b.value_regs[v], width(v))
+            run = self.reg(info.run_reg, 1)
+            self.wires[(v, st.id)] = self.h.mux(
+                run, self.carried_data(op), reg, f"{self.b.value_regs[v][:-2]}_port"
+            )
         if (v, st.id) in self.wires:  # computed in this state (also again, by ref_at)
             return self.wires[(v, st.id)]
         w = width(v)
@@ -323,6 +334,7 @@ class UnitGenerator:
 
         for st in self.b.states:
             self.state_datapath(st)
+        self.carried_loops()
         for st in self.b.states:
             nxt = self.transition(st)
             if st.wait is not None:
@@ -601,6 +613,47 @@ class UnitGenerator:
             ]
             data = h.onehot_select(items, h.const(0, self.spm[name].width), hint)
         self.wires[(op.result, home)] = data
+        ph = self.carried_ph.pop(op, None)
+        if ph is not None:
+            ph.results[0].replace_all_uses_with(data)
+            ph.detach()
+            ph.erase()
+
+    def carried_data(self, op: Operation) -> SSAValue:
+        """The data of the carried read ``op`` (``fsm.carried_read``); a stand-in that
+        ``sram_read`` replaces when the read's state comes after the state using it."""
+        assert isinstance(op, aq.SpmReadOp)
+        home = self.b.def_state[op]
+        if (op.result, home) in self.wires:
+            return self.wires[(op.result, home)]
+        if op not in self.carried_ph:
+            ph = hw.ConstantOp(0, width(op.result))
+            self.h.block.add_op(ph)
+            self.carried_ph[op] = ph
+        return self.carried_ph[op].results[0]
+
+    def carried_loops(self) -> None:
+        """The registers of iteration values carried in SRAM read ports
+        (``fsm.LoopInfo.carried``): written from the port in the body's first state from
+        the second iteration on and in the catch state after the loop; ``run_reg`` tells
+        the first iteration (the register holds the initial value) from the others."""
+        seen: set[int] = set()
+        for st in self.b.states:
+            for info in st.latches:
+                if not info.carried or id(info) in seen:
+                    continue
+                seen.add(id(info))
+                run = self.reg(info.run_reg, 1)
+                self.write(info.run_reg, self.is_state[info.init], self.h.const(0, 1))
+                self.write(info.run_reg, self.is_state[info.last], self.h.const(1, 1))
+                for k, op in info.carried.items():
+                    rn = info.iter_regs[k]
+                    self.reg(rn, width(op.results[0]))
+                    data = self.carried_data(op)
+                    first = self.h.and_(self.is_state[info.first], run, hint=f"{rn[:-2]}_take")
+                    self.write(rn, first, data)
+                    if info.catch >= 0:
+                        self.write(rn, self.is_state[info.catch], data)
 
     def scratchpad_registers(self) -> None:
         h = self.h
