@@ -50,6 +50,7 @@ from xdsl.passes import ModulePass
 from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import KERNEL_CYCLE_ATTR, PIPELINE_ATTR, UNROLL_ATTR, constant_value
+from aquas.synth.binding import UNITS_ATTR, class_of
 from aquas.synth.fsm import FREE_OPS, MEM_OPS, carried_read, sram_read
 from aquas.synth.modulo import (
     CarriedDependence,
@@ -187,7 +188,9 @@ def loop_problem(
         if y.owner in producers:
             return "two iteration values are the same value"
         producers.append(y.owner)
-    problem = segment_problem(work, lambda o: dl[o], clock_ns, budget_ns)
+    problem = segment_problem(
+        work, lambda o: dl[o], clock_ns, budget_ns, shared=_unit_limit(loop, lib)
+    )
     loop_p = LoopProblem(problem, sram_reads=_data_cycle_reads(work))
     # iteration values: the yielded value of one iteration feeds the next
     for arg, y, init in zip(body.args[1:], yield_op.arguments, loop.iter_args, strict=True):
@@ -227,6 +230,28 @@ def loop_problem(
                     )
                     break
     return loop_p, work
+
+
+def _unit_limit(
+    loop: scf.ForOp, lib: OperatorLibrary
+) -> Callable[[Operation], tuple[str, int] | None] | None:
+    """With the ISAX's ``#[mul_units(N)]`` directive, the shared-multiplier resource of
+    each multiply the binding would share (at most ``N`` per cycle, as the state machine
+    schedules them), so that the kernel's II respects it; without one, None: the number
+    of units is chosen after scheduling (``synth/binding.py``)."""
+    isax = loop.parent_op()
+    while isax is not None and not isinstance(isax, aq.IsaxOp):
+        isax = isax.parent_op()
+    attr = isax.attributes.get(UNITS_ATTR) if isax is not None else None
+    if not isinstance(attr, IntegerAttr):
+        return None
+    n = int(attr.value.data)
+
+    def unit(op: Operation) -> tuple[str, int] | None:
+        c = class_of(op, lib)
+        return None if c is None else (c.resource, n)
+
+    return unit
 
 
 def _trip(loop: scf.ForOp) -> int | None:

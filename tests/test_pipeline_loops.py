@@ -361,3 +361,49 @@ def test_random_carried_dependences_keep_semantics(seed: int) -> None:
     before = lower_spec(src, "t.isax")
     after = apply(lower_spec(src, "t.isax"), PIPELINE_PREP + ",aquas-pipeline-loops")
     assert_equivalent(before, after, cases=12, seed=seed)
+
+
+# three reads of a cyclic-3 SRAM per iteration (one per bank), two multiplies and a
+# running minimum: the nearest-point scan's shape
+SRAM_SCAN = """
+extension scan;
+scratchpad p: [u32; 48] partition(cyclic, 3) impl(sram);
+#[opcode(custom0), funct7(1)]UNITS
+isax s(rs1, rs2) -> rd {
+    for k in 0..48 { p[k] = rs1 * k + rs2; }
+    var best: u32 = 0xffffffff;
+    #[pipeline]
+    for j in 0..16 {
+        let d: u32 = p[3 * j] * p[3 * j + 1] + p[3 * j + 2] * rs2;
+        best = select(d < best, d, best);
+    }
+    return best;
+}
+"""
+
+
+def test_an_sram_scan_pipelines_at_ii_1() -> None:
+    # Each bank is read once per iteration and the reads' data reach the next stage
+    # through the banks' read ports (carried reads, synth/fsm.py): II 1, and the kernel
+    # is one state in the state machine (the FSM builder adds none for the reads' data).
+    src = SRAM_SCAN.replace("UNITS", "")
+    _, m = prepared(src)
+    [rep] = pipeline_loops(m, 10.0, LIB)  # type: ignore[arg-type]
+    assert (rep.ii, rep.res_mii, rep.rec_mii, rep.kernel_states) == (1, 1, 1, 1), rep.reason
+    assert_equivalent(lower_spec(src, "t.isax"), m, cases=30, seed=5)
+    builder, _ = schedule_isaxs(lower_spec(src, "t.isax"), 10.0, LIB)
+    [rep2] = builder.loop_reports
+    assert rep2.kernel_states == 1
+    [loop] = [st.latches[0] for st in builder.states if st.latches and st.latches[0].carried]
+    # the three reads feed the next stage through the ports; the loop's results are used
+    # by the epilogue, so a catch state takes them after the loop
+    assert len(loop.carried) == 3 and loop.first == loop.last and loop.catch >= 0
+
+
+def test_mul_units_directive_bounds_the_ii() -> None:
+    # two multiplies per iteration on at most one unit per cycle: ResMII 2, "mul32 unit"
+    src = SRAM_SCAN.replace("UNITS", "\n#[mul_units(1)]")
+    _, m = prepared(src)
+    [rep] = pipeline_loops(m, 10.0, LIB)  # type: ignore[arg-type]
+    assert (rep.ii, rep.res_mii) == (2, 2), rep.reason
+    assert rep.limit.startswith("mul32 unit: 2 uses per iteration, 1 per cycle"), rep.limit
