@@ -180,14 +180,53 @@ def schedule_isaxs(
         _, plain_builder, plain = run(plain_module, ())
         before = {f.isax.sym_name.data: _fixed(f) for f in plain}
         keep = {f.isax.sym_name.data for f in fsms if _fixed(f) < before[f.isax.sym_name.data]}
+        capped = original.clone() if keep else None
         if keep and keep < rebuilt:
             _move_body(original, module)
             _, builder, fsms = run(module, keep)
+        if capped is not None and _more_units(builder, plain_builder):
+            # Shallower sums may let more multiplies share a cycle (a pipelined kernel
+            # at a lower II): try them within the units the sums as written take.
+            got = _within_units(capped, keep, plain_builder, before, run)
+            if got is not None:
+                _move_body(capped, module)
+                builder, fsms = got
         if not keep or _more_units(builder, plain_builder):
             # no faster, or faster only with more shared multipliers: not worth the area
             _move_body(plain_module, module)
             builder, fsms, keep = plain_builder, plain, set()
     builder.balanced = keep
+    return builder, fsms
+
+
+def _within_units(
+    module: ModuleOp,
+    keep: set[str],
+    plain: FsmBuilder,
+    before: dict[str, tuple[int, int]],
+    run: Callable[[ModuleOp, Collection[str] | None], tuple[set[str], FsmBuilder, list[IsaxFsm]]],
+) -> tuple[FsmBuilder, list[IsaxFsm]] | None:
+    """``module`` (unprepared) scheduled with the sums of ``keep`` balanced and each of
+    those ISAXs without a ``#[mul_units]`` directive held to the most units a class has
+    in ``plain`` (the schedule of the sums as written); the result when it takes no more
+    units than ``plain`` and is faster for some ISAX of ``keep`` and slower for none,
+    else None."""
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
+    from aquas.dialects import aquas as aq
+
+    if plain.binding is None or not plain.binding.counts():
+        return None
+    units = max(plain.binding.counts().values())
+    for isax in find_extension(module).isaxs():
+        if isax.sym_name.data in keep and aq.MUL_UNITS_ATTR not in isax.attributes:
+            isax.attributes[aq.MUL_UNITS_ATTR] = IntegerAttr(units, i64)
+    _, builder, fsms = run(module, keep)
+    after = {f.isax.sym_name.data: _fixed(f) for f in fsms}
+    if _more_units(builder, plain) or any(after[n] > before[n] for n in keep):
+        return None
+    if not any(after[n] < before[n] for n in keep):
+        return None
     return builder, fsms
 
 

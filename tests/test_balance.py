@@ -97,12 +97,13 @@ def test_the_flow_keeps_a_tree_only_where_it_saves_cycles(
     peer = ROOT / "benchmarks/specs/peer_shapes.isax"
     on = _latencies(peer, clock, monkeypatch, True)
     off = _latencies(peer, clock, monkeypatch, False)
-    # 32 rows of an 8-wide int8 multiply-accumulate: the tree is 2 adders shorter per body;
-    # at 5.68 ns it would need 8 shared 16-bit multipliers instead of 2, so it is not kept
+    # 32 rows of an 8-wide int8 multiply-accumulate: the tree is 2 adders shorter per body.
+    # At 5.68 ns it would take more shared multipliers than the sums as written; held to
+    # their units (synth/flow.py _within_units) it still saves cycles, so it is kept.
     if clock == 10.0:
         assert on["gemv8_tile"][1] < 0.85 * off["gemv8_tile"][1]
     else:
-        assert on["gemv8_tile"] == off["gemv8_tile"]
+        assert on["gemv8_tile"][1] < 0.95 * off["gemv8_tile"][1], (on, off)
     llm = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, True)
     llm_off = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, False)
     if clock == 10.0:
@@ -111,6 +112,25 @@ def test_the_flow_keeps_a_tree_only_where_it_saves_cycles(
         # its tree would be faster (106 -> 101) but only with a fourth shared 32-bit
         # multiplier: the sums stay as written
         assert llm["gemm4x4_i16"] == llm_off["gemm4x4_i16"]
+
+
+def test_a_tree_is_kept_within_the_units_of_the_sums_as_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from aquas.synth.flow import schedule_isaxs
+    from aquas.synth.oplib import OperatorLibrary
+
+    peer = lower_spec_file(ROOT / "benchmarks/specs/peer_shapes.isax")
+    lib = OperatorLibrary.load()
+    with_tree, _ = schedule_isaxs(peer.clone(), 5.68, lib)
+    with_tree_units = with_tree.binding.counts() if with_tree.binding else {}
+    # the same spec with balancing off: the units the sums as written take
+    monkeypatch.setattr(balance, "balance_sums", lambda module, only=None: set())
+    plain, _ = schedule_isaxs(peer.clone(), 5.68, lib)
+    assert "gemv8_tile" in with_tree.balanced
+    assert plain.binding is not None
+    plain_units = plain.binding.counts()
+    assert all(n <= plain_units.get(c, 0) for c, n in with_tree_units.items())
 
 
 def test_a_tree_that_needs_more_shared_multipliers_is_not_kept() -> None:
