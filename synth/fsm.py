@@ -167,7 +167,7 @@ class LoopInfo:
     # iteration values carried in an SRAM bank's read port (``carried_read``): index into
     # ``iter_regs`` -> the read. Their register is written from the read port in the
     # body's first state (from the second iteration on: ``run_reg`` says so) and in
-    # ``catch``, a state after the loop; in those states the value is the port's data.
+    # ``catch``, the state after the loop; in those states the value is the port's data.
     carried: dict[int, Operation] = field(default_factory=dict)
     run_reg: str = ""
     init: int = -1  # the state that enters the loop (writes the initial values)
@@ -445,6 +445,8 @@ class FsmBuilder:
         # state whose references take the read port's data: (argument, state) -> read
         self.carry_pending: list[Operation] = []
         self.bypass: dict[tuple[SSAValue, int], tuple[Operation, LoopInfo]] = {}
+        # a loop whose carried results are used later: the next state created catches them
+        self.catch_pending: LoopInfo | None = None
 
     # -- naming ------------------------------------------------------------------------
 
@@ -468,6 +470,12 @@ class FsmBuilder:
             patch(st.id)
         self.pending = []
         self.open = None
+        info, self.catch_pending = self.catch_pending, None
+        if info is not None:
+            # the loop exits into this state: its carried results are the ports' data here
+            info.catch = st.id
+            for k, op in info.carried.items():
+                self.bypass[(info.op.results[k], st.id)] = (op, info)
         return st
 
     @staticmethod
@@ -495,6 +503,7 @@ class FsmBuilder:
         entry: list[int] = []
         self.pending = [entry.append]
         self.open = None
+        self.catch_pending = None
         first = len(self.states)
         lat = self.block(isax.body.block)
         ahead = frozenset(st.wait for st in self.states[first:] if st.ahead and st.wait is not None)
@@ -532,6 +541,15 @@ class FsmBuilder:
             return Latency()
         cycles = self.schedule(work)
         problem = self.schedules[-1][0]
+        lat = Latency()
+        if self.catch_pending is not None and any(
+            isinstance(o, MEM_OPS) and cycles[o] == 0 for o in work
+        ):
+            # a wait state's register writes repeat in each of its cycles, and its
+            # transfer may use the banks: the carried results get a state of their own
+            catch = self.new_state()
+            self.pending = [self.goto_patcher(catch)]
+            lat += Latency.steps(1)
         carried = {o for o in work if carry and carried_read(o)}
         # an SRAM read's data is taken in the cycle after it: that cycle is in the segment
         n = max(
@@ -572,7 +590,6 @@ class FsmBuilder:
         self.open = tail
         if self.outstanding > 1:
             self.mark_runs(states)
-        lat = Latency()
         for st in states:
             if st.wait is None:
                 lat += Latency.steps(1)
@@ -691,7 +708,7 @@ class FsmBuilder:
         first = init.next.target
         for o in reads:
             # the read's data cycle: the latch state of its own, or (carried in the read
-            # port) the next iteration's first state and the catch state after the loop
+            # port) the next iteration's first state and the state the loop exits into
             self.def_state[o] = last.id if created else first
         yield_op = body.last_op
         assert isinstance(yield_op, scf.YieldOp)
@@ -717,12 +734,9 @@ class FsmBuilder:
             info.run_reg = self.reg_name(iv.name_hint or "iv", "run_q")
             info.init, info.first, info.last = init.id, first, last.id
             if any(op.results[k].uses for k in info.carried):
-                # the loop's results of carried values: registered from the read port
-                catch = self.new_state()
-                info.catch = catch.id
-                self.pending = [self.goto_patcher(catch)]
-                self.open = None
-                lat += Latency.steps(1)
+                # the loop's results of carried values: registered from the read ports in
+                # the state the loop exits into (``new_state``)
+                self.catch_pending = info
         return lat
 
     def if_op(self, op: scf.IfOp) -> Latency:

@@ -223,14 +223,16 @@ class UnitGenerator:
     def ref(self, v: SSAValue, st: State) -> SSAValue:
         v = self.b.resolve(v)
         if (v, st.id) in self.b.bypass and (v, st.id) not in self.wires:
-            # an iteration value carried in an SRAM read port, in the loop's first state:
-            # the port's data from the second iteration on, the register before that
+            # a value carried in an SRAM read port: in the loop's first state, the port's
+            # data from the second iteration on (the register before that); in the state
+            # the loop exits into, the port's data
             op, info = self.b.bypass[(v, st.id)]
-            reg = self.reg(self.b.value_regs[v], width(v))
-            run = self.reg(info.run_reg, 1)
-            self.wires[(v, st.id)] = self.h.mux(
-                run, self.carried_data(op), reg, f"{self.b.value_regs[v][:-2]}_port"
-            )
+            data = self.carried_data(op)
+            if isinstance(v, BlockArgument):
+                reg = self.reg(self.b.value_regs[v], width(v))
+                run = self.reg(info.run_reg, 1)
+                data = self.h.mux(run, data, reg, f"{self.b.value_regs[v][:-2]}_port")
+            self.wires[(v, st.id)] = data
         if (v, st.id) in self.wires:  # computed in this state (also again, by ref_at)
             return self.wires[(v, st.id)]
         w = width(v)
@@ -635,7 +637,7 @@ class UnitGenerator:
     def carried_loops(self) -> None:
         """The registers of iteration values carried in SRAM read ports
         (``fsm.LoopInfo.carried``): written from the port in the body's first state from
-        the second iteration on and in the catch state after the loop; ``run_reg`` tells
+        the second iteration on and in the state the loop exits into; ``run_reg`` tells
         the first iteration (the register holds the initial value) from the others."""
         seen: set[int] = set()
         for st in self.b.states:

@@ -396,7 +396,7 @@ def test_an_sram_scan_pipelines_at_ii_1() -> None:
     assert rep2.kernel_states == 1
     [loop] = [st.latches[0] for st in builder.states if st.latches and st.latches[0].carried]
     # the three reads feed the next stage through the ports; the loop's results are used
-    # by the epilogue, so a catch state takes them after the loop
+    # by the epilogue, so the state the loop exits into takes them from the ports
     assert len(loop.carried) == 3 and loop.first == loop.last and loop.catch >= 0
 
 
