@@ -696,6 +696,12 @@ class FsmBuilder:
         outer_pending, self.carry_pending = self.carry_pending, []
         body_lat = self.block(body, loop_body=True)
         reads, self.carry_pending = self.carry_pending, outer_pending
+        assert isinstance(init.next, Goto) and init.next.target != -1
+        first = init.next.target
+        if reads and self.states[first - self.states[0].id].wait is not None:
+            # the body's first state waits for a transfer, which may use the banks: the
+            # reads' data get a latch state of their own instead of the ports carrying them
+            self.open = None
         if self.open is not None and self.open.wait is not None:
             # A wait state lasts until memory answers, and the register writes of a state
             # are enabled in each of its cycles: the latch (iv += step, the iteration
@@ -704,8 +710,6 @@ class FsmBuilder:
         last, created = self.anchor()
         if created:
             body_lat += Latency.steps(1)
-        assert isinstance(init.next, Goto) and init.next.target != -1
-        first = init.next.target
         for o in reads:
             # the read's data cycle: the latch state of its own, or (carried in the read
             # port) the next iteration's first state and the state the loop exits into

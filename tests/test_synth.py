@@ -211,3 +211,19 @@ def test_load_copied_straight_to_memory(tmp_path: Path) -> None:
     res = synthesize(lower_spec(src, "ul.isax"), tmp_path, 10.0)
     assert res.verilog_path.exists()
     assert res.reports["f"]["interface_ops"] == {"load": 1, "store": 1}
+
+
+def test_cosim_compares_the_memory_an_isax_leaves() -> None:
+    from aquas.synth.cosim_tb import write_differences
+
+    prog = [(0x100, 1), (0x104, 2), (0x100, 3)]
+    # disjoint writes in another order (a plan coalescing stores into a burst): the same
+    assert write_differences([(0x104, 2), (0x100, 1), (0x100, 3)], prog) is None
+    # one address written in another order: its last value differs
+    assert write_differences([(0x100, 3), (0x104, 2), (0x100, 1)], prog) == (
+        "memory differs at 1 byte(s) (0x100: 1 vs 3; written 2 vs 2 bytes)"
+    )
+    # a byte the program does not write
+    assert write_differences([*prog, (0x108, 0)], prog) == (
+        "memory differs at 1 byte(s) (0x108: 0 vs -; written 3 vs 2 bytes)"
+    )

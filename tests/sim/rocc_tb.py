@@ -25,7 +25,7 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 from aquas.interpreter import ExecError, IsaxState, NoiseMemory, execute, find_extension
 from aquas.spec.frontend import lower_spec_file
-from aquas.synth.cosim_tb import MemoryModel, expected_byte_writes, operand
+from aquas.synth.cosim_tb import MemoryModel, expected_byte_writes, operand, write_differences
 
 LIMIT = 20_000  # cycles per case
 
@@ -120,9 +120,9 @@ async def rocc_bfm(dut: Any) -> None:
                 problems.append(f"response (rd x{resp[0]}, {resp[1]:#x}) != (x{rd}, {want:#x})")
             else:
                 stats[name]["responses"] += 1
-        got_w, want_w = model.byte_writes, expected_byte_writes(exp.writes)
-        if got_w != want_w:
-            problems.append(f"memory writes differ ({len(got_w)} vs {len(want_w)} bytes)")
+        differ = write_differences(model.byte_writes, expected_byte_writes(exp.writes))
+        if differ is not None:
+            problems.append(differ)
         for reg, val in exp.state.regs.items():
             hw = int(getattr(dut.u_unit, f"{reg}_q").value)
             if hw != val:
