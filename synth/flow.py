@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 
 from aquas.diagnostics import AquasError, loc_of
+from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
 from aquas.synth.binding import ShareConfig
@@ -211,10 +212,6 @@ def _within_units(
     in ``plain`` (the schedule of the sums as written); the result when it takes no more
     units than ``plain`` and is faster for some ISAX of ``keep`` and slower for none,
     else None."""
-    from xdsl.dialects.builtin import IntegerAttr, i64
-
-    from aquas.dialects import aquas as aq
-
     if plain.binding is None or not plain.binding.counts():
         return None
     units = max(plain.binding.counts().values())

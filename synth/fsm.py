@@ -447,6 +447,7 @@ class FsmBuilder:
         self.bypass: dict[tuple[SSAValue, int], tuple[Operation, LoopInfo]] = {}
         # a loop whose carried results are used later: the next state created catches them
         self.catch_pending: LoopInfo | None = None
+        self.carried_loops: list[LoopInfo] = []  # the loops with carried reads
 
     # -- naming ------------------------------------------------------------------------
 
@@ -737,6 +738,7 @@ class FsmBuilder:
         if info.carried:
             info.run_reg = self.reg_name(iv.name_hint or "iv", "run_q")
             info.init, info.first, info.last = init.id, first, last.id
+            self.carried_loops.append(info)
             if any(op.results[k].uses for k in info.carried):
                 # the loop's results of carried values: registered from the read ports in
                 # the state the loop exits into (``new_state``)

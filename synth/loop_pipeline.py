@@ -156,10 +156,14 @@ def _shift(access: Access, loop: scf.ForOp, p: int) -> Access | None:
 
 
 def loop_problem(
-    loop: scf.ForOp, clock_ns: float, budget_ns: float, lib: OperatorLibrary
+    loop: scf.ForOp,
+    clock_ns: float,
+    budget_ns: float,
+    lib: OperatorLibrary,
+    units: int | None = None,
 ) -> tuple[LoopProblem, list[Operation]] | str:
     """The modulo-scheduling problem of ``loop``'s body and its operations in program
-    order, or why the loop cannot be pipelined."""
+    order, or why the loop cannot be pipelined; ``units``: the ISAX's ``#[mul_units]``."""
     from aquas.synth.fsm import segment_problem
     from aquas.synth.timing import op_delay
 
@@ -189,7 +193,7 @@ def loop_problem(
             return "two iteration values are the same value"
         producers.append(y.owner)
     problem = segment_problem(
-        work, lambda o: dl[o], clock_ns, budget_ns, shared=_unit_limit(loop, lib)
+        work, lambda o: dl[o], clock_ns, budget_ns, shared=_unit_limit(units, lib)
     )
     loop_p = LoopProblem(problem, sram_reads=_data_cycle_reads(work))
     # iteration values: the yielded value of one iteration feeds the next
@@ -233,19 +237,15 @@ def loop_problem(
 
 
 def _unit_limit(
-    loop: scf.ForOp, lib: OperatorLibrary
+    units: int | None, lib: OperatorLibrary
 ) -> Callable[[Operation], tuple[str, int] | None] | None:
-    """With the ISAX's ``#[mul_units(N)]`` directive, the shared-multiplier resource of
-    each multiply the binding would share (at most ``N`` per cycle, as the state machine
-    schedules them), so that the kernel's II respects it; without one, None: the number
-    of units is chosen after scheduling (``synth/binding.py``)."""
-    isax = loop.parent_op()
-    while isax is not None and not isinstance(isax, aq.IsaxOp):
-        isax = isax.parent_op()
-    attr = isax.attributes.get(UNITS_ATTR) if isax is not None else None
-    if not isinstance(attr, IntegerAttr):
+    """With the ISAX's ``#[mul_units(N)]`` directive (``units``), the shared-multiplier
+    resource of each multiply the binding would share (at most ``N`` per cycle, as the
+    state machine schedules them), so that the kernel's II respects it; without one, None:
+    the number of units is chosen after scheduling (``synth/binding.py``)."""
+    if units is None:
         return None
-    n = int(attr.value.data)
+    n = units  # bound for the closure (mypy keeps ``units`` optional)
 
     def unit(op: Operation) -> tuple[str, int] | None:
         c = class_of(op, lib)
@@ -550,6 +550,8 @@ def pipeline_loops(
     reports: list[LoopReport] = []
     for isax in [o for o in module.walk() if isinstance(o, aq.IsaxOp)]:
         loops = [o for o in isax.walk() if isinstance(o, scf.ForOp)]
+        attr = isax.attributes.get(UNITS_ATTR)
+        units = int(attr.value.data) if isinstance(attr, IntegerAttr) else None
         for loop in loops:
             attr = loop.attributes.get(PIPELINE_ATTR)
             want = int(attr.value.data) if isinstance(attr, IntegerAttr) else None
@@ -570,7 +572,7 @@ def pipeline_loops(
             trip = _trip(loop) or 0
             rep = LoopReport(isax.sym_name.data, _where(loop), trip, 0, requested=want is not None)
             reports.append(rep)
-            got = loop_problem(loop, clock_ns, budget, lib)
+            got = loop_problem(loop, clock_ns, budget, lib, units)
             if isinstance(got, str):
                 rep.reason = got
                 continue

@@ -52,7 +52,8 @@ class CarriedDependence:
 @dataclass
 class LoopProblem:
     """One iteration's problem, the dependences between iterations, and the SRAM reads
-    (their data cycle must stay inside the kernel)."""
+    whose data cycle is inside the iteration (for its latency; a carried read's data
+    cycle is the next iteration's, ``fsm.carried_read``)."""
 
     body: SchedulingProblem
     carried: list[CarriedDependence] = field(default_factory=list)

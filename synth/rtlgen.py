@@ -639,23 +639,18 @@ class UnitGenerator:
         (``fsm.LoopInfo.carried``): written from the port in the body's first state from
         the second iteration on and in the state the loop exits into; ``run_reg`` tells
         the first iteration (the register holds the initial value) from the others."""
-        seen: set[int] = set()
-        for st in self.b.states:
-            for info in st.latches:
-                if not info.carried or id(info) in seen:
-                    continue
-                seen.add(id(info))
-                run = self.reg(info.run_reg, 1)
-                self.write(info.run_reg, self.is_state[info.init], self.h.const(0, 1))
-                self.write(info.run_reg, self.is_state[info.last], self.h.const(1, 1))
-                for k, op in info.carried.items():
-                    rn = info.iter_regs[k]
-                    self.reg(rn, width(op.results[0]))
-                    data = self.carried_data(op)
-                    first = self.h.and_(self.is_state[info.first], run, hint=f"{rn[:-2]}_take")
-                    self.write(rn, first, data)
-                    if info.catch >= 0:
-                        self.write(rn, self.is_state[info.catch], data)
+        for info in self.b.carried_loops:
+            run = self.reg(info.run_reg, 1)
+            self.write(info.run_reg, self.is_state[info.init], self.h.const(0, 1))
+            self.write(info.run_reg, self.is_state[info.last], self.h.const(1, 1))
+            for k, op in info.carried.items():
+                rn = info.iter_regs[k]
+                self.reg(rn, width(op.results[0]))
+                data = self.carried_data(op)
+                first = self.h.and_(self.is_state[info.first], run, hint=f"{rn[:-2]}_take")
+                self.write(rn, first, data)
+                if info.catch >= 0:
+                    self.write(rn, self.is_state[info.catch], data)
 
     def scratchpad_registers(self) -> None:
         h = self.h
