@@ -388,6 +388,47 @@ def test_runtime_program_runs(platform: str, out_dir: Path, tmp_path: Path) -> N
     assert 0 < sizes["text"] < 8192  # runtime + printf + libgcc division stay small
 
 
+LAYOUT = """
+#include <stdint.h>
+static int32_t table[300];
+static const int32_t coeff[4] = {3, 1, 4, 1};
+int32_t *volatile keep = table;
+int main(void)
+{
+    int32_t s = 0;
+    for (int i = 0; i < 300; i++) {
+        table[i] = i * coeff[i & 3];
+#if EXTRA
+        s += (table[i] * 7) ^ (s >> 3); s += (s << 5) - i; s ^= table[(i * 13) % 300];
+#endif
+    }
+    return (int)(s & 1);
+}
+"""
+
+
+def _symbols(elf: Path) -> dict[str, int]:
+    out = subprocess.run([CROSS + "nm", str(elf)], capture_output=True, text=True, check=True)
+    return {f[2]: int(f[0], 16) for f in (line.split() for line in out.stdout.splitlines()) if len(f) == 3}
+
+
+def test_data_layout_does_not_move_with_code_size(out_dir: Path, tmp_path: Path) -> None:
+    """Data starts on a multiple of the D-cache's way size (4 KiB on VexRiscv), so a program
+    with more code has its data in the same cache sets (here: at the same addresses)."""
+    src = tmp_path / "layout.c"
+    src.write_text(LAYOUT)
+    small = build_program([src], out_dir, platform="vexriscv", defines={"EXTRA": 0})
+    large = build_program([src], out_dir, platform="vexriscv", defines={"EXTRA": 1})
+    a, b = _symbols(small), _symbols(large)
+    assert section_sizes(large)["text"] > section_sizes(small)["text"]
+    for sym in ("table", "coeff", "__data_start"):
+        assert a[sym] == b[sym], sym
+    assert a["__data_start"] % 4096 == 0
+    # no D-cache on PicoRV32: data follows the code (word aligned), no RAM spent on padding
+    pico = _symbols(build_program([src], out_dir, platform="picorv32", defines={"EXTRA": 1}))
+    assert pico["__data_start"] % 4 == 0 and pico["__data_start"] < b["__data_start"]
+
+
 def test_build_cache_hit_and_invalidation(
     out_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
