@@ -273,6 +273,11 @@ OUTSTANDING_ATTR = "aquas.outstanding"
 """ISAX attribute (an integer >= 1): the memory requests its unit may keep in flight; set
 by the interface plans from the target (``isax_master.outstanding``). Absent: 1."""
 
+RESIDENT_ATTR = "aquas.resident"
+"""Unit attribute of an ``aquas.burst_read`` set by the plans (aquas-interface-resident,
+``aquas/plans/resident.py``): the unit may skip the burst when its scratchpad still holds
+the bytes of the same address, a claim it keeps by snooping RAM writes."""
+
 # index arithmetic that may be computed again in an earlier state for a request sent
 # ahead (pure, single-cycle, no shared unit)
 _REMAT = (

@@ -38,12 +38,14 @@ from aquas.dialects import aquas as aq
 from aquas.intops import BY_ARITH, PREDICATES
 from aquas.synth.binding import Binding, SharedUnits, emit_mul
 from aquas.synth.fsm import (
+    RESIDENT_ATTR,
     Branch,
     FsmBuilder,
     Goto,
     IsaxFsm,
     LoopLatch,
     State,
+    elem_bytes,
     op_error,
     spm_banks,
 )
@@ -73,6 +75,32 @@ IN_PORTS: list[tuple[str, TypeAttribute]] = [
     ("mem_rsp_rdata", IntegerType(32)),
     ("mem_rsp_last", i1),
 ]
+
+
+SNOOP_PORTS: list[tuple[str, TypeAttribute]] = [
+    ("snoop_valid", i1),
+    ("snoop_addr", IntegerType(32)),
+]
+"""Inputs of a unit that keeps scratchpads resident: a beat was written to RAM, by any
+master, at this byte address (``aquas_mem_ctrl``'s snoop port)."""
+
+
+def resident_states(states: list[State], bus_width: int) -> dict[int, aq.BurstReadOp]:
+    """State id -> its burst read, for the wait states that may skip their burst when the
+    scratchpad still holds the same address's bytes (``aquas.resident``, set by
+    aquas-interface-resident): not in a run of requests sent ahead, elements no wider
+    than a beat."""
+    out = {}
+    for st in states:
+        op = st.wait
+        if (
+            isinstance(op, aq.BurstReadOp)
+            and RESIDENT_ATTR in op.attributes
+            and st.run is None
+            and elem_bytes(op) <= bus_width // 8
+        ):
+            out[st.id] = op
+    return out
 
 
 @dataclass
@@ -158,6 +186,11 @@ class UnitGenerator:
         self.name = f"{ext.sym_name.data}_isax_unit"
         self.bus_width = builder.bus_width
         self.in_ports = in_ports(self.bus_width)
+        # wait states of bursts whose scratchpad stays resident across calls
+        # (aquas-interface-resident): the unit then snoops RAM writes (docs/isax-port.md)
+        self.resident = resident_states(builder.states, self.bus_width)
+        if self.resident:
+            self.in_ports += SNOOP_PORTS
         self.block = Block(arg_types=[t for _, t in self.in_ports])
         self.port: dict[str, SSAValue] = {}
         for arg, (pname, _) in zip(self.block.args, self.in_ports, strict=True):
