@@ -1,0 +1,112 @@
+"""Resident scratchpads in hardware (aquas-interface-resident, docs/isax-port.md "Snoop"):
+co-simulation with repeated operands and foreign writes, a unit that ignores the snoop
+port caught by it, and a program on every SoC that changes a resident cloud by core
+stores, a byte store and the unit's own writes, with every answer checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aquas.interpreter import find_extension
+from aquas.plans.resident import mark_resident
+from aquas.runtime.build import build_program
+from aquas.runtime.header import write_header
+from aquas.sim.builder import unit_snoops
+from aquas.spec.frontend import lower_spec_file
+from aquas.synth.cosim import build_key, run_cosim
+from aquas.synth.flow import synthesize
+from aquas.synth.pipeline import synthesize_unit
+from aquas.target import load_target, target_names
+
+pytestmark = pytest.mark.sim
+
+ROOT = Path(__file__).resolve().parents[2]
+POINTCLOUD = ROOT / "examples" / "pointcloud" / "pointcloud.isax"
+PROGRAM = Path(__file__).parent / "programs" / "resident.c"
+CACHE = ROOT / "build" / "cosim"
+ELIG = Path(__file__).parent / "fixtures" / "resident_elig.isax"  # only s1 is resident
+
+
+@pytest.fixture(scope="module")
+def elig(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    m = lower_spec_file(ELIG)
+    assert mark_resident(m) == {"once": ["s1"]}
+    unit = synthesize(m, tmp_path_factory.mktemp("elig"), 10.0, mem_latency=4)
+    return ELIG, unit.verilog_path
+
+
+def test_repeated_calls_skip_the_burst_and_stay_exact(elig: tuple[Path, Path]) -> None:
+    spec, verilog = elig
+    cs = run_cosim(spec, verilog, "elig_isax_unit", cases=64, seed=3, cache_dir=CACHE)
+    assert cs.mismatches == []
+    once = cs.stats["once"]
+    assert once["cases"] == 64 and len(once["resident_cycles"]) > 10
+    # a skipped burst: faster than any call that moved the 8 words (cycles of the cases
+    # with new operands, all of which fill)
+    assert min(once["resident_cycles"]) < min(once["cycles"]) - 8
+    # ISAXs without a resident scratchpad never skip
+    assert min(cs.stats["looped"]["resident_cycles"]) >= min(cs.stats["looped"]["cycles"]) - 10
+
+
+def test_a_unit_deaf_to_the_snoop_port_is_caught(elig: tuple[Path, Path], tmp_path: Path) -> None:
+    spec, verilog = elig
+    text = verilog.read_text()
+    assert text.count("snoop_valid &") >= 2
+    deaf = tmp_path / verilog.name
+    deaf.write_text(text.replace("snoop_valid &", "1'b0 &"))
+    # cocotb's runner exits under pytest when the bench reports mismatches; the bench's
+    # result file (in the build directory, keyed by the Verilog) says which
+    with pytest.raises(SystemExit):
+        run_cosim(spec, deaf, "elig_isax_unit", cases=64, seed=3, cache_dir=CACHE)
+    result = CACHE / build_key(deaf) / "result-random-3-all.json"
+    bad = json.loads(result.read_text())["mismatches"]
+    assert any(m.startswith("once(") for m in bad), bad
+
+
+@pytest.fixture(scope="module")
+def pointcloud_unit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    u = synthesize_unit(
+        lower_spec_file(POINTCLOUD),
+        tmp_path_factory.mktemp("pc"),
+        10.0,
+        12,
+        yosys=False,
+        target=load_target(None, soc="vexriscv"),
+    )
+    assert u.lint_warnings == []
+    assert unit_snoops([u.synth.verilog_path])
+    return u.synth.verilog_path
+
+
+@pytest.mark.parametrize("soc", target_names())
+def test_a_resident_cloud_follows_every_writer(
+    soc: str, pointcloud_unit: Path, tmp_path: Path
+) -> None:
+    import aquas.sim
+
+    ext = find_extension(lower_spec_file(POINTCLOUD))
+    write_header(ext, soc, tmp_path / "inc" / "aquas_isax.h", allow_unrouted=False)
+    sw_elf = build_program([PROGRAM], tmp_path / "sw", platform=soc)
+    hw_elf = build_program(
+        [PROGRAM],
+        tmp_path / "hw",
+        platform=soc,
+        header_dirs=[tmp_path / "inc"],
+        defines={"USE_ISAX": "1"},
+    )
+    base = aquas.sim.run(aquas.sim.build(soc, quiet=True), sw_elf, max_cycles=20_000_000)
+    fast = aquas.sim.run(
+        aquas.sim.build(soc, None, [pointcloud_unit], quiet=True), hw_elf, max_cycles=20_000_000
+    )
+    for res in (base, fast):
+        assert res.reason == "exit" and res.exit_code == 0, res.report
+    assert fast.output == base.output
+    assert fast.output.rstrip().endswith("errors 0")
+    # 16 calls on an unchanged cloud against 16 after a store into it: all but the first
+    # of the former skip the 192-word burst (about 200 cycles each)
+    fixed, stored = fast.regions[1].cycles, fast.regions[2].cycles
+    print(f"{soc}: unchanged cloud {fixed} cycles, stored-to cloud {stored}")
+    assert fixed + 15 * 150 < stored
