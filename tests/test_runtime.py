@@ -409,7 +409,11 @@ int main(void)
 
 def _symbols(elf: Path) -> dict[str, int]:
     out = subprocess.run([CROSS + "nm", str(elf)], capture_output=True, text=True, check=True)
-    return {f[2]: int(f[0], 16) for f in (line.split() for line in out.stdout.splitlines()) if len(f) == 3}
+    return {
+        f[2]: int(f[0], 16)
+        for f in (line.split() for line in out.stdout.splitlines())
+        if len(f) == 3
+    }
 
 
 def test_data_layout_does_not_move_with_code_size(out_dir: Path, tmp_path: Path) -> None:
