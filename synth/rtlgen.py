@@ -38,15 +38,14 @@ from aquas.dialects import aquas as aq
 from aquas.intops import BY_ARITH, PREDICATES
 from aquas.synth.binding import Binding, SharedUnits, emit_mul
 from aquas.synth.fsm import (
-    RESIDENT_ATTR,
     Branch,
     FsmBuilder,
     Goto,
     IsaxFsm,
     LoopLatch,
     State,
-    elem_bytes,
     op_error,
+    resident_states,
     spm_banks,
 )
 from aquas.synth.hwemit import HwBuilder, basename_loc, width
@@ -83,24 +82,6 @@ SNOOP_PORTS: list[tuple[str, TypeAttribute]] = [
 ]
 """Inputs of a unit that keeps scratchpads resident: a beat was written to RAM, by any
 master, at this byte address (``aquas_mem_ctrl``'s snoop port)."""
-
-
-def resident_states(states: list[State], bus_width: int) -> dict[int, aq.BurstReadOp]:
-    """State id -> its burst read, for the wait states that may skip their burst when the
-    scratchpad still holds the same address's bytes (``aquas.resident``, set by
-    aquas-interface-resident): not in a run of requests sent ahead, elements no wider
-    than a beat."""
-    out = {}
-    for st in states:
-        op = st.wait
-        if (
-            isinstance(op, aq.BurstReadOp)
-            and RESIDENT_ATTR in op.attributes
-            and st.run is None
-            and elem_bytes(op) <= bus_width // 8
-        ):
-            out[st.id] = op
-    return out
 
 
 @dataclass

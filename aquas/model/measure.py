@@ -12,7 +12,9 @@ The testbench (:mod:`aquas.model.measure_tb`) issues one command at a time with 
 operands (word-aligned pointers into RAM) over random RAM contents, checks ``rd`` against
 the golden interpreter, and reads the cycles from command handshake to the first
 ``rsp_valid`` off a counter in the top. ``l2=cold`` resets the SoC (L2 tags invalid)
-before every case; ``warm`` runs each command twice and measures the second run.
+before every case; ``warm`` runs each command twice and measures the second run (the L2
+holds its lines, and resident scratchpads their claims: synth/memengine.py), with or
+without an L2.
 """
 
 from __future__ import annotations
@@ -172,7 +174,8 @@ def measure(
     encodings: Sequence[tuple[str, Encoding]] = (),
 ) -> Measurement:
     """Measure every ISAX of the unit in ``verilog`` (synthesized from ``spec``) on the
-    memory parameters of ``target``; ``l2`` (``cold``/``warm``) matters only with an L2.
+    memory parameters of ``target``; ``l2``: ``cold`` calls start from reset, ``warm``
+    ones repeat the call before them.
     ``encodings``: ISAXs the unit was synthesized re-encoded (:mod:`aquas.reencode`), with
     their new encodings (the commands use them)."""
     from cocotb_tools.runner import get_runner
@@ -241,7 +244,9 @@ def measure(
                 "AQUAS_MEASURE_SPEC": str(spec.resolve()),
                 "AQUAS_MEASURE_IMAGE": str(image),
                 "AQUAS_MEASURE_RAM_WORDS_LOG2": str(RAM_WORDS_LOG2),
-                "AQUAS_MEASURE_L2": l2 if params["L2_ENABLE"] else "off",
+                # without an L2 a warm call still repeats the one before (resident
+                # scratchpads keep their claims); a cold one is the same as no L2
+                "AQUAS_MEASURE_L2": l2 if params["L2_ENABLE"] or l2 == "warm" else "off",
                 "AQUAS_MEASURE_CASES": str(cases),
                 "AQUAS_MEASURE_SEED": str(seed),
                 "AQUAS_MEASURE_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),
