@@ -206,6 +206,10 @@ class InterfaceChoice:
             out["predicted_cycles"] = round(self.predictions[isax].total, 2)
         if isax in self.resident:
             out["resident"] = self.resident[isax]
+            kept = self.predictions[isax].resident_total if isax in self.predictions else None
+            if kept is not None:
+                # a call whose resident scratchpads still hold their bytes
+                out["predicted_cycles_kept"] = round(kept, 2)
         return out
 
 
