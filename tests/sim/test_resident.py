@@ -10,19 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from aquas.interpreter import find_extension
 from aquas.model import predict_module
 from aquas.model.measure import measure
 from aquas.plans.choose import apply_interface
 from aquas.plans.resident import mark_resident
-from aquas.runtime.build import build_program
-from aquas.runtime.header import write_header
 from aquas.sim.builder import unit_snoops
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.cosim import build_key, run_cosim
 from aquas.synth.flow import synthesize
 from aquas.synth.pipeline import synthesize_unit
 from aquas.target import load_target, target_names
+
+from helpers import run_program_both_ways
 
 pytestmark = pytest.mark.sim
 
@@ -109,24 +108,9 @@ def test_the_model_predicts_calls_that_keep_their_claims(pointcloud_unit: Path) 
 def test_a_resident_cloud_follows_every_writer(
     soc: str, pointcloud_unit: Path, tmp_path: Path
 ) -> None:
-    import aquas.sim
-
-    ext = find_extension(lower_spec_file(POINTCLOUD))
-    write_header(ext, soc, tmp_path / "inc" / "aquas_isax.h", allow_unrouted=False)
-    sw_elf = build_program([PROGRAM], tmp_path / "sw", platform=soc)
-    hw_elf = build_program(
-        [PROGRAM],
-        tmp_path / "hw",
-        platform=soc,
-        header_dirs=[tmp_path / "inc"],
-        defines={"USE_ISAX": "1"},
+    base, fast = run_program_both_ways(
+        POINTCLOUD, PROGRAM, soc, pointcloud_unit, tmp_path, max_cycles=20_000_000
     )
-    base = aquas.sim.run(aquas.sim.build(soc, quiet=True), sw_elf, max_cycles=20_000_000)
-    fast = aquas.sim.run(
-        aquas.sim.build(soc, None, [pointcloud_unit], quiet=True), hw_elf, max_cycles=20_000_000
-    )
-    for res in (base, fast):
-        assert res.reason == "exit" and res.exit_code == 0, res.report
     assert fast.output == base.output
     assert fast.output.rstrip().endswith("errors 0")
     # 16 calls on an unchanged cloud against 16 after a store into it: all but the first
