@@ -1,6 +1,6 @@
 """aquas-interface-resident: which bursts may keep their scratchpad across calls, when the
 flow marks them, and what synthesis builds for them (the co-simulation and the programs
-that check the hardware are in tests/sim/test_resident.py)."""
+that check the hardware are in tests/sim/test_resident_sim.py)."""
 
 from __future__ import annotations
 
