@@ -59,6 +59,8 @@ STAGES = ("synth", "cosim", "measure", "match", "build", "sim", "area")
 
 #: calls per ISAX the measure stage times (random operands; the mean is reported)
 MEASURE_CALLS = 8
+KEPT_CALLS = 4
+"""Repeated calls measured per ISAX with resident scratchpads (their claims kept)."""
 
 
 def _sha(data: bytes) -> str:
@@ -270,8 +272,9 @@ class Flow:
                 "unit": unit_digest,
                 "target": self.platform.fingerprint(),
                 "calls": MEASURE_CALLS,
+                "kept": KEPT_CALLS,
             },
-            lambda d: self._measure(d, unit_v, synth["unit"]),
+            lambda d: self._measure(d, unit_v, synth["unit"], synth["isaxs"]),
         )
         sources = {str(s): file_digest(s) for s in p.sources}
         match = self.stage(
@@ -410,36 +413,39 @@ class Flow:
         (d / "cosim.json").write_text(json.dumps({"cases": res.cases}, indent=2) + "\n")
         return {"cases": res.cases, "mismatches": [], "skipped": False}
 
-    def _measure(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
+    def _measure(
+        self, d: Path, unit_v: Path, unit: str, reports: dict[str, dict[str, Any]]
+    ) -> dict[str, Any]:
         """Cycles per call of every ISAX: the unit on DMA channel 0 of the SoC's
         aquas_mem_ctrl with the target's memory parameters (cold L2 per call when it has
-        one), random operands, rd checked against the golden interpreter."""
+        one), random operands, rd checked against the golden interpreter. With resident
+        scratchpads also repeated calls (same operands: the claims kept)."""
         import statistics
 
         from aquas.model.measure import measure
 
         assert self._encoding is not None  # set by spec_module before the synth stage
-        m = measure(
-            self.p.spec,
-            unit_v,
-            unit,
-            self.platform,
-            l2="cold",
-            cases=MEASURE_CALLS,
-            encodings=[(mv.isax, mv.new) for mv in self._encoding.moves],
-        )
-        if m.mismatches:
-            raise AquasError(
-                f"measuring {unit}: rd differs from the golden interpreter:\n  "
-                + "\n  ".join(m.mismatches[:5])
+        moves = [(mv.isax, mv.new) for mv in self._encoding.moves]
+        out: dict[str, Any] = {}
+        runs = [("cycles", "cold", MEASURE_CALLS)]
+        if any(r.get("interface", {}).get("resident") for r in reports.values()):
+            runs.append(("kept", "warm", KEPT_CALLS))
+        for key, mode, calls in runs:
+            m = measure(
+                self.p.spec, unit_v, unit, self.platform, l2=mode, cases=calls, encodings=moves
             )
-        cycles = {
-            n: {"mean": statistics.fmean(c), "min": min(c), "max": max(c), "calls": len(c)}
-            for n, c in m.cycles.items()
-            if c
-        }
-        (d / "measure.json").write_text(json.dumps(cycles, indent=2) + "\n")
-        return {"cycles": cycles}
+            if m.mismatches:
+                raise AquasError(
+                    f"measuring {unit}: rd differs from the golden interpreter:\n  "
+                    + "\n  ".join(m.mismatches[:5])
+                )
+            out[key] = {
+                n: {"mean": statistics.fmean(c), "min": min(c), "max": max(c), "calls": len(c)}
+                for n, c in m.cycles.items()
+                if c and (key == "cycles" or reports[n].get("interface", {}).get("resident"))
+            }
+        (d / "measure.json").write_text(json.dumps(out, indent=2) + "\n")
+        return out
 
     def _match(self, d: Path) -> dict[str, Any]:
         from aquas.egraph.driver import load_patterns, match_file
@@ -683,7 +689,9 @@ class Flow:
             },
             "regions": regions,
             "latency": latencies,
-            "isax_cycles": isax_cycles(synth["isaxs"], (measured or {}).get("cycles", {})),
+            "isax_cycles": isax_cycles(
+                synth["isaxs"], (measured or {}).get("cycles", {}), (measured or {}).get("kept", {})
+            ),
             "isax_cycles_note": (
                 f"predicted: the memory-interface model on {self.platform.name} for the plan "
                 f"synthesis chose; measured: RTL simulation of the generated unit behind the "
@@ -691,7 +699,9 @@ class Flow:
                 f"bus width and L2, the L2 cold at each call), mean over "
                 f"{MEASURE_CALLS} calls with random operands, command handshake to "
                 f"response; not cycles inside the program, where the core's cache "
-                f"maintenance and call overhead come on top"
+                f"maintenance and call overhead come on top; repeated call: the same "
+                f"command again at once ({KEPT_CALLS} calls), which an ISAX with resident "
+                f"scratchpads answers without their bursts"
             ),
             # area.overhead_percent: total area, unit over core, by the same method
             "area": {
@@ -711,18 +721,24 @@ class Flow:
 
 
 def isax_cycles(
-    reports: dict[str, dict[str, Any]], measured: dict[str, dict[str, Any]]
+    reports: dict[str, dict[str, Any]],
+    measured: dict[str, dict[str, Any]],
+    kept: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Per ISAX: the plan, the model's predicted cycles and the measured ones (mean, range,
-    calls) with the prediction's error relative to the measured mean."""
+    calls) with the prediction's error relative to the measured mean; with resident
+    scratchpads also a repeated call's (claims kept), predicted and measured."""
     rows = []
     for name, rep in sorted(reports.items()):
         iface = rep.get("interface", {})
         pred = iface.get("predicted_cycles")
         meas = measured.get(name)
         mean = meas["mean"] if meas else None
+        again = (kept or {}).get(name)
         rows.append(
             {
+                "predicted_kept": iface.get("predicted_cycles_kept"),
+                "measured_kept": again["mean"] if again else None,
                 "isax": name,
                 "plan": iface.get("plan"),
                 "predicted": pred,

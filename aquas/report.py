@@ -146,7 +146,17 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
             "ISAX cycles, predicted vs measured ("
             + doc.get("isax_cycles_note", "predicted: the memory-interface model")
             + ")",
-            ["ISAX", "plan", "predicted", "measured (mean)", "measured range", "calls", "error"],
+            [
+                "ISAX",
+                "plan",
+                "predicted",
+                "measured (mean)",
+                "measured range",
+                "calls",
+                "error",
+                "repeated call: predicted",
+                "measured",
+            ],
             [
                 [
                     r["isax"],
@@ -156,6 +166,8 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
                     f"{r['measured_min']}..{r['measured_max']}" if r["calls"] else "n/a",
                     str(r["calls"]),
                     _fmt(None if r["error"] is None else 100 * r["error"], 1) + " %",
+                    _fmt(r.get("predicted_kept"), 1),
+                    _fmt(r.get("measured_kept"), 1),
                 ]
                 for r in doc.get("isax_cycles", [])
             ],

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -176,7 +177,14 @@ def run_cosim(
             isax,
             budgets or {},
             encodings,
+            resident_scratchpads(verilog.read_text()),
         )
+
+
+def resident_scratchpads(verilog: str) -> list[str]:
+    """The scratchpads the unit keeps resident (``<spm>_res_lo_q``, synth/memengine.py),
+    those of the interface plans included, which the spec the test bench reads lacks."""
+    return sorted(set(re.findall(r"\b(\w+)_res_lo_q;", verilog)))
 
 
 def _run_test(
@@ -191,6 +199,7 @@ def _run_test(
     isax: str | None,
     budgets: dict[str, int],
     encodings: Sequence[tuple[str, Encoding]],
+    resident: list[str],
 ) -> CosimResult:
     result_file = build_dir / f"result-{mode}-{seed}-{isax or 'all'}.json"
     result_file.unlink(missing_ok=True)
@@ -204,6 +213,7 @@ def _run_test(
         "AQUAS_COSIM_RESULT": str(result_file),
         "AQUAS_COSIM_BUDGETS": json.dumps(budgets),
         "AQUAS_COSIM_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),
+        "AQUAS_COSIM_RESIDENT": json.dumps(resident),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
     runner.test(

@@ -14,7 +14,8 @@ Every case records its cycles and the data beats it moved (read beats plus write
 Environment: AQUAS_COSIM_SPEC (spec path), AQUAS_COSIM_CASES (per ISAX), AQUAS_COSIM_SEED,
 AQUAS_COSIM_MODE (``random`` | ``fixed``), AQUAS_COSIM_LATENCY (fixed mode),
 AQUAS_COSIM_RESULT (JSON file the runner reads back), AQUAS_COSIM_ENCODINGS (JSON list of
-[isax, opcode, funct3, funct7]: the encodings of re-encoded ISAXs, aquas.reencode).
+[isax, opcode, funct3, funct7]: the encodings of re-encoded ISAXs, aquas.reencode),
+AQUAS_COSIM_RESIDENT (JSON list of the scratchpads the unit keeps resident).
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ class MemoryModel:
         # "ready" (cycle from which its next beat may move), "ack" (cycle of a write's acknowledgement)}
         self.queue: deque[dict[str, Any]] = deque()
         self.byte_writes: list[tuple[int, int]] = []
+        # a unit keeping scratchpads resident sees every write beat on its snoop port, in
+        # the cycle of the write, as aquas_mem_ctrl reports it
+        self.snoop = has_snoop(dut)
 
     def _delay(self) -> int:
         if self.mode == "fixed":
@@ -108,6 +112,8 @@ class MemoryModel:
             and (fixed or self.rng.random() < 0.7)
         )
         d.mem_wdata_ready.value = int(wready)
+        if self.snoop:
+            d.snoop_valid.value = 0
 
         # transfers happening at the coming rising edge
         if rsp_valid and int(d.mem_rsp_ready.value):
@@ -128,6 +134,9 @@ class MemoryModel:
             data, strb = int(d.mem_wdata.value), int(d.mem_wstrb.value)
             base = w["addr"] & ~(self.bb - 1)
             self.beats += 1
+            if self.snoop:
+                d.snoop_valid.value = 1
+                d.snoop_addr.value = w["addr"] & 0xFFFFFFFF
             for lane in range(self.bb):
                 if strb >> lane & 1:
                     a = (base + lane) & 0xFFFFFFFF
@@ -156,6 +165,37 @@ class MemoryModel:
                 }
             )
         self.cycle += 1
+
+
+def has_snoop(dut: Any) -> bool:
+    """Whether the unit keeps scratchpads resident (it has the snoop inputs)."""
+    try:
+        _ = dut.snoop_valid
+    except AttributeError:
+        return False
+    return True
+
+
+def resident_claims(dut: Any, resident: list[str]) -> list[tuple[int, int]]:
+    """The byte ranges [first, end) whose contents the unit's resident scratchpads
+    (``resident``) claim to hold (``<spm>_res_q`` with its blocks, synth/memengine.py)."""
+    bb = len(dut.mem_rsp_rdata) // 8
+    out = []
+    for name in resident:
+        if int(getattr(dut, f"{name}_res_q").value):
+            lo = int(getattr(dut, f"{name}_res_lo_q").value)
+            hi = int(getattr(dut, f"{name}_res_hi_q").value)
+            out.append((lo * bb, (hi + 1) * bb))
+    return out
+
+
+async def snoop_writes(dut: Any, addrs: list[int]) -> None:
+    """Reports writes by another master at ``addrs``, one per cycle, on the snoop port."""
+    for a in addrs:
+        dut.snoop_valid.value = 1
+        dut.snoop_addr.value = a & 0xFFFFFFFF
+        await FallingEdge(dut.clk)
+    dut.snoop_valid.value = 0
 
 
 def _due(at: int | None, cycle: int) -> bool:
@@ -255,6 +295,8 @@ async def cosim(dut: Any) -> None:
     only = os.environ.get("AQUAS_COSIM_ISAX") or None
     result_path = os.environ.get("AQUAS_COSIM_RESULT")
     budgets = json.loads(os.environ.get("AQUAS_COSIM_BUDGETS") or "{}")
+    # the scratchpads the unit keeps resident, by name (synth.cosim.resident_scratchpads)
+    resident = json.loads(os.environ.get("AQUAS_COSIM_RESIDENT") or "[]")
 
     module = lower_spec_file(spec)
     # the encodings the unit was synthesized with (aquas.reencode), as [name, op, f3, f7]
@@ -273,7 +315,9 @@ async def cosim(dut: Any) -> None:
     except AttributeError:
         depth = 1
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())  # type: ignore[arg-type]
-    for sig in ("cmd_valid", "rsp_ready", "mem_req_ready", "mem_wdata_ready", "mem_rsp_valid"):
+    snoop = has_snoop(dut)
+    sigs = ["cmd_valid", "rsp_ready", "mem_req_ready", "mem_wdata_ready", "mem_rsp_valid"]
+    for sig in sigs + (["snoop_valid", "snoop_addr"] if snoop else []):
         getattr(dut, sig).value = 0
     dut.mem_rsp_rdata.value = 0
     dut.mem_rsp_last.value = 0
@@ -285,8 +329,19 @@ async def cosim(dut: Any) -> None:
 
     state = IsaxState.reset(ext)
     stats: dict[str, dict[str, Any]] = {
-        i.sym_name.data: {"cases": 0, "cycles": [], "beats": []} for i in isaxs
+        i.sym_name.data: {"cases": 0, "cycles": [], "beats": [], "resident_cycles": []}
+        for i in isaxs
     }
+    # a unit with resident scratchpads: half the cases repeat an ISAX's last operands, and
+    # half keep the memory as the cases before left it; half the cases are followed by an
+    # extra one with the same ISAX, operands and memory, as in a program's loop (the unit
+    # may skip its bursts there). A third of the cases on kept memory follow a write by
+    # another master to a byte of a claimed range (the unit must not skip that one); fresh
+    # memory comes with a write reported into every claimed range, as a real memory would
+    # report it. Extra cases are checked like the others but not counted in `cases`.
+    repeat = False
+    last_ops: dict[str, tuple[int, int]] = {}
+    mem: Memory | None = None
     mismatches: list[str] = []
     done_cases = 0
     attempts = 0
@@ -300,14 +355,34 @@ async def cosim(dut: Any) -> None:
             todo = list(isaxs)
             rng.shuffle(todo)
         isax = todo[-1]
-        rs1, rs2 = operand(rng), operand(rng)
+        name = isax.sym_name.data
+        extra, repeat = repeat, False
+        reuse = extra or (snoop and name in last_ops and rng.random() < 0.5)
+        keep = extra or (snoop and mem is not None and rng.random() < 0.5)
+        if reuse:
+            rs1, rs2 = last_ops[name]
+        else:
+            rs1, rs2 = operand(rng), operand(rng)
         if aq.NOALIAS_ATTR in isax.attributes and _near(rs1, rs2):
             continue  # outside the #[noalias] contract: the buffers would overlap
-        mem = NoiseMemory(rng.getrandbits(30))
+        if keep:
+            assert mem is not None
+            claims = resident_claims(dut, resident)
+            if claims and rng.random() < 1 / 3:
+                lo, end = rng.choice(claims)
+                a = rng.randrange(lo, end)
+                mem.write(a, 1, mem.read(a, 1) ^ (1 + rng.randrange(255)))
+                await snoop_writes(dut, [a])
+        else:
+            mem = NoiseMemory(rng.getrandbits(30))
+            if snoop:
+                await snoop_writes(dut, [lo for lo, _ in resident_claims(dut, resident)])
         golden_mem = mem.copy()
         try:
             exp = execute(isax, rs1, rs2, golden_mem, state)
         except ExecError:
+            if extra:
+                todo.pop()  # its counted case is done
             continue  # illegal inputs for this ISAX (misaligned, out of bounds): redraw
         model = MemoryModel(dut, mem, rng, mode, latency, depth)
         # issue the command and run until the response transfers
@@ -343,7 +418,6 @@ async def cosim(dut: Any) -> None:
             if rd is not None:
                 dut.rsp_ready.value = 0
                 break
-        name = isax.sym_name.data
         if rd is None:
             mismatches.append(
                 f"{name}: no response within {limit} cycles (rs1={rs1:#x} rs2={rs2:#x})"
@@ -371,11 +445,20 @@ async def cosim(dut: Any) -> None:
         if problems:
             mismatches.append(f"{name}(rs1={rs1:#x}, rs2={rs2:#x}): " + "; ".join(problems))
         state = exp.state
-        todo.pop()
-        stats[name]["cases"] += 1
-        stats[name]["cycles"].append(first_valid)
-        stats[name]["beats"].append(model.beats)
-        done_cases += 1
+        last_ops[name] = (rs1, rs2)
+        # the cycles of repeated operands may be those of a skipped burst: kept apart from
+        # the ones the latency report bounds
+        if reuse:
+            stats[name]["resident_cycles"].append(first_valid)
+        else:
+            stats[name]["cycles"].append(first_valid)
+            stats[name]["beats"].append(model.beats)
+        if not extra:
+            stats[name]["cases"] += 1
+            done_cases += 1
+            repeat = snoop and rng.random() < 0.5
+        if not repeat:
+            todo.pop()
         if len(mismatches) >= 10:
             break
     if result_path:

@@ -212,6 +212,9 @@ class IsaxFsm:
     # memory ops whose request is issued ahead, from an earlier wait state (their wait
     # costs only their data beats and a write's acknowledgement)
     ahead: frozenset[Operation] = frozenset()
+    # burst reads the unit skips while their scratchpad holds the same address's bytes
+    # (resident_states)
+    resident: frozenset[Operation] = frozenset()
 
 
 BUS_WIDTHS = (32, 64, 128)
@@ -225,6 +228,24 @@ def elem_bytes(op: Operation) -> int:
     if isinstance(op, aq.StoreOp):
         return _width(op.value) // 8
     return spm_of(op).width // 8
+
+
+def resident_states(states: list[State], bus_width: int) -> dict[int, aq.BurstReadOp]:
+    """State id -> its burst read, for the wait states that may skip their burst when the
+    scratchpad still holds the same address's bytes (``RESIDENT_ATTR``, set by
+    aquas-interface-resident): not in a run of requests sent ahead, elements no wider
+    than a beat."""
+    out = {}
+    for st in states:
+        op = st.wait
+        if (
+            isinstance(op, aq.BurstReadOp)
+            and RESIDENT_ATTR in op.attributes
+            and st.run is None
+            and elem_bytes(op) <= bus_width // 8
+        ):
+            out[st.id] = op
+    return out
 
 
 def mem_beats(op: Operation, bus_width: int = 32, offset: int | None = None) -> int:
@@ -272,6 +293,11 @@ def ahead_cycles(op: Operation, bus_width: int = 32) -> Latency:
 OUTSTANDING_ATTR = "aquas.outstanding"
 """ISAX attribute (an integer >= 1): the memory requests its unit may keep in flight; set
 by the interface plans from the target (``isax_master.outstanding``). Absent: 1."""
+
+RESIDENT_ATTR = "aquas.resident"
+"""Unit attribute of an ``aquas.burst_read`` set by the plans (aquas-interface-resident,
+``aquas/plans/resident.py``): the unit may skip the burst when its scratchpad still holds
+the bytes of the same address, a claim it keeps by snooping RAM writes."""
 
 # index arithmetic that may be computed again in an earlier state for a request sent
 # ahead (pure, single-cycle, no shared unit)
@@ -508,7 +534,8 @@ class FsmBuilder:
         first = len(self.states)
         lat = self.block(isax.body.block)
         ahead = frozenset(st.wait for st in self.states[first:] if st.ahead and st.wait is not None)
-        return IsaxFsm(isax, entry[0] if entry else -1, lat, ahead)
+        resident = frozenset(resident_states(self.states[first:], self.bus_width).values())
+        return IsaxFsm(isax, entry[0] if entry else -1, lat, ahead, resident)
 
     def finish(self, target: int) -> None:
         """Resolves all pending transitions to ``target`` (the response state)."""

@@ -80,6 +80,8 @@ class MemEngine:
         self.sent_q: SSAValue | None = None
         self.sent_next: list[tuple[SSAValue, SSAValue]] = []
         self.next_sent: dict[int, SSAValue] = {}
+        # resident scratchpads: a RAM write touched the claimed blocks in this cycle
+        self.res_lost: dict[str, SSAValue] = {}
 
     def wait_state(self, st: State) -> SSAValue:
         """Emits the engine logic of one wait state; returns its 'done' signal."""
@@ -96,13 +98,88 @@ class MemEngine:
         write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
         addr = g.ref(op.addr, st)
         req_addr, size, beat_m1 = self.payload(op, addr, pre)
-        req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1)
+        hit = self.resident_hit(st, pre, here, addr) if st.id in g.resident else None
+        req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1, hit)
         if st.run is not None:
             self.run_requests(st, pre, here, req_fire)
         last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
         if isinstance(op, aq.LoadOp | aq.StoreOp):
             return self.single(st, pre, here, addr, eb, last_beat, write)
-        return self.burst(st, pre, here, addr, eb, last_beat, write)
+        done = self.burst(st, pre, here, addr, eb, last_beat, write)
+        if hit is None:
+            return done
+        self.resident_fill(st, pre, here, addr, req_fire, done)
+        return h.binop("comb.or", done, hit, f"{pre}_done_or_kept")
+
+    # -- resident scratchpads (aquas-interface-resident) ----------------------------------
+
+    def resident_blocks(
+        self, op: aq.BurstReadOp, addr: SSAValue, pre: str
+    ) -> tuple[SSAValue, SSAValue]:
+        """The first and last ``B``-byte block a burst of ``op`` at ``addr`` covers."""
+        h, lb = self.h, log2(self.bb)
+        span = op.length_value * elem_bytes(op)
+        last = h.binop("comb.add", addr, h.const(span - 1, 32), f"{pre}_res_end")
+        return (
+            h.extract(addr, lb, 32 - lb, f"{pre}_res_first"),
+            h.extract(last, lb, 32 - lb, f"{pre}_res_last"),
+        )
+
+    def snooped(self, lo: SSAValue, hi: SSAValue, hint: str) -> SSAValue:
+        """A RAM write in this cycle touches a block in ``[lo, hi]``."""
+        h, lb = self.h, log2(self.bb)
+        blk = h.extract(self.g.port["snoop_addr"], lb, 32 - lb, "snoop_block")
+        return h.and_(
+            self.g.port["snoop_valid"],
+            h.icmp("uge", blk, lo, None),
+            h.icmp("ule", blk, hi, None),
+            hint=hint,
+        )
+
+    def resident_hit(self, st: State, pre: str, here: SSAValue, addr: SSAValue) -> SSAValue:
+        """The scratchpad of this burst still holds the bytes at ``addr``: the burst is
+        skipped (the state ends in its request phase without a request). The claim
+        (``<spm>_res_q``: valid, with the address and blocks of the fill) is dropped by any
+        RAM write to those blocks (the snoop port)."""
+        g, h = self.g, self.h
+        op = st.wait
+        assert isinstance(op, aq.BurstReadOp)
+        spm = op.scratchpad.root_reference.data
+        lb = log2(self.bb)
+        valid = g.reg(f"{spm}_res_q", 1)
+        tag = g.reg(f"{spm}_res_addr_q", 32)
+        lo = g.reg(f"{spm}_res_lo_q", 32 - lb)
+        hi = g.reg(f"{spm}_res_hi_q", 32 - lb)
+        lost = self.snooped(lo, hi, f"{spm}_res_snooped")
+        keep = h.and_(valid, h.not_(lost), hint=f"{spm}_res_keep")
+        self.res_lost[spm] = lost
+        same = h.icmp("eq", tag, addr, f"{pre}_res_same")
+        return h.and_(here, self.ph0, keep, same, hint=f"{pre}_res_hit")
+
+    def resident_fill(
+        self, st: State, pre: str, here: SSAValue, addr: SSAValue, fire: SSAValue, done: SSAValue
+    ) -> None:
+        """A completed fill claims the scratchpad for ``addr`` unless a RAM write touched
+        its blocks from the request on (``<spm>_res_clean_q``)."""
+        g, h = self.g, self.h
+        op = st.wait
+        assert isinstance(op, aq.BurstReadOp)
+        spm = op.scratchpad.root_reference.data
+        first, last = self.resident_blocks(op, addr, pre)
+        touched = self.snooped(first, last, f"{pre}_res_touched")
+        clean = g.reg(f"{spm}_res_clean_q", 1)
+        g.write(f"{spm}_res_clean_q", fire, h.not_(touched))
+        busy = h.and_(here, h.not_(self.ph0), touched, hint=f"{pre}_res_dirty")
+        g.write(f"{spm}_res_clean_q", busy, h.const(0, 1))
+        ok = h.and_(clean, h.not_(touched), hint=f"{pre}_res_ok")
+        g.write(f"{spm}_res_q", done, ok)
+        g.write(f"{spm}_res_addr_q", done, addr)
+        g.write(f"{spm}_res_lo_q", done, first)
+        g.write(f"{spm}_res_hi_q", done, last)
+        # a write in the cycle the fill completes is in `touched`; any other one drops the
+        # claim
+        drop = h.and_(self.res_lost[spm], h.not_(done), hint=f"{spm}_res_drop")
+        g.write(f"{spm}_res_q", drop, h.const(0, 1))
 
     def request(
         self, active: SSAValue, write: bool, addr: SSAValue, size: int, beat_m1: SSAValue, pre: str
@@ -120,12 +197,21 @@ class MemEngine:
         )
 
     def own_request(
-        self, pre: str, here: SSAValue, write: bool, addr: SSAValue, size: int, beat_m1: SSAValue
+        self,
+        pre: str,
+        here: SSAValue,
+        write: bool,
+        addr: SSAValue,
+        size: int,
+        beat_m1: SSAValue,
+        skip: SSAValue | None = None,
     ) -> SSAValue:
-        """The request of the current state's own access, in its request phase; on its
-        handshake the data phase starts at beat 0. Returns the handshake."""
+        """The request of the current state's own access, in its request phase (unless
+        ``skip``: a resident scratchpad's burst); on its handshake the data phase starts at
+        beat 0. Returns the handshake."""
         h = self.h
-        active = h.and_(here, self.ph0, hint=f"{pre}_req")
+        parts = (here, self.ph0) if skip is None else (here, self.ph0, h.not_(skip))
+        active = h.and_(*parts, hint=f"{pre}_req")
         self.request(active, write, addr, size, beat_m1, pre)
         fire = h.and_(active, self.g.port["mem_req_ready"], hint=f"{pre}_req_fire")
         self.phase_next.append((fire, h.const(1, 2)))

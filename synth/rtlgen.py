@@ -45,6 +45,7 @@ from aquas.synth.fsm import (
     LoopLatch,
     State,
     op_error,
+    resident_states,
     spm_banks,
 )
 from aquas.synth.hwemit import HwBuilder, basename_loc, width
@@ -73,6 +74,14 @@ IN_PORTS: list[tuple[str, TypeAttribute]] = [
     ("mem_rsp_rdata", IntegerType(32)),
     ("mem_rsp_last", i1),
 ]
+
+
+SNOOP_PORTS: list[tuple[str, TypeAttribute]] = [
+    ("snoop_valid", i1),
+    ("snoop_addr", IntegerType(32)),
+]
+"""Inputs of a unit that keeps scratchpads resident: a beat was written to RAM, by any
+master, at this byte address (``aquas_mem_ctrl``'s snoop port)."""
 
 
 @dataclass
@@ -158,6 +167,11 @@ class UnitGenerator:
         self.name = f"{ext.sym_name.data}_isax_unit"
         self.bus_width = builder.bus_width
         self.in_ports = in_ports(self.bus_width)
+        # wait states of bursts whose scratchpad stays resident across calls
+        # (aquas-interface-resident): the unit then snoops RAM writes (docs/isax-port.md)
+        self.resident = resident_states(builder.states, self.bus_width)
+        if self.resident:
+            self.in_ports += SNOOP_PORTS
         self.block = Block(arg_types=[t for _, t in self.in_ports])
         self.port: dict[str, SSAValue] = {}
         for arg, (pname, _) in zip(self.block.args, self.in_ports, strict=True):

@@ -81,3 +81,28 @@ def cosim_random(spec: Path, out_dir: Path, cases: int, seed: int) -> Any:
     isaxs = [i.sym_name.data for i in find_extension(lower_spec_file(spec)).isaxs()]
     assert {k: v["cases"] for k, v in cs.stats.items()} == dict.fromkeys(isaxs, cases)
     return res
+
+
+def run_program_both_ways(
+    spec: Path, program: Path, soc: str, unit: Path, tmp: Path, max_cycles: int
+) -> tuple[Any, Any]:
+    """Builds ``program`` for ``soc`` as plain C and with ``-DUSE_ISAX`` through the header
+    generated from ``spec``; runs the first on the bare SoC and the second with the unit
+    Verilog ``unit`` attached. Both must exit with 0. Returns (software run, ISAX run)."""
+    import aquas.sim
+    from aquas.runtime.build import build_program
+    from aquas.runtime.header import write_header
+
+    ext = find_extension(lower_spec_file(spec))
+    write_header(ext, soc, tmp / "inc" / "aquas_isax.h", allow_unrouted=False)
+    sw_elf = build_program([program], tmp / "sw", platform=soc)
+    hw_elf = build_program(
+        [program], tmp / "hw", platform=soc, header_dirs=[tmp / "inc"], defines={"USE_ISAX": "1"}
+    )
+    base = aquas.sim.run(aquas.sim.build(soc, quiet=True), sw_elf, max_cycles=max_cycles)
+    fast = aquas.sim.run(
+        aquas.sim.build(soc, None, [unit], quiet=True), hw_elf, max_cycles=max_cycles
+    )
+    for res in (base, fast):
+        assert res.reason == "exit" and res.exit_code == 0, res.report
+    return base, fast

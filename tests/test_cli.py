@@ -86,6 +86,7 @@ def test_opt_lists_passes() -> None:
         "aquas-if-convert",
         "aquas-interface-burst",
         "aquas-interface-outstanding",
+        "aquas-interface-resident",
         "aquas-interface-single",
         "aquas-interface-split",
         "aquas-narrow-arith",

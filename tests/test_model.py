@@ -169,6 +169,37 @@ def test_cold_and_warm_l2(small: object) -> None:
     assert warm["blk"].transfer_cycles == 1 + 2 + 2 + 16
 
 
+WINDOW = """
+extension win;
+#[opcode(custom0), funct7(0)]
+isax pick(rs1, rs2) -> rd {
+    let sel: u32 = mem<u32>[rs2];
+    var acc: u32 = 0;
+    #[unroll]
+    for k in 0..4 {
+        acc += zext<u32>(mem<u8>[rs1 + ((sel >> (8 * k)) & 15)]);
+    }
+    return acc;
+}
+"""
+
+
+def test_a_masked_data_dependent_offset_is_a_window_not_a_pointer() -> None:
+    """``rs1 + (x & 15)`` lands in the 16 bytes above rs1: with 32-byte lines one line when
+    rs1 sits in the first half of its line, else one of two. Four such loads touch that
+    window; they must not each count as a fresh pointer's cold miss."""
+    (p,) = predict_module(lower_spec(WINDOW, "win.isax"), VEX_L2, l2="cold")
+    picks = [t for t in p.transfers if t.kind == "load" and t.bytes == 1]
+    misses = sum(t.l2_misses for t in picks)
+    # over rs1's 8 word-aligned placements in its line: 5 keep the 16-byte window in one
+    # line (1 miss); in the other 3 it spans two, and the t-th touch finds a line that is
+    # still missing with probability (1/2)^t: 1 + 1/2 + 1/4 + 1/8 expected misses
+    assert misses == pytest.approx((5 * 1 + 3 * (1 + 1 / 2 + 1 / 4 + 1 / 8)) / 8)
+    # the word at rs2 is a pointer of its own: its one cold miss
+    (sel,) = [t for t in p.transfers if t.bytes == 4]
+    assert sel.l2_misses == 1
+
+
 def test_matches_the_schedule_without_l2() -> None:
     """Without an L2 the model reduces to the synthesis formula fixed + per_L * L at
     L = latency + setup + 1 (the cycle of the request handshake)."""

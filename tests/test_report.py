@@ -88,13 +88,21 @@ def test_predicted_next_to_measured_cycles_per_isax(tmp_path: Path) -> None:
 
     reports = {
         "vgemv4": {"interface": {"plan": "burst", "predicted_cycles": 180.0}},
-        "v3ddist": {"interface": {"plan": "as-written", "predicted_cycles": 174.0}},
+        "v3ddist": {
+            "interface": {
+                "plan": "as-written",
+                "predicted_cycles": 174.0,
+                "resident": ["pb"],
+                "predicted_cycles_kept": 118.0,
+            }
+        },
     }
     measured = {
         "v3ddist": {"mean": 174.0, "min": 174, "max": 174, "calls": 8},
         "vgemv4": {"mean": 200.0, "min": 190, "max": 210, "calls": 8},
     }
-    rows = isax_cycles(reports, measured)
+    kept = {"v3ddist": {"mean": 118.0, "min": 118, "max": 118, "calls": 4}}
+    rows = isax_cycles(reports, measured, kept)
     assert [r["isax"] for r in rows] == ["v3ddist", "vgemv4"]
     assert rows[0]["error"] == 0.0
     assert rows[1]["error"] == 0.1  # |180 - 200| / 200
@@ -104,7 +112,9 @@ def test_predicted_next_to_measured_cycles_per_isax(tmp_path: Path) -> None:
     }
     md = markdown(doc)
     assert "## ISAX cycles, predicted vs measured (measured: RTL behind aquas_mem_ctrl)" in md
-    assert "| vgemv4 | burst | 180.0 | 200.0 | 190..210 | 8 | 10.0 % |" in md
+    assert "| vgemv4 | burst | 180.0 | 200.0 | 190..210 | 8 | 10.0 % | n/a | n/a |" in md
+    # a repeated call of an ISAX with a resident scratchpad: predicted and measured
+    assert "| v3ddist | as-written | 174.0 | 174.0 | 174..174 | 8 | 0.0 % | 118.0 | 118.0 |" in md
     # an ISAX the measurement did not reach says so instead of inventing a figure
     (row,) = isax_cycles({"x": {"interface": {"plan": "single", "predicted_cycles": 5}}}, {})
     assert (row["measured_mean"], row["calls"], row["error"]) == (None, 0, None)

@@ -12,7 +12,9 @@ The testbench (:mod:`aquas.model.measure_tb`) issues one command at a time with 
 operands (word-aligned pointers into RAM) over random RAM contents, checks ``rd`` against
 the golden interpreter, and reads the cycles from command handshake to the first
 ``rsp_valid`` off a counter in the top. ``l2=cold`` resets the SoC (L2 tags invalid)
-before every case; ``warm`` runs each command twice and measures the second run.
+before every case; ``warm`` runs each command twice and measures the second run (the L2
+holds its lines, and resident scratchpads their claims: synth/memengine.py), with or
+without an L2.
 """
 
 from __future__ import annotations
@@ -80,8 +82,10 @@ module aquas_model_top #(
   wire [DW/8-1:0] u_wstrb;
   wire [1:0]  p_req_ready, p_wready, p_rvalid;
   wire        m_rlast;
+  wire        snoop_valid;
+  wire [31:0] snoop_addr;
   {unit} u_isax (
-    .clk(clk), .rst(rst),
+    .clk(clk), .rst(rst),{snoop}
     .cmd_valid(cmd_valid), .cmd_ready(cmd_ready), .cmd_opcode(cmd_opcode),
     .cmd_funct3(cmd_funct3), .cmd_funct7(cmd_funct7), .cmd_rs1(cmd_rs1), .cmd_rs2(cmd_rs2),
     .rsp_valid(rsp_valid), .rsp_ready(1'b1), .rsp_rd(rsp_rd),
@@ -105,7 +109,8 @@ module aquas_model_top #(
     .wvalid({{u_wvalid, 1'b0}}), .wready(p_wready), .wdata({{u_wdata, {{DW{{1'b0}}}}}}),
     .wstrb({{u_wstrb, {{(DW/8){{1'b0}}}}}}), .rvalid(p_rvalid), .rready({{u_rsp_ready, 1'b1}}),
     .rdata(m_rdata), .rdata_wide(m_rdata_wide), .rlast(m_rlast),
-    .stat_l2_hits(stat_l2_hits), .stat_l2_misses(stat_l2_misses)
+    .stat_l2_hits(stat_l2_hits), .stat_l2_misses(stat_l2_misses),
+    .snoop_valid(snoop_valid), .snoop_addr(snoop_addr)
   );
   reg busy;
   reg [31:0] cnt;
@@ -169,18 +174,25 @@ def measure(
     encodings: Sequence[tuple[str, Encoding]] = (),
 ) -> Measurement:
     """Measure every ISAX of the unit in ``verilog`` (synthesized from ``spec``) on the
-    memory parameters of ``target``; ``l2`` (``cold``/``warm``) matters only with an L2.
+    memory parameters of ``target``; ``l2``: ``cold`` calls start from reset, ``warm``
+    ones repeat the call before them.
     ``encodings``: ISAXs the unit was synthesized re-encoded (:mod:`aquas.reencode`), with
     their new encodings (the commands use them)."""
     from cocotb_tools.runner import get_runner
 
+    from aquas.sim.builder import unit_snoops
     from aquas.synth.cosim import build_key, verilator_tools
 
     cache_dir = (cache_dir or default_cache_dir("model-measure")).resolve()
     params = top_params(target)
     ctrl_text = (resources.files("aquas.rtl_templates") / "soc" / "aquas_mem_ctrl.v").read_text()
-    top_text = TOP.format(unit=unit)
     unit_text = verilog.read_bytes()
+    snoop = (
+        "\n    .snoop_valid(snoop_valid), .snoop_addr(snoop_addr),"
+        if unit_snoops([verilog])
+        else ""
+    )
+    top_text = TOP.format(unit=unit, snoop=snoop)
     # every source is copied to a directory named by their content: the same unit from
     # another synthesis directory then compiles nothing again (Verilator's output names
     # the source paths, so a new path would make everything stale)
@@ -232,7 +244,9 @@ def measure(
                 "AQUAS_MEASURE_SPEC": str(spec.resolve()),
                 "AQUAS_MEASURE_IMAGE": str(image),
                 "AQUAS_MEASURE_RAM_WORDS_LOG2": str(RAM_WORDS_LOG2),
-                "AQUAS_MEASURE_L2": l2 if params["L2_ENABLE"] else "off",
+                # without an L2 a warm call still repeats the one before (resident
+                # scratchpads keep their claims); a cold one is the same as no L2
+                "AQUAS_MEASURE_L2": l2 if params["L2_ENABLE"] or l2 == "warm" else "off",
                 "AQUAS_MEASURE_CASES": str(cases),
                 "AQUAS_MEASURE_SEED": str(seed),
                 "AQUAS_MEASURE_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),

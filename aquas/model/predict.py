@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
 #: The most pointer placements averaged for a cold L2 (a deterministic stride beyond).
 MAX_PLACEMENTS = 512
+#: A data-dependent address term of at most this many unsigned bits is a window within a
+#: pointer's region (4 KiB at most), not a pointer of its own.
+MAX_SPREAD_BITS = 12
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class _Access:
     nbytes: int
     banks: int
     partition: str
+    # bytes a bounded data-dependent part of the address (a loaded count masked to 5 bits,
+    # a narrow index) may add to ``offset``: the access lands somewhere in that window
+    spread: int = 0
 
 
 @dataclass
@@ -99,6 +105,9 @@ class IsaxPrediction:
     bound: Literal["memory", "compute"]
     transfers: list[TransferPrediction] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # a call whose resident scratchpads keep their claims (synth/memengine.py): each such
+    # burst's wait state lasts one cycle; None without resident bursts
+    resident_total: float | None = None
 
     @property
     def written_bytes(self) -> int:
@@ -114,6 +123,11 @@ class IsaxPrediction:
             "written_bytes": self.written_bytes,
             "transfers": [t.as_dict() for t in self.transfers],
             "notes": self.notes,
+            **(
+                {"cycles_resident": round(self.resident_total, 2)}
+                if self.resident_total is not None
+                else {}
+            ),
         }
 
 
@@ -136,13 +150,20 @@ def _mem_count(block: Block) -> int:
 
 def _access(op: Operation, ivs: dict[SSAValue, int]) -> _Access:
     from aquas.synth.fsm import affine_index, spm_of
+    from aquas.synth.narrow import unsigned_bits
 
+    single = isinstance(op, aq.LoadOp | aq.StoreOp)
     form = affine_index(op.addr)  # type: ignore[attr-defined]
     offset = form.const
+    spread = 0
     base: list[tuple[Hashable, int]] = []
     for term, k in form.terms:
         if isinstance(term, BlockArgument) and term in ivs:
             offset += k * ivs[term]
+        elif single and k > 0 and (bits := unsigned_bits(term)) <= MAX_SPREAD_BITS:
+            # a data-dependent term known to be small: a window above the rest of the
+            # address, not a pointer of its own
+            spread += k * ((1 << bits) - 1)
         else:
             base.append((term, k))
     offset &= 0xFFFFFFFF
@@ -151,7 +172,15 @@ def _access(op: Operation, ivs: dict[SSAValue, int]) -> _Access:
     if isinstance(op, aq.LoadOp | aq.StoreOp):
         w = _width(op.result if isinstance(op, aq.LoadOp) else op.value)
         return _Access(
-            op, isinstance(op, aq.StoreOp), frozenset(base), offset, w // 8, w // 8, 1, "none"
+            op,
+            isinstance(op, aq.StoreOp),
+            frozenset(base),
+            offset,
+            w // 8,
+            w // 8,
+            1,
+            "none",
+            spread,
         )
     assert isinstance(op, aq.BurstReadOp | aq.BurstWriteOp)
     spm = spm_of(op)
@@ -229,19 +258,37 @@ def _beats_at(acc: _Access, bus_bytes: int, addr: int) -> int:
     return mem_beats(acc.op, 8 * bus_bytes, addr % bus_bytes if _packed(acc, bus_bytes) else 0)
 
 
+def _window_miss(
+    acc: _Access, addr: int, line: int, lines: set[tuple[Any, int]], touches: dict[Any, int]
+) -> float:
+    """The probability that a single access landing anywhere in its window (``spread``)
+    misses a cold L2: each window line neither present before nor touched by the ``t``
+    earlier accesses to the window (each on a line chosen uniformly) is still missing with
+    probability ``(1 - 1/W)^t``."""
+    first, last = addr // line, (addr + acc.spread + acc.nbytes - 1) // line
+    w = last - first + 1
+    absent = sum((acc.base, k) not in lines for k in range(first, last + 1))
+    key = (acc.base, first, w)
+    t = touches.get(key, 0)
+    touches[key] = t + 1
+    return absent / w * (1 - 1 / w) ** t
+
+
 def _cost_once(
     p: MemParams,
     acc: _Access,
     lines: set[tuple[Any, int]] | None,
     base_at: dict[frozenset[tuple[Hashable, int]], int],
     ahead: bool = False,
-) -> tuple[int, int]:
+    touches: dict[Any, int] | None = None,
+) -> tuple[float, float]:
     """(cycles, L2 misses) of one execution. ``lines`` is the set of present L2 lines for
     a cold-L2 simulation (None: off or warm, no lookups). ``ahead``: the request was sent
     ahead in a run (``synth/fsm.py``, ``FsmBuilder.mark_runs``) and its latency ran under
     the transactions before it, so only its data cycles (and a write's acknowledgement)
     remain; a run needs a controller as deep as the run (``isax_master.outstanding``),
-    which the target schema allows only without an L2."""
+    which the target schema allows only without an L2. ``touches`` counts the accesses to
+    each window of a single access with a ``spread`` (:func:`_window_miss`)."""
     addr = base_at.get(acc.base, 0) + acc.offset
     if _packed(acc, p.bus_bytes):
         per = p.bus_bytes
@@ -258,6 +305,13 @@ def _cost_once(
     data: list[int] = []
     misses = 0
     line = p.l2_line_bytes
+    if lines is not None and acc.spread:
+        # one request somewhere in the window: its cost expected over hit and miss
+        q = _window_miss(acc, addr, line, lines, touches if touches is not None else {})
+        hit, miss = (
+            request_cycles(p, n * bank, acc.write, access_wait(p, h)) for h in (True, False)
+        )
+        return q * miss + (1 - q) * hit, q
     for req in split_bursts(n, p.max_burst_beats):
         stalls = 0
         if lines is None:
@@ -317,8 +371,9 @@ def cost_accesses(
     first: float = 0.0
     for place in places:
         lines: set[tuple[Any, int]] | None = set() if p.l2 == "cold" else None
+        touches: dict[Any, int] = {}
         for i, a in enumerate(accesses):
-            ci, mi = _cost_once(p, a, lines, place, a.op in ahead)
+            ci, mi = _cost_once(p, a, lines, place, a.op in ahead, touches)
             cycles[a.op] += ci / len(places)
             misses[a.op] += mi / len(places)
             if i == 0:
@@ -334,6 +389,27 @@ def _where(op: Operation) -> str:
     if loc is None:
         return "?"
     return f"{loc.filename.rsplit('/', 1)[-1]}:{loc.line}:{loc.column}"
+
+
+def claims_survive(accesses: list[_Access], resident: frozenset[Operation], bus_bytes: int) -> bool:
+    """Whether a call's own writes leave its resident scratchpads' claims intact: no write
+    at the same run-time base may touch a bus block a resident burst filled. (Writes at
+    another base register are taken to miss them, as the operands of the accuracy
+    benchmark do; a program whose buffers meet drops the claim, which costs a refill.)"""
+
+    def blocks(a: _Access) -> range:
+        return range(a.offset // bus_bytes, (a.offset + a.nbytes - 1) // bus_bytes + 1)
+
+    for r in (a for a in accesses if a.op in resident):
+        rb = blocks(r)
+        for w in accesses:
+            if (
+                w.write
+                and w.base == r.base
+                and range(max(rb.start, blocks(w).start), min(rb.stop, blocks(w).stop))
+            ):
+                return False
+    return True
 
 
 def predict_module(
@@ -420,6 +496,15 @@ def predict_scheduled(
         transfers = list(rows.values())
         transfer = sum(cyc.values())
         total = overlapped_cycles(compute, transfer, first, overlap)
+        kept = None
+        if fsm.resident:
+            # a skipped burst's wait state ends in its request cycle
+            kept = total - sum(cyc[op] - 1 for op in fsm.resident)
+            if l2 == "warm" and claims_survive(accesses, fsm.resident, p.bus_bytes):
+                # a warm call repeats the one before with the same operands: its resident
+                # scratchpads still hold what that call filled
+                notes.append("warm: the repeated call keeps its resident scratchpads")
+                total = kept
         preds.append(
             IsaxPrediction(
                 isax=isax.sym_name.data,
@@ -429,6 +514,7 @@ def predict_scheduled(
                 bound="memory" if transfer > compute else "compute",
                 transfers=transfers,
                 notes=notes,
+                resident_total=kept,
             )
         )
     return preds
@@ -437,6 +523,7 @@ def predict_scheduled(
 __all__ = [
     "IsaxPrediction",
     "TransferPrediction",
+    "claims_survive",
     "dynamic_accesses",
     "predict_module",
     "predict_scheduled",

@@ -186,6 +186,8 @@ class InterfaceChoice:
     rejections: dict[str, list[Rejection]] = field(default_factory=dict)  # of the chosen plan
     target: str | None = None  # the target's name when the model chose
     predictions: dict[str, IsaxPrediction] = field(default_factory=dict)  # of the result
+    # ISAX -> scratchpads kept resident across calls (aquas-interface-resident)
+    resident: dict[str, list[str]] = field(default_factory=dict)
 
     def report(self, isax: str) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -202,6 +204,12 @@ class InterfaceChoice:
         }
         if isax in self.predictions:
             out["predicted_cycles"] = round(self.predictions[isax].total, 2)
+        if isax in self.resident:
+            out["resident"] = self.resident[isax]
+            kept = self.predictions[isax].resident_total if isax in self.predictions else None
+            if kept is not None:
+                # a call whose resident scratchpads still hold their bytes
+                out["predicted_cycles_kept"] = round(kept, 2)
         return out
 
 
@@ -287,6 +295,10 @@ def apply_interface(
         from aquas.plans.outstanding import set_outstanding
 
         set_outstanding(module, target.isax_master.outstanding)
+    if target is not None and target.isax_master.snoop_writes:
+        from aquas.plans.resident import mark_resident
+
+        choice.resident = mark_resident(module)
     if target is not None:
         # the prediction of what synthesis will build: the rewritten module itself
         from aquas.model.predict import predict_module

@@ -185,6 +185,21 @@ def check_unit_width(files: list[Path], plat: Target) -> None:
             )
 
 
+UNIT_HEADER = re.compile(r"^\s*module\s+\w+_isax_unit\b(.*?)\);", re.M | re.S)
+
+
+def unit_snoops(files: list[Path]) -> bool:
+    """Whether the attached unit has the snoop inputs (it keeps scratchpads resident,
+    docs/isax-port.md): the slot then connects them to the memory controller's. (CIRCT
+    lists ports of one type together, ``input clk, rst, ..., snoop_valid,``: the port list
+    is searched for the name.)"""
+    for f in files:
+        m = UNIT_HEADER.search(f.read_text())
+        if m is not None and re.search(r"\bsnoop_valid\b", m.group(1)):
+            return True
+    return False
+
+
 def collect_isax_files(items: list[Path] | list[str]) -> list[Path]:
     """Expands directories to their ``*.v``/``*.sv`` files."""
     out: list[Path] = []
@@ -284,6 +299,9 @@ def build(
         "-Wno-lint",
         "-Wno-style",
         "-Wno-MULTIDRIVEN",
+        # a unit port the slot leaves unconnected (the snoop inputs) is a build error,
+        # not a silently tied-off input
+        "-Werror-PINMISSING",
         "-Wno-TIMESCALEMOD",
         "-CFLAGS",
         "-O2 -std=c++17",
@@ -296,6 +314,8 @@ def build(
         flags.append("--trace-fst")
     if isax_mod:
         flags.append(f"+define+AQUAS_ISAX_MODULE={isax_mod}")
+        if unit_snoops(isax_files):
+            flags.append("+define+AQUAS_ISAX_SNOOP")
     flags += [f"-G{k}={v}" for k, v in params.items()]
 
     parts: list[tuple[str, bytes]] = [("version", CACHE_VERSION.encode())]

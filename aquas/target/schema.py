@@ -93,6 +93,12 @@ class IsaxMasterSection(_Section):
         description="requests the memory controller accepts while one is under way (its "
         "FIFO depth + 1) and the unit keeps in flight: 1 serves one transaction at a time",
     )
+    snoop_writes: bool = Field(
+        default=False,
+        description="the memory system reports every write to RAM by any master to the unit "
+        "(aquas_mem_ctrl's snoop port), so the unit may keep burst-filled scratchpads "
+        "resident across calls (aquas-interface-resident)",
+    )
 
 
 class DevicesSection(_Section):

@@ -1,6 +1,8 @@
 // aquas reference SoC: the ISAX slot. It holds the generated unit selected with
 // +define+AQUAS_ISAX_MODULE=<name>_isax_unit, or the empty slot when none is attached, behind
 // the canonical port (docs/isax-port.md). `unattached` is only ever raised by the empty slot.
+// A unit that keeps scratchpads resident across calls has the snoop inputs too: the builder
+// defines AQUAS_ISAX_SNOOP for it (aquas.sim.builder), and the slot connects them.
 `default_nettype none
 
 module aquas_isax_slot #(
@@ -8,6 +10,8 @@ module aquas_isax_slot #(
 ) (
   input  wire        clk,
   input  wire        rst,
+  input  wire        snoop_valid,     // a beat was written to RAM (any master) ...
+  input  wire [31:0] snoop_addr,      // ... at this byte address
   input  wire        cmd_valid,
   output wire        cmd_ready,
   input  wire [6:0]  cmd_opcode,
@@ -42,6 +46,9 @@ module aquas_isax_slot #(
   aquas_isax_empty_slot #(.W(W)) u_isax (
 `endif
     .clk(clk), .rst(rst),
+`ifdef AQUAS_ISAX_SNOOP
+    .snoop_valid(snoop_valid), .snoop_addr(snoop_addr),
+`endif
     .cmd_valid(cmd_valid), .cmd_ready(cmd_ready), .cmd_opcode(cmd_opcode), .cmd_funct3(cmd_funct3),
     .cmd_funct7(cmd_funct7), .cmd_rs1(cmd_rs1), .cmd_rs2(cmd_rs2),
     .rsp_valid(rsp_valid), .rsp_ready(rsp_ready), .rsp_rd(rsp_rd),
@@ -55,10 +62,14 @@ module aquas_isax_slot #(
   );
   assign unattached = 1'b0;
   assign unattached_insn = 17'd0;
+`ifndef AQUAS_ISAX_SNOOP
+  wire _unused_snoop = &{1'b0, snoop_valid, snoop_addr};
+`endif
 `else
     .mem_rsp_last(mem_rsp_last),
     .unattached(unattached), .unattached_insn(unattached_insn)
   );
+  wire _unused_snoop = &{1'b0, snoop_valid, snoop_addr};
 `endif
 endmodule
 

@@ -33,6 +33,10 @@
 // The L2 is a tag-only timing model (write-back, write-allocate, direct mapped): data always
 // lives in the one RAM array, so every master sees coherent data by construction.
 //
+// Snoop: every beat written to RAM is reported on snoop_valid/snoop_addr in the cycle of the
+// write, whichever port wrote it, so that an ISAX unit keeping scratchpad contents resident
+// across calls (docs/isax-port.md, "Snoop") drops them when their memory changes.
+//
 // The RAM is loaded with $readmemh from the plusarg +aquas_image=<file> (word-addressed,
 // index = (address - RAM_BASE) / 4). It only ever sees requests that lie wholly in RAM:
 // aquas_mem_system reports every other one as a bad access instead of forwarding it.
@@ -70,7 +74,11 @@ module aquas_mem_ctrl #(
   output wire [DW-1:0]        rdata_wide,   // DMA ports: the aligned DW-bit block
   output wire                 rlast,
   output reg  [31:0]          stat_l2_hits,
-  output reg  [31:0]          stat_l2_misses
+  output reg  [31:0]          stat_l2_misses,
+  // snoop: a beat is written to RAM in this cycle, by any port, at byte address
+  // snoop_addr (a core beat: up to 4 bytes there; a DMA beat: the DW/8-byte block)
+  output wire                 snoop_valid,
+  output wire [31:0]          snoop_addr
 );
   localparam integer RAM_WORDS = 1 << RAM_WORDS_LOG2;
   localparam integer L2_LINES = 1 << L2_LINES_LOG2;
@@ -175,6 +183,8 @@ module aquas_mem_ctrl #(
   wire [15:0] setup = (state == S_IDLE && {{(32-PW){1'b0}}, pick} >= FIRST_DMA) ? 16'(DMA_SETUP) : 16'd0;
 
   wire beat = (state == S_XFER) && (cur_write ? wvalid[owner] : rready[owner]);
+  assign snoop_valid = beat && cur_write;
+  assign snoop_addr = cur_addr;
   // the active transaction ends in this cycle (the data path is free in the next one)
   wire ending = (state == S_XFER && beat && left == 8'd0 && !cur_write)
                 || (state == S_WACK && rready[owner]);

@@ -214,8 +214,12 @@ module aquas_mem_system #(
   wire [2:0]  u_req_size;
   wire [7:0]  u_req_len;
   wire [DW/8-1:0] u_wstrb;
+  // every write to RAM, for a unit that keeps scratchpads resident (docs/isax-port.md)
+  wire snoop_valid;
+  wire [31:0] snoop_addr;
   aquas_isax_slot #(.W(DW)) u_slot (
     .clk(clk), .rst(rst),
+    .snoop_valid(snoop_valid), .snoop_addr(snoop_addr),
     .cmd_valid(x_cmd_valid), .cmd_ready(x_cmd_ready), .cmd_opcode(x_opcode), .cmd_funct3(x_funct3),
     .cmd_funct7(x_funct7), .cmd_rs1(x_rs1), .cmd_rs2(x_rs2),
     .rsp_valid(x_rsp_valid), .rsp_ready(x_rsp_ready), .rsp_rd(x_rd),
@@ -309,7 +313,8 @@ module aquas_mem_system #(
     .req_addr(p_req_addr), .req_size(p_req_size), .req_len(p_req_len),
     .wvalid(p_wvalid), .wready(p_wready), .wdata(p_wdata), .wstrb(p_wstrb),
     .rvalid(p_rvalid), .rready(p_rready), .rdata(m_rdata), .rdata_wide(m_rdata_wide), .rlast(m_rlast),
-    .stat_l2_hits(stat_l2_hits), .stat_l2_misses(stat_l2_misses)
+    .stat_l2_hits(stat_l2_hits), .stat_l2_misses(stat_l2_misses),
+    .snoop_valid(snoop_valid), .snoop_addr(snoop_addr)
   );
 
   // The unit's wlast is implied by its beat count; the harness counts cycles itself.

@@ -14,6 +14,8 @@ from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import synthesize
 from aquas.target import target_names
 
+from helpers import run_program_both_ways
+
 pytestmark = pytest.mark.sim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,24 +31,9 @@ def unit_verilog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("soc", target_names())
 def test_pointcloud_kernels_offloaded(soc: str, unit_verilog: Path, tmp_path: Path) -> None:
-    import aquas.sim
-
-    ext = find_extension(lower_spec_file(SPEC))
-    write_header(ext, soc, tmp_path / "inc" / "aquas_isax.h", allow_unrouted=False)
-    sw_elf = build_program([PROGRAM], tmp_path / "sw", platform=soc)
-    hw_elf = build_program(
-        [PROGRAM],
-        tmp_path / "hw",
-        platform=soc,
-        header_dirs=[tmp_path / "inc"],
-        defines={"USE_ISAX": "1"},
+    base, fast = run_program_both_ways(
+        SPEC, PROGRAM, soc, unit_verilog, tmp_path, max_cycles=5_000_000
     )
-    base = aquas.sim.run(aquas.sim.build(soc, quiet=True), sw_elf, max_cycles=5_000_000)
-    fast = aquas.sim.run(
-        aquas.sim.build(soc, None, [unit_verilog], quiet=True), hw_elf, max_cycles=5_000_000
-    )
-    for res in (base, fast):
-        assert res.reason == "exit" and res.exit_code == 0, res.report
     assert fast.output == base.output
     assert len(base.output.splitlines()) == 4
     sw_cycles, hw_cycles = base.regions[1].cycles, fast.regions[1].cycles
