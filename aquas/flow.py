@@ -427,8 +427,9 @@ class Flow:
         assert self._encoding is not None  # set by spec_module before the synth stage
         moves = [(mv.isax, mv.new) for mv in self._encoding.moves]
         out: dict[str, Any] = {}
+        resident = {n for n, r in reports.items() if r.get("interface", {}).get("resident")}
         runs = [("cycles", "cold", MEASURE_CALLS)]
-        if any(r.get("interface", {}).get("resident") for r in reports.values()):
+        if resident:
             runs.append(("kept", "warm", KEPT_CALLS))
         for key, mode, calls in runs:
             m = measure(
@@ -442,7 +443,7 @@ class Flow:
             out[key] = {
                 n: {"mean": statistics.fmean(c), "min": min(c), "max": max(c), "calls": len(c)}
                 for n, c in m.cycles.items()
-                if c and (key == "cycles" or reports[n].get("interface", {}).get("resident"))
+                if c and (key == "cycles" or n in resident)
             }
         (d / "measure.json").write_text(json.dumps(out, indent=2) + "\n")
         return out

@@ -80,8 +80,6 @@ class MemEngine:
         self.sent_q: SSAValue | None = None
         self.sent_next: list[tuple[SSAValue, SSAValue]] = []
         self.next_sent: dict[int, SSAValue] = {}
-        # resident scratchpads: a RAM write touched the claimed blocks in this cycle
-        self.res_lost: dict[str, SSAValue] = {}
 
     def wait_state(self, st: State) -> SSAValue:
         """Emits the engine logic of one wait state; returns its 'done' signal."""
@@ -98,7 +96,8 @@ class MemEngine:
         write = isinstance(op, aq.StoreOp | aq.BurstWriteOp)
         addr = g.ref(op.addr, st)
         req_addr, size, beat_m1 = self.payload(op, addr, pre)
-        hit = self.resident_hit(st, pre, here, addr) if st.id in g.resident else None
+        resident = g.resident.get(st.id)
+        hit, lost = self.resident_hit(resident, pre, here, addr) if resident else (None, None)
         req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1, hit)
         if st.run is not None:
             self.run_requests(st, pre, here, req_fire)
@@ -106,9 +105,9 @@ class MemEngine:
         if isinstance(op, aq.LoadOp | aq.StoreOp):
             return self.single(st, pre, here, addr, eb, last_beat, write)
         done = self.burst(st, pre, here, addr, eb, last_beat, write)
-        if hit is None:
+        if resident is None or lost is None:
             return done
-        self.resident_fill(st, pre, here, addr, req_fire, done)
+        self.resident_fill(resident, pre, here, addr, req_fire, done, lost)
         return h.binop("comb.or", done, hit, f"{pre}_done_or_kept")
 
     # -- resident scratchpads (aquas-interface-resident) ----------------------------------
@@ -136,14 +135,15 @@ class MemEngine:
             hint=hint,
         )
 
-    def resident_hit(self, st: State, pre: str, here: SSAValue, addr: SSAValue) -> SSAValue:
-        """The scratchpad of this burst still holds the bytes at ``addr``: the burst is
-        skipped (the state ends in its request phase without a request). The claim
-        (``<spm>_res_q``: valid, with the address and blocks of the fill) is dropped by any
-        RAM write to those blocks (the snoop port)."""
+    def resident_hit(
+        self, op: aq.BurstReadOp, pre: str, here: SSAValue, addr: SSAValue
+    ) -> tuple[SSAValue, SSAValue]:
+        """(hit, lost): the scratchpad of burst ``op`` still holds the bytes at ``addr``,
+        so the burst is skipped (the state ends in its request phase without a request);
+        a RAM write touches the claimed blocks in this cycle (the snoop port). The claim
+        (``<spm>_res_q``: valid, with the address and blocks of the fill) is dropped by
+        such a write."""
         g, h = self.g, self.h
-        op = st.wait
-        assert isinstance(op, aq.BurstReadOp)
         spm = op.scratchpad.root_reference.data
         lb = log2(self.bb)
         valid = g.reg(f"{spm}_res_q", 1)
@@ -152,18 +152,23 @@ class MemEngine:
         hi = g.reg(f"{spm}_res_hi_q", 32 - lb)
         lost = self.snooped(lo, hi, f"{spm}_res_snooped")
         keep = h.and_(valid, h.not_(lost), hint=f"{spm}_res_keep")
-        self.res_lost[spm] = lost
         same = h.icmp("eq", tag, addr, f"{pre}_res_same")
-        return h.and_(here, self.ph0, keep, same, hint=f"{pre}_res_hit")
+        return h.and_(here, self.ph0, keep, same, hint=f"{pre}_res_hit"), lost
 
     def resident_fill(
-        self, st: State, pre: str, here: SSAValue, addr: SSAValue, fire: SSAValue, done: SSAValue
+        self,
+        op: aq.BurstReadOp,
+        pre: str,
+        here: SSAValue,
+        addr: SSAValue,
+        fire: SSAValue,
+        done: SSAValue,
+        lost: SSAValue,
     ) -> None:
         """A completed fill claims the scratchpad for ``addr`` unless a RAM write touched
-        its blocks from the request on (``<spm>_res_clean_q``)."""
+        its blocks from the request on (``<spm>_res_clean_q``); ``lost``: a write touches
+        the current claim in this cycle (:meth:`resident_hit`)."""
         g, h = self.g, self.h
-        op = st.wait
-        assert isinstance(op, aq.BurstReadOp)
         spm = op.scratchpad.root_reference.data
         first, last = self.resident_blocks(op, addr, pre)
         touched = self.snooped(first, last, f"{pre}_res_touched")
@@ -178,7 +183,7 @@ class MemEngine:
         g.write(f"{spm}_res_hi_q", done, last)
         # a write in the cycle the fill completes is in `touched`; any other one drops the
         # claim
-        drop = h.and_(self.res_lost[spm], h.not_(done), hint=f"{spm}_res_drop")
+        drop = h.and_(lost, h.not_(done), hint=f"{spm}_res_drop")
         g.write(f"{spm}_res_q", drop, h.const(0, 1))
 
     def request(
