@@ -182,9 +182,9 @@ def run_cosim(
 
 
 def resident_scratchpads(verilog: str) -> list[str]:
-    """The scratchpads the unit keeps resident (``<spm>_res_lo_q``, synth/memengine.py),
+    """The scratchpads the unit keeps resident (``<spm>_res_extra_q``, synth/memengine.py),
     those of the interface plans included, which the spec the test bench reads lacks."""
-    return sorted(set(re.findall(r"\b(\w+)_res_lo_q;", verilog)))
+    return sorted(set(re.findall(r"\b(\w+)_res_extra_q;", verilog)))
 
 
 def _run_test(

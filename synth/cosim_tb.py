@@ -183,9 +183,9 @@ def resident_claims(dut: Any, resident: list[str]) -> list[tuple[int, int]]:
     out = []
     for name in resident:
         if int(getattr(dut, f"{name}_res_q").value):
-            lo = int(getattr(dut, f"{name}_res_lo_q").value)
-            hi = int(getattr(dut, f"{name}_res_hi_q").value)
-            out.append((lo * bb, (hi + 1) * bb))
+            first = int(getattr(dut, f"{name}_res_addr_q").value) // bb * bb
+            extra = int(getattr(dut, f"{name}_res_extra_q").value)
+            out.append((first, first + (extra + 1) * bb))
     return out
 
 

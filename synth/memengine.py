@@ -115,23 +115,41 @@ class MemEngine:
     def resident_blocks(
         self, op: aq.BurstReadOp, addr: SSAValue, pre: str
     ) -> tuple[SSAValue, SSAValue]:
-        """The first and last ``B``-byte block a burst of ``op`` at ``addr`` covers."""
+        """(first, extra): the first ``B``-byte block a burst of ``op`` at ``addr`` covers
+        (the address's upper bits) and how many more it covers (a few bits: the span is
+        a constant of the op, only the address's offset in its block moves the last)."""
         h, lb = self.h, log2(self.bb)
         span = op.length_value * elem_bytes(op)
-        last = h.binop("comb.add", addr, h.const(span - 1, 32), f"{pre}_res_end")
-        return (
-            h.extract(addr, lb, 32 - lb, f"{pre}_res_first"),
-            h.extract(last, lb, 32 - lb, f"{pre}_res_last"),
+        w = lb + self.extra_bits(op)
+        end = h.binop(
+            "comb.add",
+            h.zext(h.extract(addr, 0, lb, f"{pre}_res_offset"), w),
+            h.const(span - 1, w),
+            f"{pre}_res_end",
+        )
+        return h.extract(addr, lb, 32 - lb, f"{pre}_res_first"), h.extract(
+            end, lb, w - lb, f"{pre}_res_extra"
         )
 
-    def snooped(self, lo: SSAValue, hi: SSAValue, hint: str) -> SSAValue:
-        """A RAM write in this cycle touches a block in ``[lo, hi]``."""
+    def extra_bits(self, op: aq.BurstReadOp) -> int:
+        """Bits of the count of blocks after the first that a burst of ``op`` covers
+        (at most ``(B - 1 + span - 1) / B``: its start anywhere in a block)."""
+        span = op.length_value * elem_bytes(op)
+        return max(1, ((self.bb - 1 + span - 1) >> log2(self.bb)).bit_length())
+
+    def snooped(self, first: SSAValue, extra: SSAValue, hint: str) -> SSAValue:
+        """A RAM write in this cycle touches a block in ``[first, first + extra]``: one
+        subtraction (a block below ``first`` wraps far above ``extra``) and a compare as
+        narrow as ``extra``, instead of two address-wide compares."""
         h, lb = self.h, log2(self.bb)
         blk = h.extract(self.g.port["snoop_addr"], lb, 32 - lb, "snoop_block")
+        diff = h.binop("comb.sub", blk, first, f"{hint}_delta")
+        n = extra.type.width.data  # type: ignore[attr-defined]
+        near = h.icmp("eq", h.extract(diff, n, 32 - lb - n), h.const(0, 32 - lb - n), None)
         return h.and_(
             self.g.port["snoop_valid"],
-            h.icmp("uge", blk, lo, None),
-            h.icmp("ule", blk, hi, None),
+            near,
+            h.icmp("ule", h.extract(diff, 0, n), extra, None),
             hint=hint,
         )
 
@@ -141,16 +159,17 @@ class MemEngine:
         """(hit, lost): the scratchpad of burst ``op`` still holds the bytes at ``addr``,
         so the burst is skipped (the state ends in its request phase without a request);
         a RAM write touches the claimed blocks in this cycle (the snoop port). The claim
-        (``<spm>_res_q``: valid, with the address and blocks of the fill) is dropped by
-        such a write."""
+        (``<spm>_res_q``: valid, with the address of the fill, whose upper bits are its
+        first block, and ``<spm>_res_extra_q``, the number of blocks after it) is dropped
+        by such a write."""
         g, h = self.g, self.h
         spm = op.scratchpad.root_reference.data
         lb = log2(self.bb)
         valid = g.reg(f"{spm}_res_q", 1)
         tag = g.reg(f"{spm}_res_addr_q", 32)
-        lo = g.reg(f"{spm}_res_lo_q", 32 - lb)
-        hi = g.reg(f"{spm}_res_hi_q", 32 - lb)
-        lost = self.snooped(lo, hi, f"{spm}_res_snooped")
+        first = h.extract(tag, lb, 32 - lb, f"{spm}_res_first")
+        kept = g.reg(f"{spm}_res_extra_q", self.extra_bits(op))
+        lost = self.snooped(first, kept, f"{spm}_res_snooped")
         keep = h.and_(valid, h.not_(lost), hint=f"{spm}_res_keep")
         same = h.icmp("eq", tag, addr, f"{pre}_res_same")
         return h.and_(here, self.ph0, keep, same, hint=f"{pre}_res_hit"), lost
@@ -170,8 +189,8 @@ class MemEngine:
         the current claim in this cycle (:meth:`resident_hit`)."""
         g, h = self.g, self.h
         spm = op.scratchpad.root_reference.data
-        first, last = self.resident_blocks(op, addr, pre)
-        touched = self.snooped(first, last, f"{pre}_res_touched")
+        first, extra = self.resident_blocks(op, addr, pre)
+        touched = self.snooped(first, extra, f"{pre}_res_touched")
         clean = g.reg(f"{spm}_res_clean_q", 1)
         g.write(f"{spm}_res_clean_q", fire, h.not_(touched))
         busy = h.and_(here, h.not_(self.ph0), touched, hint=f"{pre}_res_dirty")
@@ -179,8 +198,7 @@ class MemEngine:
         ok = h.and_(clean, h.not_(touched), hint=f"{pre}_res_ok")
         g.write(f"{spm}_res_q", done, ok)
         g.write(f"{spm}_res_addr_q", done, addr)
-        g.write(f"{spm}_res_lo_q", done, first)
-        g.write(f"{spm}_res_hi_q", done, last)
+        g.write(f"{spm}_res_extra_q", done, extra)
         # a write in the cycle the fill completes is in `touched`; any other one drops the
         # claim
         drop = h.and_(lost, h.not_(done), hint=f"{spm}_res_drop")
