@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.ir import SSAValue
 
 from aquas.egraph.egg import Limits, Normalizer, Prover
@@ -101,6 +101,19 @@ def iv_name(fn: AppFunction, loop: scf.ForOp) -> str:
     return fn.names.get(loop.body.block.args[0], "%iv")
 
 
+def enclosing_ivs(fn: AppFunction, anchor: AppStmt) -> set[str]:
+    """The indices of the counted loops around a statement: at a call site inside their
+    bodies they hold the values the region's terms name (an ``scf.for``'s index is not
+    assigned in its body; the frontend makes no other loop an ``scf.for``)."""
+    names: set[str] = set()
+    at = anchor.ops[0].parent_op() if anchor.ops else None
+    while at is not None and not isinstance(at, func.FuncOp):
+        if isinstance(at, scf.ForOp) and not (n := iv_name(fn, at)).startswith("%"):
+            names.add(n)
+        at = at.parent_op()
+    return names
+
+
 class BindingChecks:
     """The checks of one binding; the state is the matcher's (declared here)."""
 
@@ -142,6 +155,8 @@ class BindingChecks:
         }
         # a global's address is a constant the call site names (``(uint32_t)(uintptr_t)g``)
         callable_names |= global_names(fn)
+        # so is the index of a loop around the region (a kernel applied per row or tile)
+        callable_names |= enclosing_ivs(fn, anchor)
         regs = b.regs
         if b.chunk is not None:
             loop = loop_of(anchor)
@@ -172,7 +187,7 @@ class BindingChecks:
                 return (
                     UNSUPPORTED,
                     f"{r} = {show(t, 4)} depends on values the call site cannot name "
-                    "(only parameters, globals" + (" and the loop index" if b.chunk else "") + ")",
+                    "(only parameters, globals and the indices of loops around it)",
                 )
         env = {var(r, 32): t for r, t in b.regs.items()}
         # substitutions by binding, kept across regions and functions (the same binding,

@@ -110,8 +110,8 @@ class CFunction:
     globals_used: set[str]
     # the globals the function uses: declaration and kind ("array", "struct", "scalar")
     global_vars: dict[str, tuple[CVar, str]] = field(default_factory=dict)
-    # C definitions of the extern globals it uses that the file does not define (the final
-    # check's harness provides the storage)
+    # C definitions of the extern globals the file declares but does not define (the final
+    # check compiles the whole file and provides their storage)
     extern_defs: list[str] = field(default_factory=list)
 
 
@@ -153,7 +153,8 @@ _PRELUDE = "".join(f"typedef int {n};\n" for n in _STDINT) + "typedef _Bool bool
 
 _BASIC: dict[tuple[str, ...], CType] = {}
 for _words, _ty in [
-    (("char",), CType(8, True)),
+    # plain char is unsigned on RISC-V (psABI): riscv gcc loads it with lbu
+    (("char",), CType(8, False)),
     (("signed", "char"), CType(8, True)),
     (("unsigned", "char"), CType(8, False)),
     (("short",), CType(16, True)),
@@ -288,6 +289,8 @@ class _Program:
         self.protos: dict[str, c_ast.FuncDecl] = {}
         self.externs: dict[str, FuncOp] = {}
         self.aggregates: dict[str, clayout.Struct | str] = {}
+        # enumeration constants (C11 6.4.4.3: type int)
+        self.enum_consts: dict[str, int] = {}
         # storage the final check defines for ``extern`` globals the file only declares
         # (symbol -> a C definition), and the ``memref.global`` ops of function-local statics
         self.extern_defs: dict[str, str] = {}
@@ -313,7 +316,8 @@ class _Program:
         if isinstance(t, c_ast.Struct | c_ast.Union):
             raise _Unsupported(f"{type(t).__name__.lower()} type", t)
         if isinstance(t, c_ast.Enum):
-            raise _Unsupported("enum type", t)
+            self.enum(t)
+            return INT  # every enumerator of the example's enums fits int (checked there)
         if not isinstance(t, c_ast.IdentifierType):
             raise _Unsupported(f"type '{type(t).__name__}'", t)
         names = t.names
@@ -550,8 +554,27 @@ class _Program:
             raise _Unsupported("'void' object", t)
         return CType(ty.width, ty.signed, const="const" in getattr(t, "quals", [])), None
 
+    def enum(self, t: c_ast.Enum) -> None:
+        """Registers the constants of an enum definition (a reference by tag defines none).
+        An enum's type is int here, as gcc makes it when every value fits int."""
+        if t.values is None:
+            return
+        value = -1
+        for en in t.values.enumerators:
+            try:
+                value = value + 1 if en.value is None else self.const_eval(en.value)
+            except _Unsupported as u:
+                self.bad_globals[en.name] = f"enumeration constant: {u.construct}"
+                raise
+            if not -(1 << 31) <= value < (1 << 31):
+                self.bad_globals[en.name] = "enumeration constant beyond int"
+                raise _Unsupported(f"enumeration constant '{en.name}' beyond int", en)
+            self.enum_consts[en.name] = value
+
     def const_eval(self, e: c_ast.Node) -> int:
         """An integer constant expression (array sizes, global initialisers)."""
+        if isinstance(e, c_ast.ID) and e.name in self.enum_consts:
+            return self.enum_consts[e.name]
         if isinstance(e, c_ast.Constant):
             if e.type == "char":
                 return _char_literal(e.value)

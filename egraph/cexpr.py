@@ -78,7 +78,6 @@ _UNSUPPORTED_STMTS: dict[type[c_ast.Node], str] = {
     c_ast.Default: "'default' label",
     c_ast.FuncCall: "function call",
     c_ast.Union: "union type",
-    c_ast.Enum: "enum type",
     c_ast.ExprList: "comma operator",
     c_ast.CompoundLiteral: "compound literal",
     c_ast.StaticAssert: "static assertion",
@@ -555,7 +554,11 @@ class _Exprs:
     def undeclared(self, e: c_ast.ID) -> None:
         if e.name in self.prog.bad_globals:
             raise _Unsupported(f"global '{e.name}' ({self.prog.bad_globals[e.name]})", e)
-        if self.lookup(e.name) is None and e.name not in self.prog.globals:
+        if (
+            self.lookup(e.name) is None
+            and e.name not in self.prog.globals
+            and e.name not in self.prog.enum_consts
+        ):
             raise _Unsupported(f"undeclared identifier '{e.name}'", e)
 
     def rvalue(self, e: c_ast.Node) -> _Val:
@@ -574,6 +577,8 @@ class _Exprs:
             if b is not None and b.kind == "scalar":
                 assert b.value is not None
                 return _Val(b.value, CType(b.ty.width, b.ty.signed))
+            if b is None and e.name in self.prog.enum_consts:
+                return _Val(self.const(self.prog.enum_consts[e.name], INT, e), INT)
             if b is None and e.name in self.prog.globals and self.prog.globals[e.name].struct:
                 raise _Unsupported(f"struct '{e.name}' used as a value", e)
             if b is None and e.name in self.prog.globals and not self.prog.globals[e.name].array:
@@ -646,6 +651,14 @@ class _Exprs:
                 base_type = b.base.type if b.base is not None else None
                 assert isinstance(base_type, MemRefType)
                 size = b.ty.width // 8 * base_type.get_shape()[0]
+            elif (
+                isinstance(e.expr, c_ast.ID)
+                and self.lookup(e.expr.name) is None
+                and (g := self.prog.globals.get(e.expr.name)) is not None
+                and (g.array or g.struct)
+            ):
+                # a file-scope array or struct: its storage, not a pointer to it
+                size = g.mtype.get_shape()[0] * g.mtype.get_element_type().width.data // 8
             elif self.is_pointer(e.expr):
                 size = 4
             else:

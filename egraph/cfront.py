@@ -257,6 +257,11 @@ def parse_c(
                 prog.typedefs[n.name] = ty
             except _Unsupported as u:
                 prog.typedefs[n.name] = f"typedef '{n.name}' ({u.construct})"
+        elif isinstance(n, c_ast.Decl) and n.name is None and isinstance(n.type, c_ast.Enum):
+            # enum { N = 16 }; (the constants of an enum in a typedef or in a variable's
+            # type register when the type is read); a refused one says why at its uses
+            with contextlib.suppress(_Unsupported):
+                prog.enum(n.type)
         elif isinstance(n, c_ast.Decl) and n.name is None and isinstance(n.type, c_ast.Struct):
             # a struct definition registers its tag (a refused one says why at its uses)
             with contextlib.suppress(_Unsupported):
@@ -292,10 +297,11 @@ def parse_c(
                 module_ops.extend(prog.local_globals)  # its function-local statics
                 module_ops.append(fn.func)
             prog.local_globals = []
-    for fn in functions_out:  # extern globals the file never defines, as the file ends
-        fn.extern_defs = [
-            prog.extern_defs[g] for g in sorted(fn.global_vars) if g in prog.extern_defs
-        ]
+    # extern globals the file never defines, as the file ends: all of them, because the
+    # final check compiles the whole file and another function may use one
+    extern_defs = [prog.extern_defs[g] for g in sorted(prog.extern_defs)]
+    for fn in functions_out:
+        fn.extern_defs = extern_defs
     called = {
         op.callee.root_reference.data
         for f in module_ops

@@ -81,8 +81,9 @@ HEADERS: dict[str, str] = {
             "#define SCHAR_MIN (-128)",
             "#define SCHAR_MAX 127",
             "#define UCHAR_MAX 255",
-            "#define CHAR_MIN SCHAR_MIN",
-            "#define CHAR_MAX SCHAR_MAX",
+            # plain char is unsigned on RISC-V (psABI; gcc defines __CHAR_UNSIGNED__)
+            "#define CHAR_MIN 0",
+            "#define CHAR_MAX UCHAR_MAX",
             "#define SHRT_MIN (-32768)",
             "#define SHRT_MAX 32767",
             "#define USHRT_MAX 65535",
@@ -122,6 +123,7 @@ DEFINES: tuple[str, ...] = (
     "__riscv=1",
     "__riscv_xlen=32",
     "__ILP32__=1",
+    "__CHAR_UNSIGNED__=1",
 )
 
 _ASM_RE = re.compile(r"\b(?:__asm__|__asm|asm)\b((?:\s*\b(?:volatile|inline|goto)\b)*)\s*\(")

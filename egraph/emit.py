@@ -123,10 +123,9 @@ def _address(lin: Linear, names: dict[str, str], what: Term, offset0: bool = Fal
         if parts == ["0"] and not path:
             lv = f"*{var}"
         if str(base.val).startswith("@") and var in getattr(names, "objects", ()):
-            # a global struct object: its members, not through a pointer
-            if parts != ["0"]:
-                raise EmitError(f"operand {what}: an offset past the struct {var}")
-            lv = f"{var}{path}"
+            # a global struct object: its members, not through a pointer; an address past
+            # it (the end of a range the overlap guard compares) as an array of one
+            lv = f"{var}{path}" if parts == ["0"] else f"(&{var})[{' + '.join(parts)}]{path}"
         head.append(f"(uint32_t)(uintptr_t)&{lv}")
         offset = rest
     for atom, c in terms:

@@ -100,7 +100,17 @@ def _compile(
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         raise _CannotRun("no host C compiler (gcc) to run the check with")
-    cmd = [cc, "-shared", "-fPIC", "-O1", "-fwrapv", "-fno-strict-aliasing", "-w"]
+    # -funsigned-char: plain char is unsigned on RISC-V, as the frontend types it
+    cmd = [
+        cc,
+        "-shared",
+        "-fPIC",
+        "-O1",
+        "-fwrapv",
+        "-fno-strict-aliasing",
+        "-funsigned-char",
+        "-w",
+    ]
     # The library's preferred load address, below 4 GiB (the loader honours it when the
     # range is free): a global's address passed as a 32-bit operand is then its real
     # address.  One slot per library loaded in a trial (the original 0, a rewrite 1..).

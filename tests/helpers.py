@@ -106,3 +106,37 @@ def run_program_both_ways(
     for res in (base, fast):
         assert res.reason == "exit" and res.exit_code == 0, res.report
     return base, fast
+
+
+def iss_outputs(
+    res: Any, orig: str, new: str, main_c: str, tmp: Path, extra: str = ""
+) -> list[str]:
+    """A matched C file before (``orig``) and after (``new``) its rewrite, each linked with
+    the driver ``main_c`` (and ``extra``, a third translation unit, e.g. definitions of
+    extern arrays), built for PicoRV32 (RV32IM) and run on the ISS with the ISAXs of
+    ``res`` (a MatchResult) by the golden model: the two console outputs."""
+    from aquas.egraph.emit import HEADER
+    from aquas.runtime.build import build_program
+    from aquas.runtime.header import write_header
+    from aquas.runtime.iss import golden_isax_handler, run_elf
+
+    outputs = []
+    for which, text in (("orig", orig), ("new", new)):
+        d = tmp / which
+        d.mkdir()
+        (d / "kernel.c").write_text(text)
+        (d / "main.c").write_text(main_c)
+        sources = [d / "main.c", d / "kernel.c"]
+        if extra:
+            (d / "extra.c").write_text(extra)
+            sources.append(d / "extra.c")
+        if which == "new":
+            write_header(res.extension, "picorv32", d / HEADER)
+        elf = build_program(
+            sources, tmp / f"build-{which}", platform="picorv32", header_dirs=[d],
+            cflags=["-fwrapv"],
+        )  # fmt: skip
+        run = run_elf(elf, "picorv32", custom=golden_isax_handler(res.extension))
+        assert run.exit_code == 0, run.output
+        outputs.append(run.output)
+    return outputs

@@ -41,7 +41,14 @@ from reference_models import M32, MODELS, Case, Expected, biquad_step, pack, ran
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "corpus"
-CFLAGS = ["-O1", "-fwrapv", "-std=c99", "-shared", "-fPIC"]
+CFLAGS = [
+    "-O1",
+    "-fwrapv",
+    "-funsigned-char",
+    "-std=c99",
+    "-shared",
+    "-fPIC",
+]  # RV32: char is unsigned
 RV_GCC = "riscv64-unknown-elf-gcc"
 RV_FLAGS = [
     "-march=rv32im",

@@ -15,12 +15,11 @@ import pytest
 
 from aquas.egraph import cfront, emit
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
-from aquas.egraph.emit import HEADER, rewrite_c, rewrite_mlir
+from aquas.egraph.emit import rewrite_c, rewrite_mlir
 from aquas.egraph.matcher import DEPENDENCE, FINAL, SHAPE, Options
 from aquas.egraph.terms import var
-from aquas.runtime.build import build_program
-from aquas.runtime.header import write_header
-from aquas.runtime.iss import golden_isax_handler, run_elf
+
+from helpers import iss_outputs
 
 ROOT = Path(__file__).resolve().parents[1]
 POINTCLOUD = ROOT / "examples/pointcloud/pointcloud.isax"
@@ -58,29 +57,6 @@ def _checked(res: MatchResult) -> str:
     for d in res.matched:
         assert d.binding is not None and "final check: same outputs and memory" in d.binding.proof
     return new
-
-
-def _iss_outputs(res: MatchResult, orig: str, new: str, main: str, tmp_path: Path) -> list[str]:
-    """The original and the rewritten program (RV32IM, ISAXs by the golden model) on the ISS."""
-    outputs = []
-    for which, text in (("orig", orig), ("new", new)):
-        d = tmp_path / which
-        d.mkdir()
-        (d / "kernel.c").write_text(text)
-        (d / "main.c").write_text(main)
-        if which == "new":
-            write_header(res.extension, "picorv32", d / HEADER)
-        elf = build_program(
-            [d / "main.c", d / "kernel.c"],
-            tmp_path / f"build-{which}",
-            platform="picorv32",
-            header_dirs=[d],
-            cflags=["-fwrapv"],
-        )
-        run = run_elf(elf, "picorv32", custom=golden_isax_handler(res.extension))
-        assert run.exit_code == 0, run.output
-        outputs.append(run.output)
-    return outputs
 
 
 def _lcg(n: int, seed: int = 12345) -> list[int]:
@@ -169,7 +145,7 @@ def test_v3ddist_over_global_arrays_runs_on_the_iss(tmp_path: Path) -> None:
     new = _checked(res)
     call = "aquas_v3ddist((uint32_t)(uintptr_t)cloud, (uint32_t)(uintptr_t)refs)"
     assert f"total = (uint32_t){call};" in new
-    orig_out, new_out = _iss_outputs(res, V3D, new, V3D_MAIN, tmp_path)
+    orig_out, new_out = iss_outputs(res, V3D, new, V3D_MAIN, tmp_path)
     assert orig_out == new_out == _v3d_expected()
 
 
@@ -222,7 +198,7 @@ def test_vdot16_reads_a_const_global_table_on_the_iss(tmp_path: Path) -> None:
     expected = "".join(
         f"{sum(samples[n + i] * COEF[i] for i in range(16)) & M32:x}\n" for n in range(0, 301, 75)
     )
-    assert _iss_outputs(res, FIR, new, FIR_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, FIR, new, FIR_MAIN, tmp_path) == [expected, expected]
 
 
 # -- a global struct's member array, a global scalar as a register value --------------

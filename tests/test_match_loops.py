@@ -17,13 +17,11 @@ from xdsl.dialects import scf
 from aquas.cli import main
 from aquas.egraph import cfront, emit
 from aquas.egraph.driver import MatchResult, load_patterns, match_file
-from aquas.egraph.emit import HEADER, rewrite_c
+from aquas.egraph.emit import rewrite_c
 from aquas.egraph.matcher import FINAL, LIVEOUT, SHAPE, UNSUPPORTED, Options
 from aquas.egraph.terms import binop, const, linear, linear_term, load, var
-from aquas.runtime.build import build_program
-from aquas.runtime.header import write_header
-from aquas.runtime.iss import golden_isax_handler, run_elf
 
+from helpers import iss_outputs
 from reference_models import biquad_step
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,36 +54,6 @@ def _checked(res: MatchResult) -> str:
     for d in res.matched:
         assert d.binding is not None and "final check: same outputs and memory" in d.binding.proof
     return new
-
-
-def _iss_outputs(
-    res: MatchResult, orig: str, new: str, main_c: str, tmp_path: Path, extra: str = ""
-) -> list[str]:
-    """The original and the rewritten program (RV32IM, ISAXs by the golden model) on the
-    ISS; ``extra``: a third translation unit (definitions of extern arrays)."""
-    outputs = []
-    for which, text in (("orig", orig), ("new", new)):
-        d = tmp_path / which
-        d.mkdir()
-        (d / "kernel.c").write_text(text)
-        (d / "main.c").write_text(main_c)
-        sources = [d / "main.c", d / "kernel.c"]
-        if extra:
-            (d / "extra.c").write_text(extra)
-            sources.append(d / "extra.c")
-        if which == "new":
-            write_header(res.extension, "picorv32", d / HEADER)
-        elf = build_program(
-            sources,
-            tmp_path / f"build-{which}",
-            platform="picorv32",
-            header_dirs=[d],
-            cflags=["-fwrapv"],
-        )
-        run = run_elf(elf, "picorv32", custom=golden_isax_handler(res.extension))
-        assert run.exit_code == 0, run.output
-        outputs.append(run.output)
-    return outputs
 
 
 def _lcg(n: int, seed: int = 12345) -> list[int]:
@@ -205,7 +173,7 @@ def test_v3ddist_while_do_and_pointer_walk_run_on_the_iss(tmp_path: Path) -> Non
     call = "total = (uint32_t)aquas_v3ddist((uint32_t)(uintptr_t)a, (uint32_t)(uintptr_t)b);"
     assert new.count(call) == 3
     assert "while (" not in new and "a++" not in new
-    orig_out, new_out = _iss_outputs(res, V3D, new, V3D_MAIN, tmp_path)
+    orig_out, new_out = iss_outputs(res, V3D, new, V3D_MAIN, tmp_path)
     assert orig_out == new_out == _v3d_expected()
 
 
@@ -282,7 +250,7 @@ def test_vdot16_pointer_walk_and_counters_run_on_the_iss(tmp_path: Path) -> None
         return sum(s[i + k] * s[j + k] for k in range(16)) & M32
 
     expected = f"{dot(0, 16):x} {dot(8, 40):x} {dot(30, 2):x}\n"
-    assert _iss_outputs(res, DOT, new, DOT_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, DOT, new, DOT_MAIN, tmp_path) == [expected, expected]
 
 
 def test_update_in_a_loop_condition_runs_on_every_evaluation() -> None:
@@ -447,7 +415,7 @@ def test_function_local_static_table_is_an_operand_on_the_iss(tmp_path: Path) ->
     expected = "".join(
         f"{sum(s[n + i] * COEF[i] for i in range(16)) & M32:x}\n" for n in range(0, 301, 60)
     )
-    assert _iss_outputs(res, STATIC, new, STATIC_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, STATIC, new, STATIC_MAIN, tmp_path) == [expected, expected]
 
 
 EXTERN = """#include <stdint.h>
@@ -521,7 +489,7 @@ def test_extern_arrays_are_operands_and_the_check_defines_them(tmp_path: Path) -
         ds = [sum((a[3 * i + k] - b[3 * i + k]) ** 2 for k in range(3)) & M32 for i in range(16)]
         lines.append(f"r={sum(ds) & M32:x} " + " ".join(f"{x:x}" for x in ds))
     expected = "\n".join(lines) + "\n"
-    outs = _iss_outputs(res, EXTERN, new, EXTERN_MAIN, tmp_path, extra=EXTERN_DEFS)
+    outs = iss_outputs(res, EXTERN, new, EXTERN_MAIN, tmp_path, extra=EXTERN_DEFS)
     assert outs == [expected, expected]
 
 
@@ -617,7 +585,7 @@ def test_counted_while_with_a_run_time_bound_is_strip_mined(tmp_path: Path) -> N
     expected = "".join(
         f"{sum(s[i] * s[64 + i] for i in range(n)) & M32:x}\n" for n in (0, 5, 16, 35, 48, 63)
     )
-    assert _iss_outputs(res, DOT_N, new, DOT_N_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, DOT_N, new, DOT_N_MAIN, tmp_path) == [expected, expected]
 
 
 # -- a stateful filter (biquad) in a counted while loop ---------------------------------
@@ -682,7 +650,7 @@ def test_biquad_filter_in_a_counted_while_loop_runs_on_the_iss(tmp_path: Path) -
         s[4 + i] = biquad_step(coef, hist, s[4 + i])
     s[:4] = [hist["x1"], hist["x2"], hist["y1"], hist["y2"]]
     expected = "".join(f"{v & 0xFFFF:x} " for v in s) + "\n"
-    assert _iss_outputs(res, BQ_WHILE, new, BQ_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, BQ_WHILE, new, BQ_MAIN, tmp_path) == [expected, expected]
 
 
 # -- the filter's history in local scalars ----------------------------------------------
@@ -751,7 +719,7 @@ def test_biquad_history_in_locals_runs_on_the_iss(tmp_path: Path) -> None:
     out = [biquad_step(coef, hist, _s(v, 16)) for v in vals[4:]]
     words = [hist["x1"], hist["x2"], hist["y1"], hist["y2"], *out]
     expected = "".join(f"{v & 0xFFFF:x} " for v in words) + "\n"
-    assert _iss_outputs(res, BQ_LOCALS, new, BQ_LOCALS_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, BQ_LOCALS, new, BQ_LOCALS_MAIN, tmp_path) == [expected, expected]
 
 
 def test_history_in_locals_near_misses(tmp_path: Path) -> None:
@@ -937,7 +905,7 @@ def test_pointer_walks_are_strip_mined_with_exact_final_pointers(tmp_path: Path)
     assert "for (; i + 15 < (n); i += 16, p += 16, y += 16)" in new
     assert "for (; n >= 16; n -= 16)\n" in new  # dot_rev: only the counter moves
     expected = _walk_expected()
-    assert _iss_outputs(res, WALK, new, WALK_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, WALK, new, WALK_MAIN, tmp_path) == [expected, expected]
 
 
 WALK_NEAR = """#include <stdint.h>
@@ -1111,7 +1079,7 @@ def test_register_isax_on_a_pointer_walking_statement_runs_on_the_iss(tmp_path: 
     expected += f"{x:x} {a[17]:x} {b[34]:x}\n"
     x8 = [((b[1 + k] & 0xFFFF) * (a[3 + k] & 0xFFFF)) % 3329 ^ 0x5A5A for k in range(8)]
     expected += "".join(f"{v:x} " for v in [*x8, 0])
-    outs = _iss_outputs(res, REG_WALK, new, REG_WALK_MAIN, tmp_path)
+    outs = iss_outputs(res, REG_WALK, new, REG_WALK_MAIN, tmp_path)
     assert outs == [expected, expected]
 
 
@@ -1173,7 +1141,7 @@ def test_accumulator_isax_over_a_pointer_walk_runs_on_the_iss(tmp_path: Path) ->
     for x, y, n in DOT8_CASES:
         acc = sum(s[x + k] * s[y + k] for k in range(n))
         expected += " ".join(f"{v & M32:x}" for v in (acc, s[x + n], s[y + n], -1)) + "\n"
-    assert _iss_outputs(res, DOT8, new, DOT8_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, DOT8, new, DOT8_MAIN, tmp_path) == [expected, expected]
 
 
 # -- counters tested against a bound, do { } while (--n), masked locals ------------------
@@ -1269,7 +1237,7 @@ def test_counters_with_a_bound_and_do_while_are_strip_mined(tmp_path: Path) -> N
         expected += line(1, 60, n, 0)
         expected += line(4, 80, max(0, n - 3), min(n, 3))
         expected += line(9, 41, max(0, n - 3), min(n, 3))
-    assert _iss_outputs(res, BOUND, new, BOUND_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, BOUND, new, BOUND_MAIN, tmp_path) == [expected, expected]
 
 
 MASKED = """#include <stdint.h>
@@ -1354,4 +1322,4 @@ def test_masked_locals_of_walked_loads_are_register_operands(tmp_path: Path) -> 
     r += [((a[3 + k] & 0xFFF) * (b[7 + k] & 0xFFFF)) % 3329 for k in range(2)]
     r += [((a[5 + k] & 0x1FFFF) * (b[1 + k] & 0xFFFF) & M32) % 3329 for k in range(2)]
     expected = " ".join(f"{v:x}" for v in r) + " \n"
-    assert _iss_outputs(res, MASKED, new, MASKED_MAIN, tmp_path) == [expected, expected]
+    assert iss_outputs(res, MASKED, new, MASKED_MAIN, tmp_path) == [expected, expected]
