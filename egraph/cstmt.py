@@ -298,6 +298,16 @@ class _Function(_Calls):
 
     # -- statement structure (independent of lowering) --------------------------------
 
+    def once(self, n: c_ast.Node) -> bool:
+        """``do { ... } while (0)`` (a constant false condition): the body runs once, a
+        block of its own (the statement macros' idiom)."""
+        if not isinstance(n, c_ast.DoWhile):
+            return False
+        try:
+            return self.prog.const_eval(n.cond) == 0
+        except _Unsupported:
+            return False
+
     def collect(self, n: c_ast.Node | None, depth: int) -> None:
         """Create a CStmt for every statement of the body, in source order."""
         if n is None or isinstance(n, c_ast.Pragma | c_ast.EmptyStatement):
@@ -318,6 +328,9 @@ class _Function(_Calls):
                     self.collect(item, depth + 1)
                 else:
                     self.collect(item, depth)
+            return
+        if self.once(n):  # do { ... } while (0): the macro idiom, a plain block
+            self.collect(n.stmt, depth)
             return
         kind = {
             c_ast.For: "for",
@@ -489,6 +502,8 @@ class _Function(_Calls):
             self.for_stmt(n, cs)
         elif isinstance(n, c_ast.While):
             self.counted_while(n, cs)
+        elif self.once(n):
+            self.stmt(c_ast.Compound([n.stmt], n.coord))  # a scope of its own
         elif isinstance(n, c_ast.DoWhile):
             self.while_stmt(n.cond, n.stmt, None, n, cs, do=True)
         elif isinstance(n, c_ast.If):

@@ -298,3 +298,36 @@ def test_a_filter_whose_state_is_a_global_struct_is_emitted(tmp_path: Path) -> N
           for v in _lcg(24)]  # fmt: skip
     expected = " ".join(map(str, ys)) + f" {hist['x1']} {hist['x2']} {hist['y1']} {hist['y2']}\n"
     assert iss_outputs(res, EQ, new, EQ_MAIN, tmp_path) == [expected, expected]
+
+
+def test_do_while_0_is_a_block(tmp_path: Path) -> None:
+    """``do { ... } while (0)``, the statement macros' idiom, runs its body once as a block
+    of its own: a statement in it is matched like any other, and one written by a macro is
+    explained instead of silently skipped (before, its statement had the span of the loop
+    around it and was never considered)."""
+    prog = cfront.parse_c(
+        "int f(int x) { int y = 1; do { int t = x + 2; y = t * 3; } while (0); return y; }\n",
+        "t.c",
+    )
+    assert not prog.diagnostics
+    assert Evaluator(prog.module).call("f", [5]) == 21
+    body = "do { r[i] = (uint16_t)(((uint32_t)a[i] * b[i]) % 3329); } while (0);"
+    text = f"""#include <stdint.h>
+void pw(uint16_t *restrict r, const uint16_t *restrict a, const uint16_t *restrict b)
+{{
+    for (int i = 0; i < 16; i++)
+        {body}
+}}
+"""
+    res = _match(tmp_path, text, KYBER)
+    assert _matched(res, "pw", "modmul_q")
+    _checked(res)
+
+    macro = text.replace(body, "MULQ(r[i], a[i], b[i]);").replace(
+        "#include <stdint.h>\n",
+        "#include <stdint.h>\n#define MULQ(r, a, b) "
+        "do { (r) = (uint16_t)(((uint32_t)(a) * (b)) % 3329); } while (0)\n",
+    )
+    (tmp_path / "m").mkdir()
+    res = _match(tmp_path / "m", macro, KYBER)
+    assert [d.isax for d in res.decisions if d.function == "pw"] == ["modmul_q"]
