@@ -274,16 +274,34 @@ class BindingChecks:
         if not self.random_equal(pairs):
             bad = next(x for x in pairs if not self.random_equal([x]))
             return (VALUE, f"computes {show(bad[0], 3)}, {p.name} computes {show(bad[1], 3)}")
-        # dependences: hazards between different bases need restrict
-        hz = self.hazard(fn, fx.hazards) or self.hazard(
-            fn,
-            [
-                (access_of(s(x.addr), x.width), access_of(s(y.addr), y.width))
-                for x, y in p.fx.hazards
-            ],
-        )
+        # dependences: hazards between different bases need restrict, or a run-time guard
+        # that the region's ranges on them are disjoint
+        hazards = [
+            *fx.hazards,
+            *((access_of(s(x.addr), x.width), access_of(s(y.addr), y.width))
+              for x, y in p.fx.hazards),
+        ]  # fmt: skip
+        b.guard = []
+        hz = self.hazard(fn, hazards)
         if hz:
-            return (DEPENDENCE, hz)
+            # (C input only, whose statements have source spans: the guard is C text)
+            guard = (
+                None
+                if b.chunk is not None or anchor.span is None
+                else alias_guard(
+                    self.aliasing(fn, hazards),
+                    [
+                        *fx.reads,
+                        *fx.writes,
+                        *(access_of(s(a.addr), a.width) for a in p.fx.reads + p.fx.writes),
+                    ],
+                    region.hull,
+                    callable_names,
+                )
+            )
+            if guard is None:
+                return (DEPENDENCE, hz)
+            b.guard = guard
         ok, prover = self.prove(pairs)
         if not ok:
             st = prover.stats
@@ -338,8 +356,13 @@ class BindingChecks:
             self.refuted.add(key)
         return False, prover
 
-    def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:
+    def aliasing(
+        self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]
+    ) -> list[tuple[Access, Access]]:
+        """The pairs of accesses on different bases that may alias: neither base is a
+        ``restrict`` parameter and they are not two distinct globals."""
         restrict = {p.name for p in fn.params if p.pointer and p.restrict}
+        out = []
         for x, y in pairs:
             bx, by = base_name(x), base_name(y)
             if bx == by and bx is not None:
@@ -348,6 +371,12 @@ class BindingChecks:
                 continue
             if bx is not None and by is not None and bx.startswith("@") and by.startswith("@"):
                 continue  # two distinct globals never overlap
+            out.append((x, y))
+        return out
+
+    def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:
+        for x, y in self.aliasing(fn, pairs):
+            bx, by = base_name(x), base_name(y)
             kind = "read" if y.value is None else "written"
             return (
                 f"{show(x.addr, 3)} is written and then {show(y.addr, 3)} is {kind}; "
@@ -364,6 +393,41 @@ class BindingChecks:
                 if trial.value(a) != trial.value(b):
                     return False
         return True
+
+
+def alias_guard(
+    pairs: list[tuple[Access, Access]],
+    accesses: list[Access],
+    hull: dict[tuple, tuple[int, int]],
+    names: set[str],
+) -> list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] | None:
+    """The run-time guard that makes the aliasing ``pairs`` impossible: for each pair of
+    bases, the byte ranges the region touches on them (``hull``), which the ISAX's accesses
+    stay within (its writes are the region's, its reads are checked against the hull) must
+    be disjoint. None when a base is not a name the call site spells (``names``) or an
+    access on a guarded base (any of ``accesses``, the region's and the ISAX's) is not at a
+    constant offset from it (a data-dependent or looped address), whose range the guard
+    could not state."""
+    guarded = {base_name(a) for pair in pairs for a in pair}
+    for a in accesses:
+        atoms = {str(t.val) for t, _ in a.lin.terms if t.op == "var"}
+        if atoms & guarded and (len(a.lin.terms) != 1 or a.lin.terms[0][1] != 1):
+            return None
+    out: list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] = []
+    for x, y in pairs:
+        ends = []
+        for a in (x, y):
+            if len(a.lin.terms) != 1 or a.lin.terms[0][1] != 1:
+                return None
+            base = a.lin.terms[0][0]
+            if base.op != "var" or str(base.val) not in names or a.lin.terms not in hull:
+                return None
+            lo, hi = hull[a.lin.terms]
+            ends.append((base, lo, hi))
+        pair = (ends[0], ends[1])
+        if pair not in out and (pair[1], pair[0]) not in out:
+            out.append(pair)
+    return out
 
 
 def at_chunk_start(t: Term, walks: dict[str, tuple[int, int]], region: RegionFx) -> Term | str:

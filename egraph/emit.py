@@ -341,7 +341,47 @@ def _indent(source: str, start: int) -> str:
 
 
 def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, int, str]:
-    """The source range of a matched region and its new text."""
+    """The source range of a matched region and its new text: under an alias guard, the
+    rewrite where the guard holds and the original statements where it does not."""
+    start, end, text = _replacement(d, cf, source)
+    assert d.binding is not None
+    if not d.binding.guard:
+        return start, end, text
+    names = _operand_names(cf)
+    after = source[end : cf.span.end]
+    for s in d.region:
+        src = s.src
+        if (
+            isinstance(src, cfront.CStmt)
+            and src.kind == "decl"
+            and src.target
+            and re.search(rf"\b{re.escape(src.target)}\b", after)
+        ):
+            raise EmitError(
+                f"an alias guard around a region that declares {src.target}, used after it"
+            )
+
+    def addr(t: Term, off: int) -> str:
+        return f"({c_operand(linear_term(linear(t).shifted(off)), names)})"
+
+    cond = " && ".join(
+        f"({addr(a, ahi)} <= {addr(b, blo)} || {addr(b, bhi)} <= {addr(a, alo)})"
+        for (a, alo, ahi), (b, blo, bhi) in d.binding.guard
+    )
+    ind = _indent(source, start)
+    orig = source[start:end].strip().replace("\n", "\n    ")
+    text = text.replace("\n", "\n    ")
+    return (
+        start,
+        end,
+        (
+            f"if ({cond}) {{ /* aquas: the ranges do not overlap */\n{ind}    {text}\n"
+            f"{ind}}} else {{\n{ind}    {orig}\n{ind}}}"
+        ),
+    )
+
+
+def _replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, int, str]:
     start, end = _span(d.region)
     ind = _indent(source, start)
     names = _operand_names(cf)
@@ -802,9 +842,10 @@ def rewrite_mlir(result: MatchResult) -> ModuleOp:
     declared: set[str] = set()
     for d in result.matched:
         assert d.binding is not None and d.pattern is not None
-        if d.binding.chunk is not None or d.fields or d.filter is not None:
+        if d.binding.chunk is not None or d.fields or d.filter is not None or d.binding.guard:
             raise EmitError(
-                "strip-mined, packed-result and filter-loop matches are emitted for C input only"
+                "strip-mined, packed-result, filter-loop and alias-guarded matches are emitted "
+                "for C input only"
             )
         ops = [op for s in d.region for op in s.ops if not isinstance(op, func.ReturnOp)]
         fop = next(

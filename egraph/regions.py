@@ -76,6 +76,10 @@ class Binding:
     # the operands as the call site names them when they differ from ``regs`` (a walked
     # pointer's current value ``p`` for ``p@entry + 2 * p@in``)
     operands: dict[str, Term] | None = None
+    # a run-time alias guard (C input): the region's byte ranges on two bases that may
+    # alias, ((base, lo, hi), (base, lo, hi)) each; the ISAX runs only when every pair
+    # is disjoint, the original code otherwise (docs/matcher.md, "Alias guards")
+    guard: list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] = field(default_factory=list)
 
 
 @dataclass

@@ -109,12 +109,19 @@ def run_program_both_ways(
 
 
 def iss_outputs(
-    res: Any, orig: str, new: str, main_c: str, tmp: Path, extra: str = ""
+    res: Any,
+    orig: str,
+    new: str,
+    main_c: str,
+    tmp: Path,
+    extra: str = "",
+    calls: list[int] | None = None,
 ) -> list[str]:
     """A matched C file before (``orig``) and after (``new``) its rewrite, each linked with
     the driver ``main_c`` (and ``extra``, a third translation unit, e.g. definitions of
     extern arrays), built for PicoRV32 (RV32IM) and run on the ISS with the ISAXs of
-    ``res`` (a MatchResult) by the golden model: the two console outputs."""
+    ``res`` (a MatchResult) by the golden model: the two console outputs. ``calls``, if
+    given, receives the rs1 operand of every ISAX instruction the programs execute."""
     from aquas.egraph.emit import HEADER
     from aquas.runtime.build import build_program
     from aquas.runtime.header import write_header
@@ -136,7 +143,14 @@ def iss_outputs(
             sources, tmp / f"build-{which}", platform="picorv32", header_dirs=[d],
             cflags=["-fwrapv"],
         )  # fmt: skip
-        run = run_elf(elf, "picorv32", custom=golden_isax_handler(res.extension))
+        golden = golden_isax_handler(res.extension)
+
+        def handler(insn: int, rs1: int, rs2: int, iss: Any, golden: Any = golden) -> Any:
+            if calls is not None:
+                calls.append(rs1)
+            return golden(insn, rs1, rs2, iss)
+
+        run = run_elf(elf, "picorv32", custom=handler)
         assert run.exit_code == 0, run.output
         outputs.append(run.output)
     return outputs

@@ -331,3 +331,104 @@ void pw(uint16_t *restrict r, const uint16_t *restrict a, const uint16_t *restri
     (tmp_path / "m").mkdir()
     res = _match(tmp_path / "m", macro, KYBER)
     assert [d.isax for d in res.decisions if d.function == "pw"] == ["modmul_q"]
+
+
+DIST = """#include <stdint.h>
+#define NPTS 16
+/* squared distances of 16 points to 16 others; the distances go after the points of b */
+uint32_t dist_block(const int32_t *a, int32_t *buf)
+{
+    uint32_t *out = (uint32_t *)(buf + 3 * NPTS);
+    uint32_t acc = 0;
+    for (int i = 0; i < NPTS; i++) {
+        int32_t dx = a[3 * i] - buf[3 * i];
+        int32_t dy = a[3 * i + 1] - buf[3 * i + 1];
+        int32_t dz = a[3 * i + 2] - buf[3 * i + 2];
+        uint32_t d = (uint32_t)(dx * dx + dy * dy + dz * dz);
+        out[i] = d;
+        acc += d;
+    }
+    return acc;
+}
+"""
+
+DIST_MAIN = """#include <stdint.h>
+#include "aquas_rt.h"
+uint32_t dist_block(const int32_t *a, int32_t *buf);
+static uint32_t seed = 12345u;
+static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
+static int32_t mem[160];
+int main(void)
+{
+    for (int i = 0; i < 160; i++)
+        mem[i] = (int32_t)(rnd() % 2001u) - 1000;
+    /* apart: a = mem[0..48), buf = mem[64..128) */
+    printf("%x", (unsigned)dist_block(mem, mem + 64));
+    /* overlapping: the distances written over the points a reads */
+    printf(" %x", (unsigned)dist_block(mem + 100, mem + 56));
+    for (int i = 0; i < 160; i++)
+        printf(" %x", (unsigned)mem[i]);
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+def test_pointers_that_may_alias_get_a_run_time_guard(tmp_path: Path) -> None:
+    """Without ``restrict``, ``a`` and ``buf`` may overlap: the region's writes to ``buf``
+    would then feed its reads of ``a``, which the ISAX does not do. The rewrite calls
+    v3ddist only when the byte ranges the region touches (a: 0..192, buf: 0..256) are
+    disjoint at run time and keeps the original loop otherwise. On the ISS, a call on
+    separate buffers runs the ISAX and one on overlapping buffers runs the loop; both
+    give the original program's output, which a Python model of the loop gives too."""
+    res = _match(tmp_path, DIST, POINTCLOUD)
+    [d] = [d for d in res.matched if d.isax == "v3ddist"]
+    assert d.binding is not None and len(d.binding.guard) == 1
+    new = _checked(res)
+    assert "<= ((uint32_t)(uintptr_t)a)" in new and "} else {" in new
+    calls: list[int] = []
+    outs = iss_outputs(res, DIST, new, DIST_MAIN, tmp_path, calls=calls)
+    assert len(calls) == 1  # the first call only: the second falls back to the loop
+
+    mem = [(v % 2001) - 1000 for v in _lcg(160)]
+
+    def dist_block(a: int, b: int) -> int:
+        acc = 0
+        for i in range(16):
+            d = sum((mem[a + 3 * i + k] - mem[b + 3 * i + k]) ** 2 for k in range(3)) & M32
+            mem[b + 48 + i] = d - (1 << 32) if d >> 31 else d
+            acc = (acc + d) & M32
+        return acc
+
+    r1 = dist_block(0, 64)
+    r2 = dist_block(100, 56)
+    expected = f"{r1:x} {r2:x} " + " ".join(f"{v & M32:x}" for v in mem) + "\n"
+    assert outs == [expected, expected]
+
+
+def test_no_guard_for_a_data_dependent_address(tmp_path: Path) -> None:
+    """A range the guard cannot state (an address that depends on loaded data) stays a
+    dependence, with the hint to declare restrict."""
+    text = """#include <stdint.h>
+int decode_sparse32(const uint8_t *src, int8_t *dst)
+{
+    uint32_t mask = (uint32_t)src[0] | ((uint32_t)src[1] << 8)
+                  | ((uint32_t)src[2] << 16) | ((uint32_t)src[3] << 24);
+    const int8_t *v = (const int8_t *)(src + 4);
+    int n = 0;
+    for (int k = 0; k < 32; k++) {
+        int8_t e = 0;
+        if ((mask >> k) & 1) {
+            e = v[n];
+            n++;
+        }
+        dst[k] = e;
+    }
+    return n;
+}
+"""
+    res = _match(tmp_path, text, LLM)
+    [d] = [
+        d for d in res.decisions if d.function == "decode_sparse32" and d.isax == "sparse_decomp_i8"
+    ]
+    assert d.status == "rejected" and d.reason == "dependence" and "restrict" in d.detail
