@@ -58,6 +58,7 @@ def run_corpus(console: Console, explain: bool) -> tuple[float, int, list[float]
     per: dict[str, list[bool]] = {}
     false: list[str] = []
     computed: list[str] = []
+    guarded: list[str] = []
     times: list[float] = []
     real: list[bool] = []  # realistic positives found
     real_false: list[str] = []
@@ -80,7 +81,13 @@ def run_corpus(console: Console, explain: bool) -> tuple[float, int, list[float]
             # a register ISAX on a computed operand (modmul_q(a & 0xfff, b & 0xfff)) is a
             # correct rewrite, not the near miss taken for the ISAX (tests/test_match.py)
             wrong = [d for d in hits if d.function == "kernel" and not _computed(d)]
-            computed.extend(f"{cf.name}:{d.function}" for d in hits if d not in wrong)
+            # nor is the ISAX of an alias near miss under a run-time alias guard: it runs
+            # only on separate buffers, the original code on overlapping ones
+            wrong = [d for d in wrong if not (cf.alias and d.binding and d.binding.guard)]
+            guarded.extend(f"{cf.name}" for d in hits if cf.alias and d.binding and d.binding.guard)
+            computed.extend(
+                f"{cf.name}:{d.function}" for d in hits if d not in wrong and cf.name not in guarded
+            )
             if wrong:
                 false.append(f"{cf.name} -> {', '.join(d.isax for d in wrong)}")
                 if cf.realistic:
@@ -97,6 +104,7 @@ def run_corpus(console: Console, explain: bool) -> tuple[float, int, list[float]
     console.print(table)
     negatives = sum(1 for cf in corpus_files() if not cf.positive)
     console.print(f"near misses: {negatives}, false matches: {len(false)} {false}")
+    console.print(f"alias near misses rewritten under a run-time alias guard: {guarded}")
     real_neg = sum(1 for cf in corpus_files() if not cf.positive and cf.realistic)
     console.print(
         f"realistic section: {sum(real)} of {len(real)} found, "

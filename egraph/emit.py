@@ -343,23 +343,30 @@ def _indent(source: str, start: int) -> str:
 def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, int, str]:
     """The source range of a matched region and its new text: under an alias guard, the
     rewrite where the guard holds and the original statements where it does not."""
-    start, end, text = _replacement(d, cf, source)
     assert d.binding is not None
     if not d.binding.guard:
-        return start, end, text
+        return _replacement(d, cf, source)
+    start, end, text = _replacement(d, cf, source, hoisted=True)
     names = _operand_names(cf)
+    ind = _indent(source, start)
+    # the region's declarations of variables used after it go before the guard; in the
+    # original statements they become assignments
     after = source[end : cf.span.end]
-    for s in d.region:
+    decls: list[str] = []
+    orig = source[start:end]
+    for s in sorted(d.region, key=lambda s: -(s.span or (0, 0))[0]):  # last first
         src = s.src
-        if (
+        if not (
             isinstance(src, cfront.CStmt)
             and src.kind == "decl"
             and src.target
             and re.search(rf"\b{re.escape(src.target)}\b", after)
         ):
-            raise EmitError(
-                f"an alias guard around a region that declares {src.target}, used after it"
-            )
+            continue
+        name = src.target
+        decls.insert(0, f"{_ctype_of(cf, name).c_name()} {name};")
+        a, b = src.span.start - start, src.span.end - start
+        orig = orig[:a] + _decl_as_assignment(orig[a:b].strip(), name) + orig[b:]
 
     def addr(t: Term, off: int) -> str:
         return f"({c_operand(linear_term(linear(t).shifted(off)), names)})"
@@ -368,20 +375,41 @@ def replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, in
         f"({addr(a, ahi)} <= {addr(b, blo)} || {addr(b, bhi)} <= {addr(a, alo)})"
         for (a, alo, ahi), (b, blo, bhi) in d.binding.guard
     )
-    ind = _indent(source, start)
-    orig = source[start:end].strip().replace("\n", "\n    ")
+    orig = orig.strip().replace("\n", "\n    ")
     text = text.replace("\n", "\n    ")
+    head = "".join(f"{x}\n{ind}" for x in decls)
     return (
         start,
         end,
         (
-            f"if ({cond}) {{ /* aquas: the ranges do not overlap */\n{ind}    {text}\n"
+            f"{head}if ({cond}) {{ /* aquas: the ranges do not overlap */\n{ind}    {text}\n"
             f"{ind}}} else {{\n{ind}    {orig}\n{ind}}}"
         ),
     )
 
 
-def _replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, int, str]:
+def _decl_as_assignment(text: str, name: str) -> str:
+    """``T name = init;`` as ``name = init;`` (``T name;``: nothing), for a declaration made
+    before an alias guard; anything else (several declarators, an array) is refused."""
+    m = re.match(rf"[\w\s*]*?\b{re.escape(name)}\s*(=|;)", text)
+    depth = 0
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            m = None
+    if m is None or not text.endswith(";"):
+        raise EmitError(f"an alias guard around the declaration {text!r}")
+    if m.group(1) == ";":
+        return ""
+    return f"{name} = {text[m.end() :].strip()}"
+
+
+def _replacement(
+    d: Decision, cf: cfront.CFunction, source: str, hoisted: bool = False
+) -> tuple[int, int, str]:
+    """``hoisted``: the region's declarations of variables used after it are made before
+    it (an alias guard's), so the new text assigns them without declaring them."""
     start, end = _span(d.region)
     ind = _indent(source, start)
     names = _operand_names(cf)
@@ -411,7 +439,7 @@ def _replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, i
         if isinstance(s.src, cfront.CStmt) and s.src.kind == "decl" and s.src.target
     }
     for name in declared:
-        if name != d.liveout and re.search(rf"\b{re.escape(name)}\b", after):
+        if name != d.liveout and re.search(rf"\b{re.escape(name)}\b", after) and not hoisted:
             lines.append(f"{_ctype_of(cf, name).c_name()} {name};")
     if d.liveout is None:
         lines.append(f"{call};")
@@ -421,7 +449,7 @@ def _replacement(d: Decision, cf: cfront.CFunction, source: str) -> tuple[int, i
     else:
         ty = _ctype_of(cf, d.liveout).c_name()
         op = "+=" if d.binding.accumulate else "="
-        decl = f"{ty} " if d.liveout in declared else ""
+        decl = f"{ty} " if d.liveout in declared and not hoisted else ""
         steps = _pointer_steps(d, cf, d.liveout)
         if steps and decl:  # a declaration is never a loop's unbraced body: two statements
             lines.append(f"{decl}{d.liveout} {op} ({ty}){call};")

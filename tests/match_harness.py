@@ -56,4 +56,45 @@ def driver(like: str, n: int | None = None, trials: int = 6) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["driver"]
+def overlap_driver(like: str, offsets: list[int]) -> str:
+    """A driver that calls ``kernel`` on overlapping buffers: the second buffer starts
+    ``offset`` bytes after the first (each offset a multiple of 4, negative ones before
+    it), both inside one arena refilled with seeded data before each call; prints the
+    result and the whole arena. For the near misses whose difference from the ISAX shows
+    only when the buffers overlap (``alias: yes``)."""
+    bufs, call = _BUFFERS[like]
+    (t1, n1, _), (t2, n2, _) = bufs
+    sig = SIGNATURES[like].replace("restrict", "")
+    words = 256
+    lines = [
+        "#include <stdint.h>",
+        '#include "aquas_rt.h"',
+        f"{sig};",
+        "static uint32_t seed = 12345u;",
+        "static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; "
+        "return seed ^ (seed >> 13); }",
+        f"static uint32_t arena[{words}] __attribute__((aligned(8)));",
+        f"static const int offsets[{len(offsets)}] = {{{', '.join(map(str, offsets))}}};",
+        "int main(void)",
+        "{",
+        f"    for (int t = 0; t < {len(offsets)}; t++) {{",
+        f"        for (int i = 0; i < {words}; i++) arena[i] = (t & 1) ? (rnd() % 7u) - 3u : rnd();",
+        f"        {t1} *{n1} = ({t1} *)(arena + {words // 2});",
+        f"        {t2} *{n2} = ({t2} *)((uint8_t *)(arena + {words // 2}) + offsets[t]);",
+    ]
+    ret = "void" not in sig.split("kernel")[0]
+    lines.append(
+        f"        uint32_t r = (uint32_t){call};" if ret else f"        {call}; uint32_t r = 0;"
+    )
+    lines += [
+        '        printf("r=%x", (unsigned)r);',
+        f'        for (int i = 0; i < {words}; i++) printf(" %x", (unsigned)arena[i]);',
+        '        printf("\\n");',
+        "    }",
+        "    return 0;",
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["driver", "overlap_driver"]
