@@ -50,6 +50,14 @@ from aquas.egraph.cpre import _Text
 MAX_INITIALISED_LOCAL = 4096
 
 
+def _comma_items(n: c_ast.Node) -> list[c_ast.Node]:
+    """The operands of a comma expression in evaluation order (nested ones flattened); a
+    non-comma expression is its own single item."""
+    if isinstance(n, c_ast.ExprList):
+        return [x for e in n.exprs for x in _comma_items(e)]
+    return [n]
+
+
 def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
     """The syntactically unsupported construct that comes first in the source."""
     found: list[tuple[int, int, str, c_ast.Node]] = []
@@ -68,6 +76,8 @@ def _first_unsupported(body: c_ast.Node) -> tuple[str, c_ast.Node] | None:
             what = "'volatile' qualifier"
         elif isinstance(n, c_ast.IdentifierType) and {"float", "double"} & set(n.names):
             what = "floating-point type"
+        elif isinstance(n, c_ast.ExprList) and id(n) in statements:
+            what = None  # a comma expression standing as a statement: its operands in order
         elif _is_update(n) and id(n) not in statements and id(n) not in sequenced:
             what = refused.get(id(n), "assignment inside an expression")
         if what is not None and n.coord is not None:
@@ -111,7 +121,7 @@ def _full_expressions(body: c_ast.Node) -> tuple[list[c_ast.Node], list[c_ast.No
             if x.cond is not None:
                 conds.append(x.cond)
             if x.next is not None:
-                full.append(x.next)
+                full.extend(_comma_items(x.next))
             stmt(x.stmt)
         elif isinstance(x, c_ast.While | c_ast.DoWhile):
             conds.append(x.cond)
@@ -130,7 +140,7 @@ def _full_expressions(body: c_ast.Node) -> tuple[list[c_ast.Node], list[c_ast.No
             full.append(x.cond)
             stmt(x.stmt)
         elif not isinstance(x, c_ast.Break | c_ast.Continue | c_ast.Goto | c_ast.Typedef):
-            full.append(x)
+            full.extend(_comma_items(x))  # the comma operator sequences its operands
 
     stmt(body)
     return full, conds
@@ -211,14 +221,20 @@ def _statement_positions(body: c_ast.Node) -> set[int]:
     allowed: set[int] = set()
 
     def collect(x: c_ast.Node) -> None:
+        here: list[c_ast.Node | None] = []
         if isinstance(x, c_ast.Compound):
-            allowed.update(id(item) for item in x.block_items or [])
+            here = list(x.block_items or [])
         elif isinstance(x, c_ast.For):
-            allowed.update({id(x.init), id(x.next), id(x.stmt)})
+            here = [x.init, x.next, x.stmt]
         elif isinstance(x, c_ast.While | c_ast.DoWhile):
-            allowed.add(id(x.stmt))
+            here = [x.stmt]
         elif isinstance(x, c_ast.If):
-            allowed.update({id(x.iftrue), id(x.iffalse)})
+            here = [x.iftrue, x.iffalse]
+        for h in here:
+            allowed.add(id(h))
+            if isinstance(h, c_ast.ExprList):  # ``i++, p++``: each operand is a statement
+                allowed.update(id(e) for e in _comma_items(h))
+                allowed.update(id(e) for e in h.exprs)
         for _, c in x.children():
             collect(c)
 
@@ -514,6 +530,9 @@ class _Function(_Calls):
             self.assign(n, cs)
         elif isinstance(n, c_ast.FuncCall):
             self.call_stmt(n)
+        elif isinstance(n, c_ast.ExprList):  # the comma operator: its operands in order
+            for e in _comma_items(n):
+                self.stmt(e)
         elif isinstance(n, c_ast.UnaryOp) and n.op in _UPDATE_OPS:
             op = "+=" if n.op.endswith("++") else "-="
             self.assign(
@@ -851,9 +870,11 @@ class _Function(_Calls):
             for d in n.init.decls:
                 self.decl(d, None)
         elif n.init is not None:
-            if not _is_update(n.init):
-                raise _Unsupported("for-loop initialiser without effect", n.init)
+            for e in _comma_items(n.init):
+                if not _is_update(e):
+                    raise _Unsupported("for-loop initialiser without effect", e)
             self.stmt(n.init)
+        n = _comma_step(n)
         canon = self.canonical(n)
         if canon is None:
             self.while_stmt(n.cond, n.stmt, n.next, n, cs, do=False)
@@ -1171,6 +1192,42 @@ class _Function(_Calls):
                 return None
             return c if 0 < c < (1 << 31) else None
         return None
+
+
+def _comma_step(n: c_ast.For) -> c_ast.For:
+    """``for (i = 0; i < n; i++, p++) body`` as ``for (i = 0; i < n; i++) { body p++; }``,
+    so that the loop over ``i`` can be counted: the counter's own step stays the step and
+    the other operands run after the body, in their order. Kept as written (a ``while``
+    loop running the whole step) when the initialiser does not name one counter, when an
+    operand after the counter's step reads or writes the counter, or when the body has a
+    ``continue``, which would skip the moved operands."""
+    if not isinstance(n.next, c_ast.ExprList):
+        return n
+    items = _comma_items(n.next)
+    init = n.init
+    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1:
+        iv = init.decls[0].name
+    elif isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+        iv = init.lvalue.name
+    else:
+        return n
+    steps = [k for k, e in enumerate(items) if iv in _assigned(e)]
+    if len(steps) != 1 or _has_continue(n.stmt):
+        return n
+    k = steps[0]
+    if any(iv in _reads(e)[0] or iv in _assigned(e) for e in items[k + 1 :]):
+        return n
+    body = c_ast.Compound([n.stmt, *items[:k], *items[k + 1 :]], n.stmt.coord)
+    return c_ast.For(n.init, n.cond, items[k], body, n.coord)
+
+
+def _has_continue(n: c_ast.Node | None) -> bool:
+    """Whether ``n`` has a ``continue`` of the loop around it (not of a loop inside)."""
+    if n is None or isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile):
+        return False
+    if isinstance(n, c_ast.Continue):
+        return True
+    return any(_has_continue(c) for _, c in n.children())
 
 
 def _counter_bound(n: c_ast.Node) -> int | None:

@@ -75,6 +75,7 @@ from aquas.egraph.semantics import (
     Effects,
     Executor,
     Unsupported,
+    cast_address,
     width_of,
 )
 from aquas.egraph.soundness import (
@@ -412,25 +413,15 @@ class Matcher(BindingChecks):
             a: fn.params[k] for k, a in enumerate(fn.func.body.block.args)
         }
 
-        def cast_address(op: UnrealizedConversionCastOp, v: SSAValue) -> Term:
-            """The frontend's casts (egraph/cexpr.py, cstmt.py) as addresses: a view of a
-            struct's memory at another element width and a pointer loaded from a member
-            are their operand's address; a pointer local based on a member's address is
-            the local (nothing assigns it again), or base + offset."""
+        def address(op: UnrealizedConversionCastOp, v: SSAValue) -> Term:
+            """A frontend cast as an address (semantics.cast_address); a pointer local
+            based on a member's address is the local when nothing assigns it again."""
             local = op.attributes.get("aquas.local")
             if isinstance(local, StringAttr) and local.data not in fn.assigned:
                 t = var(local.data, ADDR_W)
                 self.values.setdefault(t, set()).add(v)
                 return t
-            src = resolve(op.operands[0])
-            if src.w != ADDR_W:
-                src = cast("zext", ADDR_W, src)
-            if len(op.operands) == 2:  # memref + element offset: a pointer local's base,
-                mtype = op.operands[0].type  # or an address stored in a pointer member
-                assert isinstance(mtype, MemRefType)
-                size = const(ADDR_W, width_of(mtype.element_type) // 8)
-                src = binop("add", src, binop("mul", resolve(op.operands[1]), size))
-            return src
+            return cast_address(op, resolve)
 
         def resolve(v: SSAValue) -> Term:
             if v in params:
@@ -448,7 +439,7 @@ class Matcher(BindingChecks):
                 if isinstance(op, memref.GetGlobalOp):  # as the executor names it
                     return var(f"@{op.name_.root_reference.data}", ADDR_W)
                 if isinstance(op, UnrealizedConversionCastOp):
-                    return cast_address(op, v)
+                    return address(op, v)
             name = fn.names.get(v)
             if name is None:  # no C name: a unique placeholder (never emitted)
                 name = self.anon.setdefault(v, f"%{v.name_hint or 'v'}.{len(self.anon)}")
@@ -687,16 +678,29 @@ class Matcher(BindingChecks):
     def bindings(
         self, isax_bases: dict[str, list[Access]], groups: dict[tuple, list[Access]]
     ) -> Iterable[dict[str, Term]]:
+        """Candidate register values: each register at an application base, its lowest
+        access aligned with the lowest access on that base; and, for a register the ISAX
+        only reads (only writes), with the lowest read (store) on that base, for a region
+        that reads an array and stores a result beside it (``h->bin[i]``, ``h->peak``).
+        check_binding verifies every candidate's footprint."""
         regs = sorted(isax_bases)
         keys = [k for k in groups if k]
-        for choice in itertools.product(keys, repeat=len(regs)):
-            out = {}
-            for r, key in zip(regs, choice, strict=True):
-                app_min = min(a.lin.offset for a in groups[key])
-                isax_min = min(a.lin.offset for a in isax_bases[r])
-                base = linear_term(Linear(key, (app_min - isax_min) & mask(32)))
-                out[r] = base
-            yield out
+        choices = []
+        for r in regs:
+            isax_min = min(a.lin.offset for a in isax_bases[r])
+            kinds = {a.value is None for a in isax_bases[r]}
+            here: dict[Term, None] = {}
+            for key in keys:
+                accs = groups[key]
+                offsets = [min(a.lin.offset for a in accs)]
+                if len(kinds) == 1:
+                    same = [a.lin.offset for a in accs if (a.value is None) in kinds]
+                    offsets += [min(same)] if same else []
+                for off in offsets:
+                    here[linear_term(Linear(key, (off - isax_min) & mask(32)))] = None
+            choices.append(list(here))
+        for choice in itertools.product(*choices):
+            yield dict(zip(regs, choice, strict=True))
 
     def finish(self, d: Decision, fx: Effects, p: Pattern) -> Decision:
         per_call_sw = software_cycles(fx, self.core)

@@ -28,7 +28,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    UnrealizedConversionCastOp,
+)
 from xdsl.ir import Block, Operation, SSAValue
 
 from aquas.dialects import aquas as aq
@@ -91,6 +97,22 @@ class StateAccess(Unsupported):
     def __init__(self, message: str, scratchpad: str | None = None):
         super().__init__(message)
         self.scratchpad = scratchpad
+
+
+def cast_address(op: UnrealizedConversionCastOp, get: Callable[[SSAValue], Term]) -> Term:
+    """The address a frontend cast (egraph/cexpr.py, cstmt.py) stands for: a view of a
+    memref at another element width or a pointer loaded from a struct member is its
+    operand's address; a memref plus an element offset (a pointer local based on a
+    member's address) is base + offset * element size."""
+    src = get(op.operands[0])
+    if src.w != ADDR_W:
+        src = cast("zext", ADDR_W, src)
+    if len(op.operands) == 2:
+        mtype = op.operands[0].type
+        assert isinstance(mtype, MemRefType)
+        size = const(ADDR_W, width_of(mtype.element_type) // 8)
+        src = binop("add", src, binop("mul", get(op.operands[1]), size))
+    return src
 
 
 def width_of(ty: object) -> int:
@@ -479,6 +501,8 @@ class Executor:
             self.env[op.results[0]] = base
         elif isinstance(op, memref.GetGlobalOp):
             self.env[op.results[0]] = var(f"@{op.name_.root_reference.data}", ADDR_W)
+        elif isinstance(op, UnrealizedConversionCastOp) and len(op.operands) in (1, 2):
+            self.env[op.results[0]] = cast_address(op, self.get)
         elif isinstance(op, aq.ReadRs1Op | aq.ReadRs2Op):
             self.env[op.result] = var("rs1" if isinstance(op, aq.ReadRs1Op) else "rs2", 32)
         elif isinstance(op, aq.WriteRdOp):

@@ -432,3 +432,109 @@ int decode_sparse32(const uint8_t *src, int8_t *dst)
         d for d in res.decisions if d.function == "decode_sparse32" and d.isax == "sparse_decomp_i8"
     ]
     assert d.status == "rejected" and d.reason == "dependence" and "restrict" in d.detail
+
+
+HIST = """#include <stdint.h>
+struct hist16 {
+    int32_t bin[16];
+    int32_t peak;
+};
+static inline int is_better(int32_t cand, int32_t cur) { return cand > cur; }
+uint32_t hist_peak(struct hist16 *h)
+{
+    uint32_t idx = 0;
+    int32_t best = h->bin[0];
+    const int32_t *p = &h->bin[1];
+    for (uint32_t i = 1; i < 16; i++, p++) {
+        int32_t v = *p;
+        if (is_better(v, best)) {
+            best = v;
+            idx = i;
+        }
+    }
+    h->peak = best;
+    return idx;
+}
+"""
+
+HIST_MAIN = """#include <stdint.h>
+#include "aquas_rt.h"
+struct hist16 { int32_t bin[16]; int32_t peak; };
+uint32_t hist_peak(struct hist16 *h);
+static uint32_t seed = 12345u;
+static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
+static struct hist16 hs[4];
+int main(void)
+{
+    for (int k = 0; k < 4; k++) {
+        for (int i = 0; i < 16; i++)
+            hs[k].bin[i] = (int32_t)(rnd() % 64u) - 32;
+        uint32_t idx = hist_peak(&hs[k]);
+        printf("%u %d\\n", (unsigned)idx, (int)hs[k].peak);
+    }
+    return 0;
+}
+"""
+
+
+def test_comma_step_and_a_result_stored_beside_the_array(tmp_path: Path) -> None:
+    """A histogram's peak: the loop steps ``i++, p++`` (the comma operator, which refused
+    the whole function) over a pointer into a struct member, and the maximum goes to the
+    member after the array. vmaxarg's rs2 is ``&h->peak``, aligned with the region's only
+    store rather than with the lowest access on ``h`` (which gave ``h + 0`` and a footprint
+    mismatch). Run on the ISS against the original and a Python model."""
+    res = _match(tmp_path, HIST, POINTCLOUD)
+    assert _matched(res, "hist_peak", "vmaxarg")
+    new = _checked(res)
+    assert "&h->peak" in new
+    vals = [(v % 64) - 32 for v in _lcg(64)]
+    rows = [vals[16 * k : 16 * k + 16] for k in range(4)]
+    expected = "".join(f"{r.index(max(r))} {max(r)}\n" for r in rows)
+    calls: list[int] = []
+    assert iss_outputs(res, HIST, new, HIST_MAIN, tmp_path, calls=calls) == [expected] * 2
+    assert len(calls) == 4
+
+
+def test_the_comma_operator_as_a_statement(tmp_path: Path) -> None:
+    """Comma expressions where C evaluates them for their effects: an expression
+    statement, a for-loop's initialiser and its step. A step of two pointers and a counter
+    stays a counted loop (the other operands run after the body); with an operand after
+    the counter's step that reads it, the loop runs as written. A comma used as a value is still refused, with its position."""
+    text = """#include <stdint.h>
+int32_t walk(const int32_t *a, int32_t *b, int n) {
+    int32_t s, t, i;
+    const int32_t *p = a + 1;
+    int32_t *q = b + 2;
+    s = 0, t = 1;
+    for (p = a, i = 0, q = b; i < n; i++, p++, q++)
+        *q = *p + s, s += *p;
+    return s * 1000 + t;
+}
+int32_t reread(int n) {
+    int32_t s = 0, j = 0;
+    for (int i = 0; i < n; i++, j = i * 2)
+        s += j;
+    return s;
+}
+int32_t steps(const int32_t *a, int n) {
+    int32_t s = 0;
+    const int32_t *p = a;
+    for (int i = 0; i < n; i++, p += 2)
+        s += *p;
+    return s;
+}
+"""
+    prog = cfront.parse_c(text, "t.c")
+    assert not prog.diagnostics
+    ev = Evaluator(prog.module)
+    a = [3, -4, 5, 7, -1, 2]
+    mem = [x & M32 for x in a]
+    out = [0] * 6
+    assert ev.call("walk", [mem, out, 6]) == sum(a) * 1000 + 1
+    assert out == [(a[k] + sum(a[:k])) & M32 for k in range(6)]
+    assert ev.call("reread", [5]) == sum(2 * i for i in range(5))  # j = 0, 2, 4, 6, 8
+    assert ev.call("steps", [mem, 3]) == a[0] + a[2] + a[4]
+
+    bad = "int f(int a, int b) { int x = (a, b); return x; }\n"
+    [diag] = cfront.parse_c(bad, "b.c").diagnostics
+    assert "comma operator" in str(diag) and "b.c:1" in str(diag)
