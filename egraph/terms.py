@@ -112,7 +112,36 @@ def cmp(pred: str, a: Term, b: Term) -> Term:
 def select(c: Term, a: Term, b: Term) -> Term:
     if a is b:
         return a
+    if c.op == "cmp" and {a, b} == set(c.args) and (k := _tests_equality(c)) is not None:
+        # c ? x : K with c true exactly when x != K (x < UINT_MAX, x > INT_MIN, ...) is x:
+        # on x == K both arms are K. A running minimum seeded with UINT_MAX has this as
+        # its first step, a running minimum seeded with the first element does not.
+        return a if k == "ne" else b
     return mk("select", a.w, (c, a, b))
+
+
+def _tests_equality(c: Term) -> str | None:
+    """ "ne" when the comparison ``c`` is true exactly when its operands differ, "eq" when
+    exactly when they are equal: besides == and !=, a strict comparison with the extreme
+    constant of its order (x < UINT_MAX) or an inclusive one (x >= UINT_MAX); None
+    otherwise."""
+    x, y = c.args
+    pred = str(c.val)
+    if pred in ("eq", "ne"):
+        return pred
+    if y.op != "const":  # K < x is x > K
+        if x.op != "const":
+            return None
+        x, y = y, x
+        pred = pred[0] + {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}[pred[1:]]
+    w, k = y.w, int(y.val)
+    top, bottom = (mask(w), 0) if pred[0] == "u" else (mask(w - 1), 1 << (w - 1))
+    return {
+        ("lt", top): "ne",
+        ("gt", bottom): "ne",
+        ("ge", top): "eq",
+        ("le", bottom): "eq",
+    }.get((pred[1:], k))
 
 
 def cast(op: str, w: int, a: Term) -> Term:

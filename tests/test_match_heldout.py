@@ -538,3 +538,97 @@ int32_t steps(const int32_t *a, int n) {
     bad = "int f(int a, int b) { int x = (a, b); return x; }\n"
     [diag] = cfront.parse_c(bad, "b.c").diagnostics
     assert "comma operator" in str(diag) and "b.c:1" in str(diag)
+
+
+SEEDED = """#include <stdint.h>
+uint32_t closest_of_64(const int32_t *restrict q, const int32_t *restrict cand)
+{
+    uint32_t dx0 = (uint32_t)cand[0] - (uint32_t)q[0];
+    uint32_t dy0 = (uint32_t)cand[1] - (uint32_t)q[1];
+    uint32_t dz0 = (uint32_t)cand[2] - (uint32_t)q[2];
+    uint32_t best = dx0 * dx0 + dy0 * dy0 + dz0 * dz0;
+    uint32_t which = 0;
+    for (uint32_t j = 1; j < 64; j++) {
+        const int32_t *c = cand + 3 * j;
+        uint32_t dx = (uint32_t)c[0] - (uint32_t)q[0];
+        uint32_t dy = (uint32_t)c[1] - (uint32_t)q[1];
+        uint32_t dz = (uint32_t)c[2] - (uint32_t)q[2];
+        uint32_t d = dx * dx + dy * dy + dz * dz;
+        if (d < best) {
+            best = d;
+            which = j;
+        }
+    }
+    return which;
+}
+"""
+
+SEEDED_MAIN = """#include <stdint.h>
+#include "aquas_rt.h"
+uint32_t closest_of_64(const int32_t *q, const int32_t *cand);
+static uint32_t seed = 12345u;
+static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
+static int32_t q[3], cand[3 * 64];
+int main(void)
+{
+    for (int t = 0; t < 3; t++) {
+        for (int i = 0; i < 3; i++)
+            q[i] = (int32_t)(rnd() % 256u) - 128;
+        for (int i = 0; i < 3 * 64; i++)
+            cand[i] = (int32_t)(rnd() % 256u) - 128;
+        printf("%u\\n", (unsigned)closest_of_64(q, cand));
+    }
+    return 0;
+}
+"""
+
+
+def test_a_running_minimum_seeded_with_the_first_element(tmp_path: Path) -> None:
+    """A nearest neighbour seeded with candidate 0's distance and scanning from 1 is
+    vnearest, which seeds with UINT32_MAX and scans from 0: its first step
+    ``d0 < UINT32_MAX ? d0 : UINT32_MAX`` is ``d0`` (on equality both arms are the same),
+    a simplification of the term constructor ("missing rule" before). Run on the ISS
+    against the original and a Python model."""
+    res = _match(tmp_path, SEEDED, POINTCLOUD)
+    assert _matched(res, "closest_of_64", "vnearest")
+    new = _checked(res)
+    vals = [(v % 256) - 128 for v in _lcg(3 * 195)]
+    expected = ""
+    for t in range(3):
+        qq, cc = vals[195 * t : 195 * t + 3], vals[195 * t + 3 : 195 * t + 195]
+        d = [sum(((cc[3 * j + i] - qq[i]) ** 2) for i in range(3)) & M32 for j in range(64)]
+        expected += f"{d.index(min(d))}\n"
+    assert iss_outputs(res, SEEDED, new, SEEDED_MAIN, tmp_path) == [expected] * 2
+
+
+def test_select_of_a_comparison_with_its_arms_is_exact() -> None:
+    """The constructor's simplification of ``c ? x : K`` (the test above) agrees with a
+    direct evaluation for every 8-bit x, every predicate, both operand orders of the
+    comparison and both orders of the arms, at the extremes of both orders and elsewhere."""
+    from aquas.egraph.terms import cmp, const, evaluate, select, var
+
+    def holds(pred: str, a: int, b: int) -> bool:
+        if pred[0] == "s":
+            a, b = (a - 256 if a > 127 else a), (b - 256 if b > 127 else b)
+        op = pred if pred in ("eq", "ne") else pred[1:]
+        return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b,
+                "gt": a > b, "ge": a >= b}[op]  # fmt: skip
+
+    x = var("x", 8)
+    preds = ["eq", "ne"] + [s + p for s in "us" for p in ("lt", "le", "gt", "ge")]
+    simplified = 0
+    for k in (0, 1, 5, 127, 128, 255):
+        kk = const(8, k)
+        for pred in preds:
+            for lhs, rhs in ((x, kk), (kk, x)):
+                for one, other in ((x, kk), (kk, x)):
+                    t = select(cmp(pred, lhs, rhs), one, other)
+                    simplified += t.op != "select"
+                    for v in range(256):
+                        a, b = (v, k) if lhs is x else (k, v)
+                        want = (v if one is x else k) if holds(pred, a, b) else (
+                            v if other is x else k)  # fmt: skip
+                        assert evaluate(t, {"x": v}, lambda a, w: 0) == want, (pred, k, v)
+    # == and != always (6 constants x 2 x 2 orders x 2 arm orders); per extreme of each
+    # order (0, 255 unsigned, 127, 128 signed) 2 predicates in each operand order
+    assert simplified == 6 * 2 * 2 * 2 + 4 * 4 * 2
