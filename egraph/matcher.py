@@ -405,10 +405,15 @@ class Matcher(BindingChecks):
         name = fn.names.get(r, f"%carried{j}")
         return var(f"{name}@in", width_of(r.type))
 
-    def resolver(self, fn: AppFunction, inside: set[Operation]) -> Callable[[SSAValue], Term]:
+    def resolver(
+        self, fn: AppFunction, inside: set[Operation], reread_at: AppStmt | None = None
+    ) -> Callable[[SSAValue], Term]:
         """Values defined outside a region: constants and pure computations (arithmetic,
         branches without memory access) are recomputed, parameters and other values become
-        variables named after their C variable."""
+        variables named after their C variable. ``reread_at``: a statement where a load of
+        an earlier statement that no variable holds (``prod = p[i] * s;`` then
+        ``p[i] = prod % q;``) is read again, a load term the call site can spell, when
+        nothing may write memory between the two."""
         params: dict[SSAValue, AppParam] = {
             a: fn.params[k] for k, a in enumerate(fn.func.body.block.args)
         }
@@ -430,6 +435,15 @@ class Matcher(BindingChecks):
                 return t
             if isinstance(v, OpResult) and v.op not in inside:
                 op = v.op
+                if (
+                    reread_at is not None
+                    and isinstance(op, memref.LoadOp)
+                    and fn.names.get(v) is None
+                    and _unwritten_since(op, reread_at)
+                ):
+                    ex = Executor(resolve=resolve, budget=10_000, shared=self.shared)
+                    ex.op(op)
+                    return ex.env[v]
                 if is_pure(op):
                     ex = Executor(
                         resolve=resolve, budget=10_000, plans=self.plans, shared=self.shared
@@ -874,7 +888,7 @@ class Matcher(BindingChecks):
         it are the variables ``p@at`` (an element offset from the pointer's base)."""
         assert st.value is not None
         inside = {o for op in st.ops for o in op.walk()}
-        resolve = self.resolver(fn, inside)
+        resolve = self.resolver(fn, inside, reread_at=st)
         if steps:
             at = {w.before: var(f"{nm}@at", width_of(w.before.type)) for nm, w in steps.items()}
             plain = resolve
@@ -1587,6 +1601,20 @@ def _add_member_pointers(fn: AppFunction) -> None:
         assert isinstance(mtype, MemRefType)
         fn.params.append(AppParam(local.data, True, False, width_of(mtype.element_type)))
         known.add(local.data)
+
+
+def _unwritten_since(load: memref.LoadOp, st: AppStmt) -> bool:
+    """Whether ``load`` comes earlier in the block of ``st`` (the same iteration of any
+    loop around both) with no op between them that may write memory or call."""
+    first = st.ops[0]
+    if load.parent_block() is not first.parent_block() or load.parent_block() is None:
+        return False
+    op = load.next_op
+    while op is not None and op is not first:
+        if any(isinstance(o, memref.StoreOp | func.CallOp) for o in op.walk()):
+            return False
+        op = op.next_op
+    return op is first
 
 
 def _stale_operand(

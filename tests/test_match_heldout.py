@@ -632,3 +632,53 @@ def test_select_of_a_comparison_with_its_arms_is_exact() -> None:
     # == and != always (6 constants x 2 x 2 orders x 2 arm orders); per extreme of each
     # order (0, 255 unsigned, 127, 128 signed) 2 predicates in each operand order
     assert simplified == 6 * 2 * 2 * 2 + 4 * 4 * 2
+
+
+SCALE = """#include <stdint.h>
+void scale(uint16_t *p, uint16_t s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t prod = (uint32_t)p[i] * s;
+        p[i] = (uint16_t)(prod % 3329);
+    }
+}
+void scale_store_between(uint16_t *p, uint16_t *o, uint16_t s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t prod = (uint32_t)p[i] * s;
+        o[i] = 7;
+        p[i] = (uint16_t)(prod % 3329);
+    }
+}
+"""
+
+SCALE_MAIN = """#include <stdint.h>
+#include "aquas_rt.h"
+void scale(uint16_t *p, uint16_t s, int n);
+static uint32_t seed = 12345u;
+static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
+static uint16_t p[20];
+int main(void)
+{
+    for (int i = 0; i < 20; i++)
+        p[i] = (uint16_t)(rnd() % 65536u);
+    scale(p, 2285, 20);
+    for (int i = 0; i < 20; i++)
+        printf("%u ", (unsigned)p[i]);
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+def test_a_product_held_in_a_local_reads_its_load_again(tmp_path: Path) -> None:
+    """``prod = p[i] * s; p[i] = prod % q``: modmul_q's operand is ``p[i]``, loaded by the
+    statement before, which no variable holds ("not offered" before). The call reads it
+    again; with a store between the two (``o[i] = 7``, which may be ``p[i]``) it does not.
+    Run on the ISS against the original and a Python model."""
+    res = _match(tmp_path, SCALE, KYBER)
+    assert _matched(res, "scale", "modmul_q")
+    assert not _matched(res, "scale_store_between", "modmul_q")
+    new = _checked(res)
+    expected = " ".join(str((v % 65536) * 2285 % 3329) for v in _lcg(20)) + " \n"
+    assert iss_outputs(res, SCALE, new, SCALE_MAIN, tmp_path) == [expected] * 2
