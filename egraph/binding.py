@@ -23,7 +23,8 @@ from aquas.egraph.patterns import (
     Pattern,
 )
 from aquas.egraph.regions import AppFunction, AppStmt, Binding, loop_of
-from aquas.egraph.semantics import Access, Effects
+from aquas.egraph.ranges import unsigned
+from aquas.egraph.semantics import ADDR_W, Access, Effects
 from aquas.egraph.soundness import (
     Trial,
     access_of,
@@ -295,7 +296,6 @@ class BindingChecks:
                         *fx.writes,
                         *(access_of(s(a.addr), a.width) for a in p.fx.reads + p.fx.writes),
                     ],
-                    region.hull,
                     callable_names,
                 )
             )
@@ -395,36 +395,56 @@ class BindingChecks:
         return True
 
 
+def byte_range(a: Access) -> tuple[Term, int, int] | None:
+    """(base, lo, hi): the bytes ``[base + lo, base + hi)`` that ``a`` may touch, when its
+    address is one pointer plus a constant and data-dependent terms whose value ranges
+    (egraph/ranges.py) are known (``v[n]`` with ``n`` counted from a mask is within
+    ``v[0 .. 31]``); None otherwise (two pointers, an unbounded index)."""
+    bases = [(t, c) for t, c in a.lin.terms if t.op == "var" and t.w == ADDR_W]
+    if len(bases) != 1 or bases[0][1] != 1:
+        return None
+    lo = hi = a.lin.offset - (1 << ADDR_W) if a.lin.offset >> (ADDR_W - 1) else a.lin.offset
+    for t, c in a.lin.terms:
+        if t is bases[0][0]:
+            continue
+        if t.op == "var":
+            return None
+        k = c - (1 << ADDR_W) if c >> (ADDR_W - 1) else c
+        tlo, thi = unsigned(t)
+        lo, hi = lo + min(k * tlo, k * thi), hi + max(k * tlo, k * thi)
+    if hi - lo > 1 << 20:  # (a range this wide is no useful guard)
+        return None
+    return bases[0][0], lo, hi + a.width // 8
+
+
 def alias_guard(
-    pairs: list[tuple[Access, Access]],
-    accesses: list[Access],
-    hull: dict[tuple, tuple[int, int]],
-    names: set[str],
+    pairs: list[tuple[Access, Access]], accesses: list[Access], names: set[str]
 ) -> list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] | None:
     """The run-time guard that makes the aliasing ``pairs`` impossible: for each pair of
-    bases, the byte ranges the region touches on them (``hull``), which the ISAX's accesses
-    stay within (its writes are the region's, its reads are checked against the hull) must
-    be disjoint. None when a base is not a name the call site spells (``names``) or an
-    access on a guarded base (any of ``accesses``, the region's and the ISAX's) is not at a
-    constant offset from it (a data-dependent or looped address), whose range the guard
-    could not state."""
+    bases, the byte ranges that the accesses on them (``accesses``: the region's and the
+    ISAX's) may touch must be disjoint. A data-dependent address counts with the range of
+    its index (:func:`byte_range`). None when a base is not a name the call site spells
+    (``names``) or an access on a guarded base has no range the guard could state."""
     guarded = {base_name(a) for pair in pairs for a in pair}
+    hull: dict[str, tuple[Term, int, int]] = {}
     for a in accesses:
-        atoms = {str(t.val) for t, _ in a.lin.terms if t.op == "var"}
-        if atoms & guarded and (len(a.lin.terms) != 1 or a.lin.terms[0][1] != 1):
+        if base_name(a) not in guarded:
+            continue
+        r = byte_range(a)
+        if r is None:
             return None
+        base, lo, hi = r
+        name = str(base.val)
+        if name not in names:
+            return None
+        _, lo0, hi0 = hull.get(name, (base, lo, hi))
+        hull[name] = (base, min(lo, lo0), max(hi, hi0))
     out: list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] = []
     for x, y in pairs:
-        ends = []
-        for a in (x, y):
-            if len(a.lin.terms) != 1 or a.lin.terms[0][1] != 1:
-                return None
-            base = a.lin.terms[0][0]
-            if base.op != "var" or str(base.val) not in names or a.lin.terms not in hull:
-                return None
-            lo, hi = hull[a.lin.terms]
-            ends.append((base, lo, hi))
-        pair = (ends[0], ends[1])
+        bx, by = base_name(x), base_name(y)
+        if bx not in hull or by not in hull:
+            return None
+        pair = (hull[bx], hull[by])
         if pair not in out and (pair[1], pair[0]) not in out:
             out.append(pair)
     return out

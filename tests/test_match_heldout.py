@@ -406,10 +406,7 @@ def test_pointers_that_may_alias_get_a_run_time_guard(tmp_path: Path) -> None:
     assert outs == [expected, expected]
 
 
-def test_no_guard_for_a_data_dependent_address(tmp_path: Path) -> None:
-    """A range the guard cannot state (an address that depends on loaded data) stays a
-    dependence, with the hint to declare restrict."""
-    text = """#include <stdint.h>
+SPARSE = """#include <stdint.h>
 int decode_sparse32(const uint8_t *src, int8_t *dst)
 {
     uint32_t mask = (uint32_t)src[0] | ((uint32_t)src[1] << 8)
@@ -427,11 +424,79 @@ int decode_sparse32(const uint8_t *src, int8_t *dst)
     return n;
 }
 """
-    res = _match(tmp_path, text, LLM)
-    [d] = [
-        d for d in res.decisions if d.function == "decode_sparse32" and d.isax == "sparse_decomp_i8"
-    ]
-    assert d.status == "rejected" and d.reason == "dependence" and "restrict" in d.detail
+
+SPARSE_MAIN = """#include <stdint.h>
+#include "aquas_rt.h"
+int decode_sparse32(const uint8_t *src, int8_t *dst);
+static uint32_t seed = 12345u;
+static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
+static uint8_t mem[128];
+int main(void)
+{
+    for (int i = 0; i < 128; i++)
+        mem[i] = (uint8_t)rnd();
+    /* apart: src = mem[0..36), dst = mem[64..96) */
+    printf("%d", decode_sparse32(mem, (int8_t *)mem + 64));
+    /* overlapping: dst starts 8 bytes into the values the loop still reads */
+    printf(" %d", decode_sparse32(mem + 40, (int8_t *)mem + 52));
+    for (int i = 0; i < 128; i++)
+        printf(" %d", (int)(int8_t)mem[i]);
+    printf("\\n");
+    return 0;
+}
+"""
+
+
+def test_a_data_dependent_address_is_guarded_by_its_index_range(tmp_path: Path) -> None:
+    """``v[n]``, with ``n`` counted from the mask, depends on loaded data, but its range
+    is known (n <= 31): the guard compares src's bytes 0..36 (the mask, and the values
+    the ISAX's burst reads) with dst's 0..32. On the ISS a call on separate buffers runs
+    sparse_decomp_i8 and one whose output overlaps the values runs the loop; both give
+    the original's output and a Python model's. An address with two pointers, a variable
+    index or an index range too wide has no range the guard could state."""
+    res = _match(tmp_path, SPARSE, LLM)
+    [d] = [d for d in res.matched if d.isax == "sparse_decomp_i8"]
+    assert d.binding is not None and len(d.binding.guard) == 1
+    new = _checked(res)
+    assert "(uint32_t)(uintptr_t)src + 36u)" in new and "(uint32_t)(uintptr_t)dst + 32u)" in new
+    calls: list[int] = []
+    outs = iss_outputs(res, SPARSE, new, SPARSE_MAIN, tmp_path, calls=calls)
+    assert len(calls) == 1  # the first call only: the second falls back to the loop
+
+    mem = [v & 0xFF for v in _lcg(128)]
+
+    def decode(src: int, dst: int) -> int:
+        mask = int.from_bytes(bytes(mem[src : src + 4]), "little")
+        n = 0
+        for k in range(32):
+            e = 0
+            if mask >> k & 1:
+                e = mem[src + 4 + n]
+                n += 1
+            mem[dst + k] = e
+        return n
+
+    r1, r2 = decode(0, 64), decode(40, 52)
+    sb = [v - 256 if v > 127 else v for v in mem]
+    expected = f"{r1} {r2} " + " ".join(map(str, sb)) + "\n"
+    assert outs == [expected, expected]
+
+    # the ranges the guard can state, and those it cannot
+    from aquas.egraph.binding import byte_range
+    from aquas.egraph.semantics import ADDR_W
+    from aquas.egraph.soundness import access_of
+    from aquas.egraph.terms import binop, cast, const, load, var
+
+    src, dst = var("src", ADDR_W), var("dst", ADDR_W)
+    bit = cast("zext", ADDR_W, cast("trunc", 1, load(32, src)))
+    n = binop("add", bit, binop("add", bit, bit))  # 0..3
+    assert byte_range(access_of(binop("add", binop("add", src, n), const(32, 4)), 8)) == (
+        src, 4, 8)  # fmt: skip
+    loaded = cast("zext", ADDR_W, load(16, src))  # 0..65535 elements of 4 bytes: too wide
+    wide = binop("add", src, binop("mul", loaded, const(32, 4096)))
+    assert byte_range(access_of(wide, 32)) is None
+    assert byte_range(access_of(binop("add", src, dst), 8)) is None  # two pointers
+    assert byte_range(access_of(binop("add", src, var("i", ADDR_W)), 8)) is None
 
 
 HIST = """#include <stdint.h>
