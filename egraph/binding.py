@@ -22,8 +22,8 @@ from aquas.egraph.patterns import (
     VALUE,
     Pattern,
 )
-from aquas.egraph.regions import AppFunction, AppStmt, Binding, loop_of
 from aquas.egraph.ranges import unsigned
+from aquas.egraph.regions import AppFunction, AppStmt, Binding, loop_of
 from aquas.egraph.semantics import ADDR_W, Access, Effects
 from aquas.egraph.soundness import (
     Trial,
