@@ -413,7 +413,8 @@ class Matcher(BindingChecks):
         variables named after their C variable. ``reread_at``: a statement where a load of
         an earlier statement that no variable holds (``prod = p[i] * s;`` then
         ``p[i] = prod % q;``) is read again, a load term the call site can spell, when
-        nothing may write memory between the two."""
+        nothing may write memory between the two and its address's variables are not
+        assigned between them."""
         params: dict[SSAValue, AppParam] = {
             a: fn.params[k] for k, a in enumerate(fn.func.body.block.args)
         }
@@ -443,7 +444,11 @@ class Matcher(BindingChecks):
                 ):
                     ex = Executor(resolve=resolve, budget=10_000, shared=self.shared)
                     ex.op(op)
-                    return ex.env[v]
+                    again = ex.env[v]
+                    # only where the address's variables still hold the values the load
+                    # used (not after ``*a++``: a masked local is then the operand)
+                    if _stale_operand(fn, reread_at, [again], self.values) is None:
+                        return again
                 if is_pure(op):
                     ex = Executor(
                         resolve=resolve, budget=10_000, plans=self.plans, shared=self.shared
@@ -915,8 +920,11 @@ class Matcher(BindingChecks):
                 if name is None or not isinstance(v, OpResult) or v.op in inside:
                     return t
                 mask = _held_mask(t)
+                # (a load in the value of a local defined before the statement is one
+                # read again: the local is the better operand)
                 if mask is None or not any(
-                    x.op == "var" and str(x.val).startswith("%") for x in walk(t)
+                    (x.op == "var" and str(x.val).startswith("%")) or x.op == "load"
+                    for x in walk(t)
                 ):
                     return t
                 # the local is the value (x == t == t & mask): an operand the call site

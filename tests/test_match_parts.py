@@ -199,8 +199,12 @@ def test_split_product_is_a_part_over_the_earlier_definition(tmp_path: Path) -> 
     """`t = x * y; r += t % q;`: the product is in the statement before; the part is
     modmul_q of the values t was computed from, which the call site names (x, y)."""
     res = _match(tmp_path, SPLIT)
-    [d] = res.matched
+    got = {d.function: d for d in res.matched}
+    d = got["one"]
     assert (d.function, d.line, d.liveout, len(d.calls)) == ("one", 14, "r", 1)
+    # in the loop, the loads of x[i] and y[i] are read again at the call (nothing stores
+    # between the two statements)
+    assert (got["acc"].line, got["acc"].liveout) == (7, "r")
     new = _checked(res)
     assert (
         "r = (uint32_t)((uint32_t)r + aquas_modmul_q((uint32_t)(uint16_t)((uint32_t)y), "
@@ -209,12 +213,16 @@ def test_split_product_is_a_part_over_the_earlier_definition(tmp_path: Path) -> 
 
 
 def test_split_product_over_loads_is_explained(tmp_path: Path) -> None:
-    """In the loop, t holds x[i] * y[i]: the loads have no name at `r += t % 3329`, so
-    the candidate is not offered, and --explain says why and where (issue 14's "split
+    """In the loop, t holds x[i] * y[i] and a store comes between (``o[i] = 0``, which may
+    be x[i]): the loads cannot be read again at `r += t % 3329` and have no name, so the
+    candidate is not offered, and --explain says why and where (issue 14's "split
     candidate gets no explanation")."""
-    res = _match(tmp_path, SPLIT)
+    text = SPLIT.replace("const uint16_t *y, int n)", "const uint16_t *y, uint16_t *o, int n)")
+    text = text.replace("* y[i];\n", "* y[i];\n        o[i] = 0;\n")
+    assert "o[i] = 0;" in text
+    res = _match(tmp_path, text)
     [d] = [d for d in res.decisions if d.function == "acc" and d.isax == "modmul_q"]
-    assert d.status == "rejected" and d.line == 7
+    assert d.status == "rejected" and d.line == 8
     assert d.detail.startswith("not offered: an operand of modmul_q is a value the call site")
     assert "a load at line 6 that no variable holds" in d.detail
 
