@@ -25,6 +25,10 @@ KYBER = ROOT / "examples/crypto/kyber.isax"
 DSP = ROOT / "examples/dsp/dsp.isax"
 POINTCLOUD = ROOT / "examples/pointcloud/pointcloud.isax"
 M32 = 0xFFFFFFFF
+# the drivers' generator; _lcg is its Python model
+RNG_C = """static uint32_t seed = 12345u;
+static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
+"""
 
 
 @functools.cache
@@ -201,12 +205,13 @@ void argmax_rows(const int32_t (*__restrict s)[16], int32_t *__restrict peak,
 }
 """
 
-ROWS_MAIN = """#include <stdint.h>
+ROWS_MAIN = (
+    """#include <stdint.h>
 #include "aquas_rt.h"
 void argmax_rows(const int32_t (*s)[16], int32_t *peak, int32_t *label, int rows);
-static uint32_t seed = 12345u;
-static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
-static int32_t s[5][16], peak[5], label[5];
+"""
+    + RNG_C
+    + """static int32_t s[5][16], peak[5], label[5];
 int main(void)
 {
     for (int r = 0; r < 5; r++)
@@ -218,6 +223,7 @@ int main(void)
     return 0;
 }
 """
+)
 
 
 def _lcg(n: int, seed: int = 12345) -> list[int]:
@@ -261,14 +267,15 @@ void eq(int16_t *buf, int n)
 }
 """
 
-EQ_MAIN = """#include <stdint.h>
+EQ_MAIN = (
+    """#include <stdint.h>
 #include "aquas_rt.h"
 extern struct { int16_t b0, b1, b2, a1, a2; } g_coef;
 extern struct { int16_t x1, x2, y1, y2; } g_hist;
 void eq(int16_t *buf, int n);
-static uint32_t seed = 12345u;
-static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
-static int16_t buf[24];
+"""
+    + RNG_C
+    + """static int16_t buf[24];
 int main(void)
 {
     g_coef.b0 = 4096; g_coef.b1 = 8192; g_coef.b2 = 4096; g_coef.a1 = -12000; g_coef.a2 = 5000;
@@ -281,6 +288,7 @@ int main(void)
     return 0;
 }
 """
+)
 
 
 def test_a_filter_whose_state_is_a_global_struct_is_emitted(tmp_path: Path) -> None:
@@ -352,12 +360,13 @@ uint32_t dist_block(const int32_t *a, int32_t *buf)
 }
 """
 
-DIST_MAIN = """#include <stdint.h>
+DIST_MAIN = (
+    """#include <stdint.h>
 #include "aquas_rt.h"
 uint32_t dist_block(const int32_t *a, int32_t *buf);
-static uint32_t seed = 12345u;
-static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
-static int32_t mem[160];
+"""
+    + RNG_C
+    + """static int32_t mem[160];
 int main(void)
 {
     for (int i = 0; i < 160; i++)
@@ -372,6 +381,7 @@ int main(void)
     return 0;
 }
 """
+)
 
 
 def test_pointers_that_may_alias_get_a_run_time_guard(tmp_path: Path) -> None:
@@ -425,12 +435,13 @@ int decode_sparse32(const uint8_t *src, int8_t *dst)
 }
 """
 
-SPARSE_MAIN = """#include <stdint.h>
+SPARSE_MAIN = (
+    """#include <stdint.h>
 #include "aquas_rt.h"
 int decode_sparse32(const uint8_t *src, int8_t *dst);
-static uint32_t seed = 12345u;
-static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
-static uint8_t mem[128];
+"""
+    + RNG_C
+    + """static uint8_t mem[128];
 int main(void)
 {
     for (int i = 0; i < 128; i++)
@@ -445,6 +456,7 @@ int main(void)
     return 0;
 }
 """
+)
 
 
 def test_a_data_dependent_address_is_guarded_by_its_index_range(tmp_path: Path) -> None:
@@ -522,13 +534,14 @@ uint32_t hist_peak(struct hist16 *h)
 }
 """
 
-HIST_MAIN = """#include <stdint.h>
+HIST_MAIN = (
+    """#include <stdint.h>
 #include "aquas_rt.h"
 struct hist16 { int32_t bin[16]; int32_t peak; };
 uint32_t hist_peak(struct hist16 *h);
-static uint32_t seed = 12345u;
-static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
-static struct hist16 hs[4];
+"""
+    + RNG_C
+    + """static struct hist16 hs[4];
 int main(void)
 {
     for (int k = 0; k < 4; k++) {
@@ -540,6 +553,7 @@ int main(void)
     return 0;
 }
 """
+)
 
 
 def test_comma_step_and_a_result_stored_beside_the_array(tmp_path: Path) -> None:
@@ -628,12 +642,13 @@ uint32_t closest_of_64(const int32_t *restrict q, const int32_t *restrict cand)
 }
 """
 
-SEEDED_MAIN = """#include <stdint.h>
+SEEDED_MAIN = (
+    """#include <stdint.h>
 #include "aquas_rt.h"
 uint32_t closest_of_64(const int32_t *q, const int32_t *cand);
-static uint32_t seed = 12345u;
-static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
-static int32_t q[3], cand[3 * 64];
+"""
+    + RNG_C
+    + """static int32_t q[3], cand[3 * 64];
 int main(void)
 {
     for (int t = 0; t < 3; t++) {
@@ -646,6 +661,7 @@ int main(void)
     return 0;
 }
 """
+)
 
 
 def test_a_running_minimum_seeded_with_the_first_element(tmp_path: Path) -> None:
@@ -717,12 +733,13 @@ void scale_store_between(uint16_t *p, uint16_t *o, uint16_t s, int n)
 }
 """
 
-SCALE_MAIN = """#include <stdint.h>
+SCALE_MAIN = (
+    """#include <stdint.h>
 #include "aquas_rt.h"
 void scale(uint16_t *p, uint16_t s, int n);
-static uint32_t seed = 12345u;
-static uint32_t rnd(void) { seed = seed * 1664525u + 1013904223u; return seed ^ (seed >> 13); }
-static uint16_t p[20];
+"""
+    + RNG_C
+    + """static uint16_t p[20];
 int main(void)
 {
     for (int i = 0; i < 20; i++)
@@ -734,6 +751,7 @@ int main(void)
     return 0;
 }
 """
+)
 
 
 def test_a_product_held_in_a_local_reads_its_load_again(tmp_path: Path) -> None:
