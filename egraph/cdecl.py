@@ -93,6 +93,10 @@ class CStmt:
     # decrement per iteration, the bound b it stays above); k more iterations run whenever
     # the scalar is at least b + k * decrement (cstmt.down_counter)
     counter: tuple[str, int, int] | None = None
+    # the ops the statement's lowering added to its block that no statement inside it did
+    # (how the matcher tells apart the statements of one macro expansion, whose locations
+    # are all the invocation's)
+    ops: list[Operation] = field(default_factory=list)
 
 
 @dataclass

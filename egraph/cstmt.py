@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
 )
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from aquas.egraph import clayout
 from aquas.egraph.ccall import _Calls, _returns
@@ -303,6 +303,7 @@ class _Function(_Calls):
         self.globals_used: set[str] = set()
         self.stmts: dict[int, CStmt] = {}
         self.order: list[CStmt] = []
+        self.owned: set[Operation] = set()  # ops some statement's ``ops`` holds
         self.block = Block()
         self.entry = self.block
         self.global_refs: dict[str, SSAValue] = {}
@@ -504,6 +505,17 @@ class _Function(_Calls):
         if isinstance(n, c_ast.Pragma | c_ast.EmptyStatement):
             return
         cs = self.stmts.get(id(n))
+        blk, last = self.block, self.block.last_op
+        self.lower_stmt(n, cs)
+        if cs is not None and self.block is blk:  # the ops it added that no inner one did
+            op = last.next_op if last is not None else blk.first_op
+            while op is not None:
+                if op not in self.owned:
+                    self.owned.add(op)
+                    cs.ops.append(op)
+                op = op.next_op
+
+    def lower_stmt(self, n: c_ast.Node, cs: CStmt | None) -> None:
         before = {name: self.state(b) for name, b in self.visible()}
         if isinstance(n, c_ast.Compound):
             self.scopes.append({})

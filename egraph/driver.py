@@ -265,6 +265,7 @@ def app_function(
     line_start = _offsets(text)
     stmts = [s for s in cf.stmts if s.kind != "block"]
     by_op: dict[Operation, cfront.CStmt] = {s.op: s for s in stmts if s.op is not None}
+    owned: dict[Operation, cfront.CStmt] = {o: s for s in stmts for o in s.ops}
 
     def offset(op: Operation) -> int | None:
         loc = op.location
@@ -296,9 +297,14 @@ def app_function(
             and (s.span.start, s.span.end) != (container.start, container.end)
         ]
         ops = list(block.ops)
+        inside = {id(s) for s in inner}
         owners: list[cfront.CStmt | None] = []
         for op in ops:
             st = by_op.get(op)
+            if st is None and id(owned.get(op)) in inside:
+                # the statement whose lowering added the op (the statements of one macro
+                # expansion all have the invocation's location)
+                st = owned[op]
             if st is None:
                 off = offset(op)
                 cands = [s for s in inner if off is not None and s.span.start <= off < s.span.end]

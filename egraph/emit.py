@@ -411,6 +411,7 @@ def _replacement(
     """``hoisted``: the region's declarations of variables used after it are made before
     it (an alias guard's), so the new text assigns them without declaring them."""
     start, end = _span(d.region)
+    expansion = _macro_expansion(d, cf, start, end)
     ind = _indent(source, start)
     names = _operand_names(cf)
     if d.filter is not None:
@@ -426,7 +427,10 @@ def _replacement(
     if d.binding.chunk is not None:
         return start, end, _strip_mined(d, cf, source, call, ind)
     if d.fields:
-        return start, end, _fields_text(d, cf, source, call, ind, end)
+        return start, end, _fields_text(d, cf, source, call, ind, end, expansion)
+    if expansion:
+        raise EmitError(f"{source[start:end]!r}: only a packed result's stores are rewritten "
+                        "in place of a whole macro invocation")  # fmt: skip
     if d.store:  # the store is kept: only its right-hand side becomes the call
         lhs = _assigned(source[start:end])
         steps = _pointer_steps(d, cf, lhs)
@@ -460,6 +464,37 @@ def _replacement(
     return start, end, ("\n" + ind).join(lines)
 
 
+def _macro_expansion(d: Decision, cf: cfront.CFunction, start: int, end: int) -> bool:
+    """Whether the region's statements come from a function-like macro's expansion, which
+    gives them all the invocation's source text (two statements share a span). Such a
+    region is rewritten only whole: the new text replaces the invocation, so every
+    statement of the expansion must be in it (EmitError otherwise)."""
+    spans = [s.span for s in d.region if s.span is not None]
+    mine = {id(s.src) for s in d.region}
+    compound = [
+        s.src.span
+        for s in d.region
+        if isinstance(s.src, cfront.CStmt) and s.src.kind in ("for", "while", "do", "if")
+    ]
+    # statements within the region's text that are neither in it nor inside one of its
+    # loops or branches: the rest of a macro expansion
+    strays = [
+        st
+        for st in cf.stmts
+        if st.kind != "block"
+        and start <= st.span.start
+        and st.span.end <= end
+        and id(st) not in mine
+        and not any(c.start <= st.span.start and st.span.end <= c.end for c in compound)
+    ]
+    if strays:
+        raise EmitError(
+            "a part of a macro expansion (its statements share the invocation's text, "
+            "which is replaced only whole)"
+        )
+    return len(set(spans)) < len(spans)
+
+
 def _pointer_steps(d: Decision, cf: cfront.CFunction, lhs: str) -> str:
     """The pointer steps of a register pattern's statement outside its kept left-hand
     side (``*r++ = aquas_modmul_q(*b, *a), a += 1, b += 1;``): the call reads each pointer
@@ -484,7 +519,13 @@ def _pointer_steps(d: Decision, cf: cfront.CFunction, lhs: str) -> str:
 
 
 def _fields_text(
-    d: Decision, cf: cfront.CFunction, source: str, call: str, ind: str, end: int
+    d: Decision,
+    cf: cfront.CFunction,
+    source: str,
+    call: str,
+    ind: str,
+    end: int,
+    expansion: bool = False,
 ) -> str:
     """A packed-result register pattern (egraph/fields.py): the statements become one call
     whose result's fields are stored to the original destinations, in the original order,
@@ -504,9 +545,17 @@ def _fields_text(
             lines.append(f"{_ctype_of(cf, src.target).c_name()} {src.target};")
     lines.append(f"{{ /* aquas: {d.isax} */")
     lines.append(f"    uint32_t aquas_rd = {call};")
-    for st, lo, w in sorted(d.fields, key=lambda f: f[0].span or (0, 0)):  # source order
+    names = _operand_names(cf)
+    order = [id(s) for s in d.region]  # program order (source order but in a macro)
+    stores = sorted(
+        zip(d.fields, d.field_addrs, strict=True), key=lambda f: order.index(id(f[0][0]))
+    )
+    for (st, lo, w), addr in stores:
         assert st.span is not None
-        lhs = _assigned(source[st.span[0] : st.span[1]])
+        if expansion:  # the macro's lvalue is not in the source: spelled from its address
+            lhs = f"*(uint{w}_t *)(uintptr_t)({_address(linear(addr), names, addr)})"
+        else:
+            lhs = _assigned(source[st.span[0] : st.span[1]])
         field = f"aquas_rd >> {lo}" if lo else "aquas_rd"
         lines.append(f"    {lhs} = (uint{w}_t)({field});")
     lines.append("}")

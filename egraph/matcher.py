@@ -1126,6 +1126,7 @@ class Matcher(BindingChecks):
                     # final writes are in first-write order: the store statements' order
                     stores = [s for s in window if fields.is_store(s)]
                     d.fields = [(stores[k], fl[j][0], fields.FIELD_W) for j, k in enumerate(order)]
+                    d.field_addrs = [writes[k].addr for k in order]
                     break
             if found is not None:
                 break

@@ -100,6 +100,7 @@ class Decision:
     # a register pattern with a packed result (egraph/fields.py): each stored value is one
     # bit field of rd, (store statement, field's lowest bit, field's width)
     fields: list[tuple[AppStmt, int, int]] = field(default_factory=list)
+    field_addrs: list[Term] = field(default_factory=list)  # each field's store address
     blockers: list[str] = field(default_factory=list)  # other regions' / bindings' reasons
     pattern: Pattern | None = None
     anchor: AppStmt | None = None
