@@ -297,6 +297,7 @@ class BindingChecks:
                         *(access_of(s(a.addr), a.width) for a in p.fx.reads + p.fx.writes),
                     ],
                     callable_names,
+                    pointer_names(fn),
                 )
             )
             if guard is None:
@@ -362,9 +363,10 @@ class BindingChecks:
         """The pairs of accesses on different bases that may alias: neither base is a
         ``restrict`` parameter and they are not two distinct globals."""
         restrict = {p.name for p in fn.params if p.pointer and p.restrict}
+        ptrs = pointer_names(fn)
         out = []
         for x, y in pairs:
-            bx, by = base_name(x), base_name(y)
+            bx, by = base_name(x, ptrs), base_name(y, ptrs)
             if bx == by and bx is not None:
                 continue
             if bx in restrict or by in restrict:
@@ -375,8 +377,9 @@ class BindingChecks:
         return out
 
     def hazard(self, fn: AppFunction, pairs: Iterable[tuple[Access, Access]]) -> str | None:
+        ptrs = pointer_names(fn)
         for x, y in self.aliasing(fn, pairs):
-            bx, by = base_name(x), base_name(y)
+            bx, by = base_name(x, ptrs), base_name(y, ptrs)
             kind = "read" if y.value is None else "written"
             return (
                 f"{show(x.addr, 3)} is written and then {show(y.addr, 3)} is {kind}; "
@@ -393,6 +396,11 @@ class BindingChecks:
                 if trial.value(a) != trial.value(b):
                     return False
         return True
+
+
+def pointer_names(fn: AppFunction) -> set[str]:
+    """The function's pointer variables: parameters and locals of pointer type."""
+    return {p.name for p in fn.params if p.pointer} | fn.pointers
 
 
 def byte_range(a: Access) -> tuple[Term, int, int] | None:
@@ -418,17 +426,22 @@ def byte_range(a: Access) -> tuple[Term, int, int] | None:
 
 
 def alias_guard(
-    pairs: list[tuple[Access, Access]], accesses: list[Access], names: set[str]
+    pairs: list[tuple[Access, Access]],
+    accesses: list[Access],
+    names: set[str],
+    pointers: set[str],
 ) -> list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] | None:
     """The run-time guard that makes the aliasing ``pairs`` impossible: for each pair of
     bases, the byte ranges that the accesses on them (``accesses``: the region's and the
     ISAX's) may touch must be disjoint. A data-dependent address counts with the range of
     its index (:func:`byte_range`). None when a base is not a name the call site spells
     (``names``) or an access on a guarded base has no range the guard could state."""
-    guarded = {base_name(a) for pair in pairs for a in pair}
+    guarded = {base_name(a, pointers) for pair in pairs for a in pair}
+    if None in guarded:
+        return None
     hull: dict[str, tuple[Term, int, int]] = {}
     for a in accesses:
-        if base_name(a) not in guarded:
+        if base_name(a, pointers) not in guarded:
             continue
         r = byte_range(a)
         if r is None:
@@ -441,7 +454,7 @@ def alias_guard(
         hull[name] = (base, min(lo, lo0), max(hi, hi0))
     out: list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] = []
     for x, y in pairs:
-        bx, by = base_name(x), base_name(y)
+        bx, by = base_name(x, pointers), base_name(y, pointers)
         if bx not in hull or by not in hull:
             return None
         pair = (hull[bx], hull[by])

@@ -301,14 +301,16 @@ def app_function(
         owners: list[cfront.CStmt | None] = []
         for op in ops:
             st = by_op.get(op)
-            if st is None and id(owned.get(op)) in inside:
-                # the statement whose lowering added the op (the statements of one macro
-                # expansion all have the invocation's location)
-                st = owned[op]
             if st is None:
                 off = offset(op)
                 cands = [s for s in inner if off is not None and s.span.start <= off < s.span.end]
-                st = max(cands, key=lambda s: s.span.end - s.span.start) if cands else None
+                widest = max((s.span.end - s.span.start for s in cands), default=0)
+                top = [s for s in cands if s.span.end - s.span.start == widest]
+                st = top[0] if top else None
+                if len(top) > 1 and id(owned.get(op)) in inside:
+                    # statements of one macro expansion all have the invocation's location:
+                    # the one whose lowering added the op
+                    st = owned[op]
             owners.append(st)
         # ops without a location of their own (constants) belong to the next statement
         for k in range(len(ops) - 2, -1, -1):

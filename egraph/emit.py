@@ -411,7 +411,7 @@ def _replacement(
     """``hoisted``: the region's declarations of variables used after it are made before
     it (an alias guard's), so the new text assigns them without declaring them."""
     start, end = _span(d.region)
-    expansion = _macro_expansion(d, cf, start, end)
+    expansion = _macro_expansion(d, cf, source, start, end)
     ind = _indent(source, start)
     names = _operand_names(cf)
     if d.filter is not None:
@@ -464,20 +464,21 @@ def _replacement(
     return start, end, ("\n" + ind).join(lines)
 
 
-def _macro_expansion(d: Decision, cf: cfront.CFunction, start: int, end: int) -> bool:
+def _macro_expansion(d: Decision, cf: cfront.CFunction, source: str, start: int, end: int) -> bool:
     """Whether the region's statements come from a function-like macro's expansion, which
-    gives them all the invocation's source text (two statements share a span). Such a
-    region is rewritten only whole: the new text replaces the invocation, so every
-    statement of the expansion must be in it (EmitError otherwise)."""
-    spans = [s.span for s in d.region if s.span is not None]
+    gives them all the invocation's source text. Such a region is rewritten only whole:
+    the new text replaces the invocation, so no other statement may lie in its text
+    (EmitError otherwise)."""
     mine = {id(s.src) for s in d.region}
     compound = [
         s.src.span
         for s in d.region
         if isinstance(s.src, cfront.CStmt) and s.src.kind in ("for", "while", "do", "if")
     ]
+    expanded = _expanded(cf, source)
     # statements within the region's text that are neither in it nor inside one of its
-    # loops or branches: the rest of a macro expansion
+    # loops or branches: the rest of a macro expansion (the other declarators of a
+    # declaration list also share its text, and are not rewritten here)
     strays = [
         st
         for st in cf.stmts
@@ -486,13 +487,32 @@ def _macro_expansion(d: Decision, cf: cfront.CFunction, start: int, end: int) ->
         and st.span.end <= end
         and id(st) not in mine
         and not any(c.start <= st.span.start and st.span.end <= c.end for c in compound)
+        and (st.kind != "decl" or id(st) in expanded)
     ]
     if strays:
         raise EmitError(
             "a part of a macro expansion (its statements share the invocation's text, "
             "which is replaced only whole)"
         )
-    return len(set(spans)) < len(spans)
+    return any(id(s.src) in expanded for s in d.region)
+
+
+def _expanded(cf: cfront.CFunction, source: str) -> set[int]:
+    """ids of the statements of macro expansions: statements that share their text with
+    another one, other than the declarators of one declaration (each named in it)."""
+    by_span: dict[tuple[int, int], list[cfront.CStmt]] = {}
+    for st in cf.stmts:
+        if st.kind != "block":
+            by_span.setdefault((st.span.start, st.span.end), []).append(st)
+    out: set[int] = set()
+    for (a, b), group in by_span.items():
+        text = source[a:b]
+        if len(group) > 1 and not all(
+            st.kind == "decl" and st.target and re.search(rf"\b{re.escape(st.target)}\b", text)
+            for st in group
+        ):
+            out.update(id(st) for st in group)
+    return out
 
 
 def _pointer_steps(d: Decision, cf: cfront.CFunction, lhs: str) -> str:

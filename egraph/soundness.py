@@ -181,8 +181,19 @@ def computed_operands(t: Term, names: set[str] | None = None, limit: int = 12) -
     return out[:limit]
 
 
-def base_name(a: Access) -> str | None:
+def base_name(a: Access, pointers: set[str] | None = None) -> str | None:
+    """The pointer an access is based on: among the 32-bit variables of its address, the
+    one in ``pointers`` (a global, ``@g``, always is one), so that a loop index of an
+    enclosing loop (``sig + 32*blk``) is not taken for the base; None when the address
+    has two such pointers (its base is unknown: it may alias anything). Without
+    ``pointers``, the first variable."""
     names = [str(t.val) for t, _ in a.lin.terms if t.op == "var" and t.w == ADDR_W]
+    if pointers is not None:
+        ptrs = [n for n in names if n in pointers or n.startswith("@")]
+        if len(ptrs) == 1:
+            return ptrs[0]
+        if len(ptrs) > 1:
+            return None
     return names[0] if len(names) >= 1 else None
 
 
