@@ -93,6 +93,18 @@ def _globals(fn: AppFunction) -> set[str]:
     return fn.globals_used
 
 
+def const_globals(fn: AppFunction) -> set[str]:
+    """The ``const`` globals of the function's module, as terms name them (``@g``)."""
+    module = fn.func.parent_op()
+    if module is None:
+        return set()
+    return {
+        "@" + op.sym_name.data
+        for op in module.walk()
+        if isinstance(op, memref.GlobalOp) and op.constant is not None
+    }
+
+
 def global_names(fn: AppFunction) -> set[str]:
     """The globals' addresses as terms name them (``@g``): constants the call site spells."""
     return {f"@{g}" for g in _globals(fn)}
@@ -364,6 +376,7 @@ class BindingChecks:
         ``restrict`` parameter and they are not two distinct globals."""
         restrict = {p.name for p in fn.params if p.pointer and p.restrict}
         ptrs = pointer_names(fn)
+        consts = const_globals(fn)
         out = []
         for x, y in pairs:
             bx, by = base_name(x, ptrs), base_name(y, ptrs)
@@ -371,6 +384,8 @@ class BindingChecks:
                 continue
             if bx in restrict or by in restrict:
                 continue
+            if bx in consts or by in consts:
+                continue  # a const object is never written (through any pointer: C 6.7.3)
             if bx is not None and by is not None and bx.startswith("@") and by.startswith("@"):
                 continue  # two distinct globals never overlap
             out.append((x, y))
@@ -403,17 +418,24 @@ def pointer_names(fn: AppFunction) -> set[str]:
     return {p.name for p in fn.params if p.pointer} | fn.pointers
 
 
-def byte_range(a: Access) -> tuple[Term, int, int] | None:
+def byte_range(
+    a: Access, pointers: set[str] | None = None, names: set[str] | None = None
+) -> tuple[Term, int, int] | None:
     """(base, lo, hi): the bytes ``[base + lo, base + hi)`` that ``a`` may touch, when its
-    address is one pointer plus a constant and data-dependent terms whose value ranges
-    (egraph/ranges.py) are known (``v[n]`` with ``n`` counted from a mask is within
-    ``v[0 .. 31]``); None otherwise (two pointers, an unbounded index)."""
-    bases = [(t, c) for t, c in a.lin.terms if t.op == "var" and t.w == ADDR_W]
-    if len(bases) != 1 or bases[0][1] != 1:
+    address is a pointer (the one in ``pointers``, or the only 32-bit variable), plus a
+    constant, plus variables the call site spells (``names``: an enclosing loop's index,
+    ``sig + 32*blk``, which are then part of ``base``), plus data-dependent terms whose
+    value ranges (egraph/ranges.py) are known (``v[n]`` with ``n`` counted from a mask is
+    within ``v[0 .. 31]``); None otherwise (two pointers, an unbounded index)."""
+    name = base_name(a, pointers)
+    atoms = [(t, c) for t, c in a.lin.terms if t.op == "var" and t.w == ADDR_W]
+    base = [(t, c) for t, c in atoms if str(t.val) == name]
+    if name is None or len(base) != 1 or base[0][1] != 1:
         return None
+    fixed = [(t, c) for t, c in atoms if t.op == "var" and (names or set()) >= {str(t.val)}]
     lo = hi = a.lin.offset - (1 << ADDR_W) if a.lin.offset >> (ADDR_W - 1) else a.lin.offset
     for t, c in a.lin.terms:
-        if t is bases[0][0]:
+        if (t, c) in base or (t, c) in fixed:
             continue
         if t.op == "var":
             return None
@@ -422,7 +444,8 @@ def byte_range(a: Access) -> tuple[Term, int, int] | None:
         lo, hi = lo + min(k * tlo, k * thi), hi + max(k * tlo, k * thi)
     if hi - lo > 1 << 20:  # (a range this wide is no useful guard)
         return None
-    return bases[0][0], lo, hi + a.width // 8
+    head = base + [x for x in fixed if x not in base]
+    return linear_term(Linear(tuple(head), 0)), lo, hi + a.width // 8
 
 
 def alias_guard(
@@ -441,16 +464,16 @@ def alias_guard(
         return None
     hull: dict[str, tuple[Term, int, int]] = {}
     for a in accesses:
-        if base_name(a, pointers) not in guarded:
+        name = base_name(a, pointers)
+        if name not in guarded:
             continue
-        r = byte_range(a)
-        if r is None:
+        r = byte_range(a, pointers, names)
+        if r is None or name not in names:
             return None
         base, lo, hi = r
-        name = str(base.val)
-        if name not in names:
+        base0, lo0, hi0 = hull.get(name, (base, lo, hi))
+        if base0 is not base:  # (another multiple of an enclosing loop's index)
             return None
-        _, lo0, hi0 = hull.get(name, (base, lo, hi))
         hull[name] = (base, min(lo, lo0), max(hi, hi0))
     out: list[tuple[tuple[Term, int, int], tuple[Term, int, int]]] = []
     for x, y in pairs:

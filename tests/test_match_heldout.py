@@ -898,3 +898,45 @@ def test_an_outer_loop_index_is_not_taken_for_a_pointer(tmp_path: Path) -> None:
     a: Access = access_of(binop("add", binop("mul", blk, const(32, 32)), sig), 16)
     assert base_name(a, {"sig", "q"}) == "sig"
     assert base_name(access_of(binop("add", sig, q), 16), {"sig", "q"}) is None
+
+
+FIRS = """#include <stdint.h>
+static const int16_t lp_taps[8] = {-412, 1180, 4920, 9800, 9800, 4920, 1180, -412};
+void fir_stream(const int16_t *sig, int32_t *y, int nblocks)
+{
+    for (int blk = 0; blk < nblocks; blk++) {
+        const int16_t *x = sig + 16 * blk;
+        int32_t *yo = y + 16 * blk;
+        for (int n = 0; n < 16; n++) {
+            int32_t acc = 0;
+            for (int k = 0; k < 8; k++)
+                acc += lp_taps[7 - k] * x[n + k];
+            yo[n] = acc;
+        }
+    }
+}
+"""
+
+
+def test_a_guard_inside_an_outer_loop_and_a_const_table(tmp_path: Path) -> None:
+    """Without restrict, y and sig may alias; the taps are a ``static const`` table,
+    which no store can change (C 6.7.3), so only y and sig need the guard. Their ranges
+    are ``sig + 32*blk + [0, 46)`` and ``y + 64*blk + [0, 64)``: the enclosing loop's
+    index is part of each range's base, and the guard is evaluated in each iteration.
+    Run on the ISS (separate buffers: fir8 on every block) against a Python model."""
+    res = _match(tmp_path, FIRS, DSP)
+    [d] = [d for d in res.matched if d.isax == "fir8"]
+    assert d.binding is not None and len(d.binding.guard) == 1
+    new = _checked(res)
+    assert "32u * (uint32_t)blk + (uint32_t)(uintptr_t)sig + 46u" in new
+    main = FIRB_MAIN.replace("fir_blocks", "fir_stream")
+    h = [-412, 1180, 4920, 9800, 9800, 4920, 1180, -412]
+    s = [v % 65536 - (65536 if v % 65536 >= 32768 else 0) for v in _lcg(55)]
+    ys = []
+    for i in range(48):
+        acc = sum(h[7 - k] * s[i + k] for k in range(8)) & M32
+        ys.append(acc - (1 << 32) if acc >> 31 else acc)
+    expected = " ".join(map(str, ys)) + " \n"
+    calls: list[int] = []
+    assert iss_outputs(res, FIRS, new, main, tmp_path, calls=calls) == [expected] * 2
+    assert len(calls) >= 3  # fir8 (and its taps) in each of the 3 blocks
