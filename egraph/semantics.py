@@ -165,15 +165,20 @@ class SymMemory:
         self.private = private if private is not None else set()
         self.log: list[Access] = []  # every store, in order
         self.reads: list[Access] = []
+        # (lin, width) of every read: kept with the list, so that joining the two arms of
+        # a branch (Executor.if_op) hashes only the new reads, not every read again (a
+        # loop of 64 branches over 192 reads spent most of a 40 s match doing that)
+        self.read_keys: set[tuple[Linear, int]] = set()
         self.hazards: list[tuple[Access, Access]] = []
         self.hazard_keys: set[tuple[object, ...]] = set()
         self.seq = 0
 
     def fork(self) -> SymMemory:
         m = SymMemory(self.private)
-        m.log, m.reads, m.hazards, m.hazard_keys, m.seq = (
+        m.log, m.reads, m.read_keys, m.hazards, m.hazard_keys, m.seq = (
             list(self.log),
             list(self.reads),
+            set(self.read_keys),
             list(self.hazards),
             set(self.hazard_keys),
             self.seq,
@@ -217,6 +222,7 @@ class SymMemory:
         if self._private(a):
             raise Unsupported("read of an uninitialised local array")
         self.reads.append(a)
+        self.read_keys.add((a.lin, w))
         return load(w, a.addr)
 
     def store(self, addr: Term, w: int, value: Term) -> None:
@@ -599,7 +605,14 @@ class Executor:
             (st, select(c, then_mem.peek(st.addr, st.width), else_mem.peek(st.addr, st.width)))
             for st in touched.values()
         ]
-        merged.reads = _union(then_mem.reads, else_mem.reads)
+        # the reads of both arms, each (lin, width) once (both arms start with base's)
+        extra = [
+            x
+            for x in else_mem.reads[len(base.reads) :]
+            if (x.lin, x.width) not in then_mem.read_keys
+        ]
+        merged.reads = then_mem.reads + extra
+        merged.read_keys = then_mem.read_keys | {(x.lin, x.width) for x in extra}
         for st, v in vals:
             merged.store(st.addr, st.width, v)
         self.mem = merged
@@ -682,11 +695,6 @@ def _address(addr: Term) -> tuple[Linear, Term]:
 def linear_form(addr: Term) -> Linear:
     """:func:`aquas.egraph.terms.linear` of an address, cached."""
     return _address(addr)[0]
-
-
-def _union(a: list[Access], b: list[Access]) -> list[Access]:
-    seen = {(x.lin, x.width) for x in a}
-    return a + [x for x in b if (x.lin, x.width) not in seen]
 
 
 _SpmShapes = tuple[dict[str, int], dict[str, int]]
