@@ -49,6 +49,7 @@ from aquas.egraph.terms import (
     var,
     walk,
 )
+from aquas.intops import to_signed
 from aquas.target import DEFAULT as DEFAULT_SOC
 from aquas.target import Target
 
@@ -94,15 +95,16 @@ def _globals(fn: AppFunction) -> set[str]:
 
 
 def const_globals(fn: AppFunction) -> set[str]:
-    """The ``const`` globals of the function's module, as terms name them (``@g``)."""
-    module = fn.func.parent_op()
-    if module is None:
-        return set()
-    return {
-        "@" + op.sym_name.data
-        for op in module.walk()
-        if isinstance(op, memref.GlobalOp) and op.constant is not None
-    }
+    """The ``const`` globals of the function's module, as terms name them (``@g``),
+    computed once per function (every binding's dependence check asks)."""
+    if fn.const_globals is None:
+        module = fn.func.parent_op()
+        fn.const_globals = {
+            "@" + op.sym_name.data
+            for op in (module.walk() if module is not None else ())
+            if isinstance(op, memref.GlobalOp) and op.constant is not None
+        }
+    return fn.const_globals
 
 
 def global_names(fn: AppFunction) -> set[str]:
@@ -428,23 +430,22 @@ def byte_range(
     value ranges (egraph/ranges.py) are known (``v[n]`` with ``n`` counted from a mask is
     within ``v[0 .. 31]``); None otherwise (two pointers, an unbounded index)."""
     name = base_name(a, pointers)
-    atoms = [(t, c) for t, c in a.lin.terms if t.op == "var" and t.w == ADDR_W]
-    base = [(t, c) for t, c in atoms if str(t.val) == name]
-    if name is None or len(base) != 1 or base[0][1] != 1:
-        return None
-    fixed = [(t, c) for t, c in atoms if t.op == "var" and (names or set()) >= {str(t.val)}]
-    lo = hi = a.lin.offset - (1 << ADDR_W) if a.lin.offset >> (ADDR_W - 1) else a.lin.offset
+    spelled = names or set()
+    head: list[tuple[Term, int]] = []  # the pointer and the spelled variables, in order
+    lo = hi = to_signed(a.lin.offset, ADDR_W)
     for t, c in a.lin.terms:
-        if (t, c) in base or (t, c) in fixed:
+        if t.op == "var" and t.w == ADDR_W and (str(t.val) == name or str(t.val) in spelled):
+            head.append((t, c))
             continue
         if t.op == "var":
             return None
-        k = c - (1 << ADDR_W) if c >> (ADDR_W - 1) else c
+        k = to_signed(c, ADDR_W)
         tlo, thi = unsigned(t)
         lo, hi = lo + min(k * tlo, k * thi), hi + max(k * tlo, k * thi)
+    if not any(str(t.val) == name and c == 1 for t, c in head):
+        return None
     if hi - lo > 1 << 20:  # (a range this wide is no useful guard)
         return None
-    head = base + [x for x in fixed if x not in base]
     return linear_term(Linear(tuple(head), 0)), lo, hi + a.width // 8
 
 

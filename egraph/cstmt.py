@@ -1209,10 +1209,10 @@ class _Function(_Calls):
 def _comma_step(n: c_ast.For) -> c_ast.For:
     """``for (i = 0; i < n; i++, p++) body`` as ``for (i = 0; i < n; i++) { body p++; }``,
     so that the loop over ``i`` can be counted: the counter's own step stays the step and
-    the other operands run after the body, in their order. Kept as written (a ``while``
-    loop running the whole step) when the initialiser does not name one counter, when an
-    operand after the counter's step reads or writes the counter, or when the body has a
-    ``continue``, which would skip the moved operands."""
+    the other operands run after the body, in their order (no ``continue`` skips them: it
+    leaves the whole function untouched). Kept as written (a ``while`` loop running the
+    whole step) when the initialiser does not name one counter, or when an operand after
+    the counter's step reads or writes the counter."""
     if not isinstance(n.next, c_ast.ExprList):
         return n
     items = _comma_items(n.next)
@@ -1224,22 +1224,13 @@ def _comma_step(n: c_ast.For) -> c_ast.For:
     else:
         return n
     steps = [k for k, e in enumerate(items) if iv in _assigned(e)]
-    if len(steps) != 1 or _has_continue(n.stmt):
+    if len(steps) != 1:
         return n
     k = steps[0]
     if any(iv in _reads(e)[0] or iv in _assigned(e) for e in items[k + 1 :]):
         return n
     body = c_ast.Compound([n.stmt, *items[:k], *items[k + 1 :]], n.stmt.coord)
     return c_ast.For(n.init, n.cond, items[k], body, n.coord)
-
-
-def _has_continue(n: c_ast.Node | None) -> bool:
-    """Whether ``n`` has a ``continue`` of the loop around it (not of a loop inside)."""
-    if n is None or isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile):
-        return False
-    if isinstance(n, c_ast.Continue):
-        return True
-    return any(_has_continue(c) for _, c in n.children())
 
 
 def _counter_bound(n: c_ast.Node) -> int | None:

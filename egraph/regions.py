@@ -60,6 +60,7 @@ class AppFunction:
     # statement without a span, e.g. in an inlined helper)
     assigned_at: dict[str, list[int | None]] = field(default_factory=dict)
     globals_used: set[str] | None = None  # the globals it uses (binding._globals)
+    const_globals: set[str] | None = None  # its module's const globals (binding.const_globals)
     pointers: set[str] = field(default_factory=set)  # C variables of pointer type (C input)
 
 
