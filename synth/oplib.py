@@ -176,6 +176,10 @@ class OperatorLibrary:
         lib.derate_fit = fit
         return lib
 
+    def characterised(self) -> OperatorLibrary:
+        """This library without derating (the characterised delays)."""
+        return self if self.derate == 1.0 else self.derated(1 / self.derate)
+
     @staticmethod
     def load(path: Path | None = None) -> OperatorLibrary:
         """Load a library; ``path`` defaults to the packaged ``synth/oplib.json``."""

@@ -81,6 +81,18 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     return d
 
 
+def chained_delay(lib: OperatorLibrary, op: Operation, budget_ns: float) -> float:
+    """The delay the schedulers chain for ``op``: :func:`op_delay` on ``lib``, except that
+    under a derated library (timing closure) an operator that fits a cycle on its
+    characterised delay is never slower than the cycle: it gets a cycle of its own. The
+    state-machine builder and the loop pipeliner both use it, so a kernel's modulo
+    schedule is the one the builder reproduces."""
+    d = op_delay(lib, op)
+    if d > budget_ns and lib.derate != 1.0 and op_delay(lib.characterised(), op) <= budget_ns:
+        return budget_ns
+    return d
+
+
 def _width_of(t: Any) -> int:
     assert isinstance(t, IntegerType)
     return t.width.data
@@ -126,14 +138,11 @@ def schedule_extension(
 
     overhead_ns = OVERHEAD_LEVELS * lib.ns_per_level
     budget_ns = clock_ns - overhead_ns
-    base_lib = lib.derated(1 / lib.derate)  # the characterised delays
-    policy_lib = lib if lib.derate_fit else base_lib  # decides what becomes multi-cycle
+    # decides what becomes multi-cycle: the characterised delays, unless closure says fit
+    policy_lib = lib if lib.derate_fit else lib.characterised()
 
     def delay(op: Operation) -> float:
-        # a derated library (timing closure) chains less per cycle, but an operator that
-        # fits a cycle on its characterised delay still gets one of its own
-        d = op_delay(lib, op)
-        return min(d, budget_ns) if d > budget_ns and op_delay(base_lib, op) <= budget_ns else d
+        return chained_delay(lib, op, budget_ns)
 
     # divisions slower than a cycle run on the sequential divider (synth/multicycle.py)
     slow_policy = multicycle_policy(policy_lib, lambda op: op_delay(policy_lib, op), budget_ns)
