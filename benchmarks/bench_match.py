@@ -29,7 +29,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from match_corpus.corpus import ISAX_SPECS, corpus_files  # noqa: E402
+from match_corpus.corpus import ISAX_SPECS, corpus_files, same_computation  # noqa: E402
 
 from aquas.egraph.driver import load_patterns, match_file  # noqa: E402
 from aquas.egraph.matcher import PROFIT, TARGET, is_part  # noqa: E402
@@ -41,7 +41,8 @@ PROVEN = (PROFIT, TARGET)
 
 def found(res, isax: str) -> bool:  # type: ignore[no-untyped-def]
     return any(
-        d.isax == isax and (d.status == "matched" or d.reason in PROVEN) for d in res.decisions
+        d.isax in same_computation(isax) and (d.status == "matched" or d.reason in PROVEN)
+        for d in res.decisions
     )
 
 

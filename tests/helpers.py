@@ -154,3 +154,11 @@ def iss_outputs(
         assert run.exit_code == 0, run.output
         outputs.append(run.output)
     return outputs
+
+
+def without_vdot32(ext_pats: Any) -> Any:
+    """``(extension, patterns)`` of examples/dsp/dsp.isax without ``vdot32``. The matcher
+    takes a dot product of 32 or more i16 elements in vdot32's chunks of 32; the tests that
+    exercise strip-mining into vdot16's chunks of 16 match without it."""
+    ext, pats = ext_pats
+    return ext, [p for p in pats if p.name != "vdot32"]

@@ -98,7 +98,15 @@ LAYOUTS: dict[str, Layout] = {
     KYBER: Layout(regs={}, spms={}),
     DSP: Layout(
         regs={f"bq_{n}": (16, 0) for n in _BQ},
-        spms={"taps": (16, 8), "xs": (16, 23), "ys": (32, 16), "va": (16, 16), "vb": (16, 16)},
+        spms={
+            "taps": (16, 8),
+            "xs": (16, 23),
+            "ys": (32, 16),
+            "va": (16, 16),
+            "vb": (16, 16),
+            "wa": (16, 32),
+            "wb": (16, 32),
+        },
     ),
 }
 
@@ -556,23 +564,33 @@ def ref_fir8(case: Case) -> Expected:
     return Expected(None, {case.rs2: pack(y, 4)}, regs, spms)
 
 
-def gen_vdot16(rng: random.Random) -> Case:
-    kind = rng.choice(_PROFILES)
-    a = rand_values(rng, 16, 16, True, kind)
-    b = rand_values(rng, 16, 16, True, kind)
-    ra, rb = alloc(rng, [(32, 2), (32, 2)])
-    regs, spms = rand_state(rng, DSP)
-    return Case(ra, rb, {ra: pack(a, 2), rb: pack(b, 2)}, [], regs, spms, kind)
+def _gen_vdot(n: int):  # type: ignore[no-untyped-def]
+    def gen(rng: random.Random) -> Case:
+        kind = rng.choice(_PROFILES)
+        a = rand_values(rng, n, 16, True, kind)
+        b = rand_values(rng, n, 16, True, kind)
+        ra, rb = alloc(rng, [(2 * n, 2), (2 * n, 2)])
+        regs, spms = rand_state(rng, DSP)
+        return Case(ra, rb, {ra: pack(a, 2), rb: pack(b, 2)}, [], regs, spms, kind)
+
+    return gen
 
 
-def ref_vdot16(case: Case) -> Expected:
-    img = Image(case.mem)
-    a = img.words(case.rs1, 2, 16, True)
-    b = img.words(case.rs2, 2, 16, True)
-    regs, spms = _copy_state(case)
-    spms["va"] = [v & M16 for v in a]
-    spms["vb"] = [v & M16 for v in b]
-    return Expected(sum(x * y for x, y in zip(a, b, strict=True)) & M32, {}, regs, spms)
+def _ref_vdot(n: int, spm_a: str, spm_b: str):  # type: ignore[no-untyped-def]
+    def ref(case: Case) -> Expected:
+        img = Image(case.mem)
+        a = img.words(case.rs1, 2, n, True)
+        b = img.words(case.rs2, 2, n, True)
+        regs, spms = _copy_state(case)
+        spms[spm_a] = [v & M16 for v in a]
+        spms[spm_b] = [v & M16 for v in b]
+        return Expected(sum(x * y for x, y in zip(a, b, strict=True)) & M32, {}, regs, spms)
+
+    return ref
+
+
+gen_vdot16, ref_vdot16 = _gen_vdot(16), _ref_vdot(16, "va", "vb")
+gen_vdot32, ref_vdot32 = _gen_vdot(32), _ref_vdot(32, "wa", "wb")
 
 
 def gen_biquad_load(rng: random.Random) -> Case:
@@ -676,6 +694,7 @@ MODELS: dict[tuple[str, str], Model] = {
     (DSP, "biquad_save"): Model(gen_biquad_save, ref_biquad_save),
     (DSP, "biquad_restore"): Model(gen_biquad_restore, ref_biquad_restore),
     (DSP, "vdot16"): Model(gen_vdot16, ref_vdot16),
+    (DSP, "vdot32"): Model(gen_vdot32, ref_vdot32),
 }
 
 

@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_cfront_structs import VDOT16_STUB
 from test_match_stateful import BIQUAD_STUB
 
 from aquas.egraph.driver import match_file
@@ -46,11 +45,11 @@ CASES = {
         "host reference: 0 mismatches",
         {("dot_i8", "dot4_i8"), ("sparse_expand", "sparse_decomp_i8")},
     ),
-    # the 32-tap dot product of the FIR, a fir_state * argument (two 16-element chunks);
-    # each biquad section's sample loop, its history in s[sec] (a stateful filter pattern)
+    # the 32-tap dot product of the FIR over a fir_state * argument (one vdot32); each
+    # biquad section's sample loop, its history in s[sec] (a stateful filter pattern)
     "dsp": (
         "host reference: 0 mismatches",
-        {("fir_process", "vdot16"), ("biquad_cascade", "biquad")},
+        {("fir_process", "vdot32"), ("biquad_cascade", "biquad")},
     ),
 }
 
@@ -106,13 +105,23 @@ def test_matcher_offloads_the_kernels(domain: str) -> None:
 
 
 # The ISAXs as examples/{dsp,crypto}/*.isax define them, written independently of the
-# matcher: vdot16, the sum of 16 products of i16 elements wrapping in 32 bits (addresses are
+# matcher: vdot32, the sum of 32 products of i16 elements wrapping in 32 bits (addresses are
 # 32-bit: the host program is linked without PIE so that its static buffers lie below
 # 4 GiB); modmul_q, the product of the low halves mod 3329; ntt_bfly, the butterfly of
 # kyber.isax's comment: a = rs1[15:0] mod q, t = rs1[31:16] * rs2[15:0] mod q, rd =
 # {(a - t) mod q : 16, (a + t) mod q : 16}.
 HOST_ISAX = {
-    "dsp": VDOT16_STUB + BIQUAD_STUB,
+    "dsp": """#include <stdint.h>
+static inline uint32_t aquas_vdot32(uint32_t a, uint32_t b)
+{
+    const int16_t *x = (const int16_t *)(uintptr_t)a, *y = (const int16_t *)(uintptr_t)b;
+    uint32_t s = 0;
+    for (int i = 0; i < 32; i++)
+        s += (uint32_t)((int32_t)x[i] * y[i]);
+    return s;
+}
+"""
+    + BIQUAD_STUB,
     "crypto": """#include <stdint.h>
 static inline uint32_t aquas_modmul_q(uint32_t a, uint32_t b)
 {
@@ -131,7 +140,7 @@ static inline uint32_t aquas_ntt_bfly(uint32_t rs1, uint32_t rs2)
 @pytest.mark.parametrize("domain", sorted(HOST_ISAX))
 def test_rewritten_application_is_bit_identical_on_the_host(domain: str, tmp_path: Path) -> None:
     """The rewrite `aquas match` writes for the case study (dsp: fir_process through
-    vdot16 on a fir_state *, biquad_cascade through biquad with its history loaded,
+    vdot32 on a fir_state *, biquad_cascade through biquad with its history loaded,
     restored and saved; crypto: fqmul, fqpow and poly_invntt through modmul_q, the
     poly_ntt butterfly through ntt_bfly), compiled on the host with the ISAXs written out in C, prints exactly what
     the original program prints."""

@@ -17,7 +17,7 @@ from test_cfront import _run_both, lowered_and_compiled
 from aquas.egraph import clayout
 from aquas.egraph.cfront import CProgram, parse_c
 
-from helpers import require_tool
+from helpers import require_tool, without_vdot32
 
 BUILD = Path(__file__).resolve().parent.parent / "build" / "cfront-tests"
 
@@ -352,11 +352,20 @@ static inline uint32_t aquas_vdot16(uint32_t a, uint32_t b)
 """
 
 
+def _dsp_without_vdot32():  # type: ignore[no-untyped-def]
+    from aquas.egraph.driver import load_patterns
+
+    return without_vdot32(load_patterns(DSP_SPEC, soc="picorv32"))  # vdot16's chunks
+
+
+DSP_SPEC = Path(__file__).resolve().parents[1] / "examples" / "dsp" / "dsp.isax"
+
+
 def test_fir_dot_product_is_two_vdot16_chunks_and_bit_exact(tmp_path: Path) -> None:
     """examples/dsp/app/filters.c: the 32-tap dot product over f->coef (through the
-    pointer local h) and &f->delay[f->pos] (x) is bound to vdot16 in 16-element chunks;
-    the rewritten file, compiled on the host with vdot16 written out in C, prints what
-    the original prints."""
+    pointer local h) and &f->delay[f->pos] (x) is bound to vdot16 in 16-element chunks
+    (with vdot32 left out of the extension); the rewritten file, compiled on the host
+    with vdot16 written out in C, prints what the original prints."""
     require_tool("gcc", "gcc")
     from aquas.egraph.driver import match_file
     from aquas.egraph.emit import rewrite_c
@@ -364,8 +373,8 @@ def test_fir_dot_product_is_two_vdot16_chunks_and_bit_exact(tmp_path: Path) -> N
     root = Path(__file__).resolve().parents[1]
     app = root / "examples" / "dsp" / "app"
     res = match_file(
-        app / "filters.c", root / "examples" / "dsp" / "dsp.isax", soc="picorv32",
-        include_dirs=[app], functions=["fir_process"],
+        app / "filters.c", DSP_SPEC, soc="picorv32", include_dirs=[app],
+        functions=["fir_process"], patterns=_dsp_without_vdot32(),
     )  # fmt: skip
     (d,) = res.matched
     assert (d.function, d.isax, d.line) == ("fir_process", "vdot16", 35)
@@ -411,8 +420,8 @@ def test_final_check_fills_a_struct_argument_and_refuses_a_wrong_operand(
     root = Path(__file__).resolve().parents[1]
     app = root / "examples" / "dsp" / "app"
     res = match_file(
-        app / "filters.c", root / "examples" / "dsp" / "dsp.isax", soc="picorv32",
-        include_dirs=[app], functions=["fir_process"],
+        app / "filters.c", DSP_SPEC, soc="picorv32", include_dirs=[app],
+        functions=["fir_process"], patterns=_dsp_without_vdot32(),
     )  # fmt: skip
     real = emit._call
 
@@ -471,10 +480,10 @@ def test_operands_from_a_struct_base_are_spelled_as_members(tmp_path: Path) -> N
     res = _match_struct_bases(tmp_path)
     new = rewrite_c(res)
     assert sorted((d.function, d.isax) for d in res.matched) == [
-        ("dot", "vdot16"),
+        ("dot", "vdot32"),
         ("dotd", "vdot16"),
     ]
-    assert "aquas_vdot16((uint32_t)(uintptr_t)&p->a[4] + 2u * (uint32_t)k," in new
+    assert "aquas_vdot32((uint32_t)(uintptr_t)&p->a[4], (uint32_t)(uintptr_t)q)" in new
     assert "aquas_vdot16((uint32_t)(uintptr_t)&c[2].x[0], (uint32_t)(uintptr_t)q)" in new
     for d in res.matched:
         assert d.binding is not None and "final check: same outputs" in d.binding.proof
@@ -493,8 +502,8 @@ def test_final_check_refuses_rv32_byte_offsets_from_a_struct_base(
     real = emit._operand_names
     monkeypatch.setattr(emit, "_operand_names", lambda cf: emit.Names(real(cf), {}))
     assert emit.rewrite_c(res) == STRUCT_BASES
-    for fn in ("dot", "dotd"):
-        [d] = [d for d in res.decisions if d.function == fn and d.isax == "vdot16"]
+    for fn, isax in (("dot", "vdot32"), ("dotd", "vdot16")):
+        [d] = [d for d in res.decisions if d.function == fn and d.isax == isax]
         assert d.status == "rejected" and d.reason == FINAL, (fn, d.detail)
         assert "returns" in d.detail
 

@@ -16,6 +16,8 @@ from aquas.egraph.driver import MatchResult, load_patterns, match_file
 from aquas.egraph.emit import rewrite_c
 from aquas.egraph.matcher import FINAL, TARGET, Options
 
+from helpers import without_vdot32
+
 ROOT = Path(__file__).resolve().parents[1]
 KYBER = ROOT / "examples/crypto/kyber.isax"
 POINTCLOUD = ROOT / "examples/pointcloud/pointcloud.isax"
@@ -23,7 +25,7 @@ POINTCLOUD = ROOT / "examples/pointcloud/pointcloud.isax"
 
 @functools.cache
 def _patterns(spec: Path, soc: str):  # type: ignore[no-untyped-def]
-    return load_patterns(spec, soc=soc)
+    return without_vdot32(load_patterns(spec, soc=soc))  # strip-mining into vdot16
 
 
 def _match(tmp_path: Path, text: str, spec: Path, soc: str = "picorv32") -> MatchResult:

@@ -21,7 +21,7 @@ from aquas.egraph.emit import rewrite_c
 from aquas.egraph.matcher import FINAL, LIVEOUT, SHAPE, UNSUPPORTED, Options
 from aquas.egraph.terms import binop, const, linear, linear_term, load, var
 
-from helpers import iss_outputs
+from helpers import iss_outputs, without_vdot32
 from reference_models import biquad_step
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ M32 = 0xFFFFFFFF
 
 @functools.cache
 def _patterns(spec: Path):  # type: ignore[no-untyped-def]
-    return load_patterns(spec, soc="picorv32")
+    return without_vdot32(load_patterns(spec, soc="picorv32"))  # strip-mining into vdot16
 
 
 def _match(tmp_path: Path, text: str, spec: Path, name: str = "app.c") -> MatchResult:

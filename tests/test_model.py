@@ -343,6 +343,7 @@ def test_cli_json_shape(tmp_path: Path) -> None:
         "biquad_save",
         "biquad_restore",
         "vdot16",
+        "vdot32",
     }
     assert isaxs["fir_load_taps"]["plan"] == "as-written"
     assert set(isaxs["fir_load_taps"]["considered"]) == {"as-written", "single", "burst"}

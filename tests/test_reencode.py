@@ -180,7 +180,8 @@ EXAMPLE_MAPS = {
     "llm/llm.isax": {"dot4_i8": (C1, 0), "dot4_clr": (C1, 1), "gemm4x4_i16": (C1, 2)}
     | {"sparse_decomp_i8": (C1, 3)},
     "dsp/dsp.isax": {"fir_load_taps": (C3, 0), "fir8": (C3, 1), "biquad_load": (C3, 2)}
-    | {"biquad": (C3, 3), "vdot16": (C3, 4), "biquad_save": (C3, 5), "biquad_restore": (C3, 6)},
+    | {"biquad": (C3, 3), "vdot16": (C3, 4), "biquad_save": (C3, 5), "biquad_restore": (C3, 6)}
+    | {"vdot32": (C3, 7)},
 }
 
 

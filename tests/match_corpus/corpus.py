@@ -43,6 +43,17 @@ ISAX_SPECS: dict[str, str] = {
     "biquad": "examples/dsp/dsp.isax",
 }
 
+#: ISAXs that compute what a file of another ISAX's convention computes: a vdot16-like file
+#: is a dot product of ``n`` i16 elements, which the matcher takes in vdot32's chunks of 32
+#: from ``n = 32`` on (both in examples/dsp/dsp.isax).
+SAME_COMPUTATION: dict[str, frozenset[str]] = {"vdot16": frozenset({"vdot16", "vdot32"})}
+
+
+def same_computation(isax: str) -> frozenset[str]:
+    """The ISAXs whose match counts as finding ``isax`` in a corpus file."""
+    return SAME_COMPUTATION.get(isax, frozenset({isax}))
+
+
 #: The C signature of ``kernel`` for each calling convention (``restrict`` may be dropped by
 #: ``alias: yes`` negatives, ``const`` by negatives that write an input).
 SIGNATURES: dict[str, str] = {
