@@ -25,7 +25,13 @@ from cocotb.triggers import FallingEdge, RisingEdge
 
 from aquas.interpreter import ExecError, IsaxState, NoiseMemory, execute, find_extension
 from aquas.spec.frontend import lower_spec_file
-from aquas.synth.cosim_tb import MemoryModel, expected_byte_writes, operand, write_differences
+from aquas.synth.cosim_tb import (
+    MemoryModel,
+    expected_byte_writes,
+    operand,
+    spm_handles,
+    write_differences,
+)
 
 LIMIT = 20_000  # cycles per case
 
@@ -36,6 +42,8 @@ async def rocc_bfm(dut: Any) -> None:
     cases = int(os.environ.get("ROCC_CASES", "200"))
     rng = random.Random(int(os.environ.get("ROCC_SEED", "1")))
     isaxs = list(ext.isaxs())
+    # element registers, or words of SRAM bank instances (synth.cosim_tb.spm_handles)
+    spm_elems = {p.sym_name.data: spm_handles(dut.u_unit, p) for p in ext.scratchpads()}
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())  # type: ignore[arg-type]
     for sig in ("rocc_cmd_valid", "rocc_resp_ready", "mem_req_ready", "mem_wdata_ready"):
         getattr(dut, sig).value = 0
@@ -129,7 +137,7 @@ async def rocc_bfm(dut: Any) -> None:
                 problems.append(f"state {reg} {hw:#x} != {val:#x}")
         for spm, vals in exp.state.spms.items():
             for k, v in enumerate(vals):
-                if int(getattr(dut.u_unit, f"{spm}_{k}_q").value) != v:
+                if int(spm_elems[spm][k].value) != v:
                     problems.append(f"{spm}[{k}] differs")
                     break
         if problems:
