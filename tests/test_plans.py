@@ -385,6 +385,22 @@ def test_affine_forms() -> None:
     assert list(a.coefs.values()) == [4] and a.values() == [0, 4, 8, 12, 16, 20, 24, 28]
 
 
+def test_a_strided_loop_gets_one_bank_per_residue() -> None:
+    """The naive vnearest reads a point's three coordinates at 12j, 12j + 4, 12j + 8 in a
+    loop over j: the cloud's scratchpad is cyclic by 3 (coordinate r in bank r for every j),
+    not by 4, whose bank of 3j would depend on j. vdot16's body unrolled by 4 reads
+    halfwords 4i .. 4i + 3: cyclic 4, as before."""
+    m = lower_spec_file(NAIVE["pointcloud"])
+    apply_plan(m, "burst", only="vnearest")
+    spms = {o.sym_name.data: o for o in m.walk() if isinstance(o, aq.ScratchpadOp)}
+    cloud = [o for n, o in spms.items() if n.startswith("vnearest_ld") and o.size == 192]
+    assert [(o.partition.data, o.factor_value) for o in cloud] == [("cyclic", 3)]
+    m = lower_spec_file(NAIVE["dsp"])
+    apply_plan(m, "burst", only="vdot16")
+    banks = {o.factor_value for o in m.walk() if isinstance(o, aq.ScratchpadOp)}
+    assert banks == {4}, banks
+
+
 # -- equivalence on the golden interpreter -------------------------------------------------
 
 

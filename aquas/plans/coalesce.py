@@ -299,15 +299,44 @@ def _base(cands: list[_Cand]) -> str | None:
 def _factor(run: _Run) -> int:
     """Cyclic banks so the element accesses of one block (an unrolled body) can run in
     the same cycle, as they could not through the single memory port before."""
-    per_block: dict[int, int] = defaultdict(int)
+    per_block: dict[int, list[_Cand]] = defaultdict(list)
     for c in run.cands:
-        blk = c.op.parent_block()
-        per_block[id(blk)] += 1
-    want = max(per_block.values())
+        per_block[id(c.op.parent_block())].append(c)
+    stride = _stride_factor(run, list(per_block.values()))
+    if stride is not None:
+        return stride
+    want = max(len(cands) for cands in per_block.values())
     f = 1
     while f < want and f < MAX_FACTOR:
         f *= 2
     return max(1, min(f, run.n))
+
+
+def _stride_factor(run: _Run, blocks: list[list[_Cand]]) -> int | None:
+    """``k`` when every block's accesses are elements ``k * i + r`` of a loop counter (or
+    run-time term) ``i`` with the ``k`` residues ``r`` all different (a point's three
+    coordinates, ``3j .. 3j + 2``): cyclic ``k`` gives each its own bank for every ``i``,
+    and the bank of ``k * i + r`` is ``r``, a constant the scheduler sees. A power of two
+    of banks would hold them too for some ``i``, but its bank is then a function of ``i``,
+    which the scheduler's bank analysis takes as any bank, serialising the accesses (the
+    naive point-cloud ``vnearest``: 412 scheduled cycles against 287 hand-written)."""
+    ks: set[int] = set()
+    for cands in blocks:
+        terms = {tuple(c.aff.coefs.items()) for c in cands}
+        if len(terms) != 1:
+            return None
+        (term,) = terms
+        if len(term) != 1 or term[0][1] % run.size:
+            return None
+        k = term[0][1] // run.size
+        residues = {(c.aff.const - run.lo) // run.size % k for c in cands if k > 0}
+        if k < 2 or len(cands) != k or len(residues) != k:
+            return None
+        ks.add(k)
+    if len(ks) != 1:
+        return None
+    (k,) = ks
+    return k if k <= MAX_FACTOR and k <= run.n else None
 
 
 def _apply(isax: aq.IsaxOp, runs: list[_Run], top: list[Operation]) -> None:
