@@ -1626,6 +1626,40 @@ def _unwritten_since(load: memref.LoadOp, st: AppStmt) -> bool:
     return op is first
 
 
+def _values_from(fn: AppFunction, start: int) -> set[SSAValue]:
+    """The SSA values that code from source offset ``start`` on can read: the operands of
+    the ops of every statement starting there or later, and backwards through the ops that
+    compute them, but not into loops and branches (their results are the variables' values
+    after them). ``Matcher.values`` names a C variable's values in every region tried; a
+    value only an earlier region read (a parameter before a loop that reassigns it) is not
+    one the code at ``start`` can use."""
+    todo = [
+        x
+        for b in fn.blocks
+        for s in b.stmts
+        if s.span is not None and s.span[0] >= start
+        for op in s.ops
+        for o in op.walk()
+        for x in o.operands
+    ]
+    return _backward(todo, into_regions=False)
+
+
+def _backward(values: Iterable[SSAValue], into_regions: bool) -> set[SSAValue]:
+    """``values`` and every value the ops computing them read, transitively (through ops
+    with regions -- loops, branches -- only when ``into_regions``)."""
+    todo = list(values)
+    seen: set[SSAValue] = set()
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if isinstance(v, OpResult) and (into_regions or not v.op.regions):
+            todo.extend(v.op.operands)
+    return seen
+
+
 def _stale_operand(
     fn: AppFunction, st: AppStmt, regs: Iterable[Term], values: dict[Term, set[SSAValue]]
 ) -> str | None:
@@ -1634,6 +1668,7 @@ def _stale_operand(
     if st.span is None:
         return None
     stmts = [s for b in fn.blocks for s in b.stmts if s.span is not None and s.src is not None]
+    seen = _values_from(fn, st.span[0])
     for reg in regs:
         for leaf in walk(reg):
             if leaf.op != "var":
@@ -1641,6 +1676,8 @@ def _stale_operand(
             name = str(leaf.val)
             for v in values.get(leaf, ()):
                 if not _in_function(v, fn):  # the same name in another function
+                    continue
+                if v not in seen:  # the name stood for this value in another region
                     continue
                 start = _defined_at(fn, v, stmts)
                 for s in stmts:
@@ -1727,20 +1764,8 @@ def _has_muls_of(t: Term, p: Pattern) -> bool:
 def _address_names(fn: AppFunction, store: memref.StoreOp) -> set[str]:
     """The C variables the address of ``store`` is computed from (conservatively: every
     named value its index and base operands depend on)."""
-    out: set[str] = set()
-    stack: list[SSAValue] = [store.memref, *store.indices]
-    seen: set[SSAValue] = set()
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        name = fn.names.get(v)
-        if name is not None:
-            out.add(name)
-        if isinstance(v, OpResult):
-            stack.extend(v.op.operands)
-    return out
+    deps = _backward([store.memref, *store.indices], into_regions=True)
+    return {name for v in deps if (name := fn.names.get(v)) is not None}
 
 
 def _in_function(v: SSAValue, fn: AppFunction) -> bool:

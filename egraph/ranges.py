@@ -286,14 +286,24 @@ def _drop_inner_reductions(x: Term, q: int) -> tuple[Term, int | None]:
         y = inner.args[0]
         if int(inner.args[1].val) != q or unsigned(y)[1] > mask(w):
             continue
+        # y's own parts, not y as an atom: a y rebuilt by an inner drop has negative
+        # coefficients, products by 2^w - 1 whose interval is the full range. They stand
+        # for y's value only when their sum cannot wrap either.
+        ys: dict[Term, int] = {}
+        ky = _sum_parts(_resize(y, w), w, 1, ys)
+        ylo, yhi = _math_range(ys, ky)
+        if ylo < 0 or yhi > mask(w):
+            continue
         new = dict(parts)
         del new[atom]
-        y = _resize(y, w)
-        new[y] = new.get(y, 0) + 1
-        nlo, nhi = _math_range(new, k0)
+        for t, c in ys.items():
+            new[t] = new.get(t, 0) + c
+        k = k0 + ky
+        new = {t: c for t, c in new.items() if c}
+        nlo, nhi = _math_range(new, k)
         if nlo < 0 or nhi > mask(w):
             continue
-        parts, changed, hi = new, True, nhi
+        parts, k0, changed, hi = new, k, True, nhi
     if not changed:
         return x, None
     out: Term | None = None
@@ -373,11 +383,13 @@ def _reduction(t: Term) -> Term | None:
     if kind == "s" and ((d := signed_iv(a)) is None or d[0] < 0):
         return None
     q = k
-    if unsigned(a)[1] < 2 * q:
-        return modulo(a, q)
+    # The Barrett form first: when x < q its estimate is 0 and s < 2q holds too, but
+    # ``s mod q`` would keep the (zero) estimate in the operand, unlike ``x mod q``.
     src = _barrett_input(a, q)
     if src is not None:
         return _resize(modulo(src, q), w)
+    if unsigned(a)[1] < 2 * q:
+        return modulo(a, q)
     return None
 
 

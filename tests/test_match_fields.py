@@ -14,6 +14,8 @@ from aquas.egraph.emit import rewrite_c
 from aquas.egraph.matcher import Options
 from aquas.egraph.terms import const
 
+from helpers import without
+
 ROOT = Path(__file__).resolve().parents[1]
 KYBER = ROOT / "examples/crypto/kyber.isax"
 NTT = ROOT / "examples/crypto/app/ntt.c"
@@ -207,11 +209,13 @@ def _bfly(hi: str = "p[j + len]", lo: str = "p[j]") -> str:
 
 
 def test_poly_ntt_is_rewritten_to_ntt_bfly(tmp_path: Path) -> None:
+    """The butterfly as one ntt_bfly, without the whole-NTT ISAXs (with them, poly_ntt is
+    one ntt_fwd: tests/test_case_studies.py)."""
     res = match_file(
         NTT,
         KYBER,
         include_dirs=[NTT.parent],
-        patterns=_patterns("vexriscv"),
+        patterns=without(_patterns("vexriscv"), "ntt_fwd", "ntt_inv"),
         options=Options(core="vexriscv"),
     )
     by_fn = {(d.function, d.isax) for d in res.matched}
@@ -288,3 +292,20 @@ def test_a_product_that_only_feeds_a_replaced_butterfly_is_not_replaced(tmp_path
         "its value is used only by line 12, which ntt_bfly replaces: it is dead after that rewrite"
     )
     assert _checked(res).count("aquas_") == 2  # the include and one call
+
+
+def test_a_loop_tried_for_a_memory_isax_leaves_the_statements_inside_it_alone() -> None:
+    """fqpow's loop is tried (and refused) for ntt_fwd and ntt_inv, which resolves `base`
+    before the loop, the parameter; the statements inside the loop read the loop's
+    `base`. The parameter is no operand of theirs, so it is no stale operand either
+    (both calls were refused as reading `base` "before line 19 assigns it again")."""
+    res = match_file(
+        NTT,
+        KYBER,
+        functions=["fqpow"],
+        patterns=_patterns("picorv32"),
+        options=Options(core="picorv32"),
+    )
+    assert {d.isax for d in res.decisions if d.status == "rejected"} == {"ntt_fwd", "ntt_inv"}
+    assert sorted((d.line, d.isax) for d in res.matched) == [(21, "modmul_q"), (22, "modmul_q")]
+    _checked(res)

@@ -225,3 +225,25 @@ def test_an_added_inner_remainder_is_dropped_only_when_no_sum_wraps() -> None:
     wraps = rx(binop("add", rx(X8), Y8))
     r = simplify(wraps) or wraps
     assert inner_remainders(r) == 1 and same_everywhere(wraps, r)
+
+
+def test_an_inner_reduction_is_dropped_only_when_its_operand_cannot_wrap() -> None:
+    """``(k + (x - y) mod q) mod q`` at 16 bits: the reduced operand ``x - y`` wraps when
+    x < y, so reading it as its parts (``(k + x - y) mod q``) would be wrong although that
+    sum never wraps; ``x + y`` cannot wrap and its reduction is dropped. Chained: the
+    outer level drops what the inner one rebuilt. Compared on all inputs."""
+    from aquas.egraph.ranges import modulo
+    from aquas.egraph.terms import walk
+
+    x, y = cast("zext", 16, X8), cast("zext", 16, Y8)
+    k, q = const(16, 300), const(16, Q)
+    for inner, dropped in ((binop("sub", x, y), False), (binop("add", x, y), True)):
+        t = binop("add", k, binop("remu", inner, q))
+        m = modulo(t, Q)
+        assert same_everywhere(m, binop("remu", t, q))
+        assert sum(1 for n in walk(m) if n.op == "remu") == (1 if dropped else 2)
+    level1 = binop("remu", binop("add", binop("remu", binop("add", x, y), q), k), q)
+    t = binop("add", binop("remu", y, q), level1)
+    m = modulo(t, Q)
+    assert same_everywhere(m, binop("remu", t, q))
+    assert sum(1 for n in walk(m) if n.op == "remu") == 1
