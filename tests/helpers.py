@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -156,9 +157,28 @@ def iss_outputs(
     return outputs
 
 
+def without(ext_pats: Any, *names: str) -> Any:
+    """``(extension, patterns)`` without the ISAXs ``names``."""
+    ext, pats = ext_pats
+    return ext, [p for p in pats if p.name not in names]
+
+
 def without_vdot32(ext_pats: Any) -> Any:
     """``(extension, patterns)`` of examples/dsp/dsp.isax without ``vdot32``. The matcher
     takes a dot product of 32 or more i16 elements in vdot32's chunks of 32; the tests that
     exercise strip-mining into vdot16's chunks of 16 match without it."""
-    ext, pats = ext_pats
-    return ext, [p for p in pats if p.name != "vdot32"]
+    return without(ext_pats, "vdot32")
+
+
+def kyber_scalar(directory: Path) -> Path:
+    """examples/crypto/kyber.isax with its register ISAXs only (modmul_q, ntt_bfly): no
+    whole-NTT ISAX and no scratchpad, written to ``directory``. The small unit the tests of
+    sharing, area budgets and `%` against Barrett are about."""
+    text = (Path(__file__).resolve().parents[1] / "examples/crypto/kyber.isax").read_text()
+    text = text[: text.index("#[opcode(custom2), funct7(2)]")]
+    text = "\n".join(x for x in text.splitlines() if not x.startswith("scratchpad ")) + "\n"
+    out = directory / "kyber.isax"
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")  # several test processes may write it
+    tmp.write_text(text)
+    tmp.replace(out)
+    return out

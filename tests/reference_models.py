@@ -95,7 +95,7 @@ LAYOUTS: dict[str, Layout] = {
         regs={"dacc": (32, 0)},
         spms={"ga": (16, 16), "gb": (16, 16), "gc": (32, 16), "sv": (8, 32), "dense": (8, 32)},
     ),
-    KYBER: Layout(regs={}, spms={}),
+    KYBER: Layout(regs={}, spms={"pc": (16, 256), "zf": (16, 127), "zi": (16, 127)}),
     DSP: Layout(
         regs={f"bq_{n}": (16, 0) for n in _BQ},
         spms={
@@ -501,23 +501,134 @@ def _kyber_u16(rng: random.Random) -> int:
 
 
 def gen_modmul_q(rng: random.Random) -> Case:
-    return Case(high_junk(rng, _kyber_u16(rng)), high_junk(rng, _kyber_u16(rng)), {}, [], {}, {})
+    rs1, rs2 = high_junk(rng, _kyber_u16(rng)), high_junk(rng, _kyber_u16(rng))
+    regs, spms = rand_state(rng, KYBER)
+    return Case(rs1, rs2, {}, [], regs, spms)
 
 
 def ref_modmul_q(case: Case) -> Expected:
-    return Expected((case.rs1 & M16) * (case.rs2 & M16) % KYBER_Q, {}, {}, {})
+    regs, spms = _copy_state(case)  # register-only: the scratchpads are untouched
+    return Expected((case.rs1 & M16) * (case.rs2 & M16) % KYBER_Q, {}, regs, spms)
 
 
 def gen_ntt_bfly(rng: random.Random) -> Case:
     rs1 = (_kyber_u16(rng) << 16) | _kyber_u16(rng)
-    return Case(rs1, high_junk(rng, _kyber_u16(rng)), {}, [], {}, {})
+    rs2 = high_junk(rng, _kyber_u16(rng))
+    regs, spms = rand_state(rng, KYBER)
+    return Case(rs1, rs2, {}, [], regs, spms)
 
 
 def ref_ntt_bfly(case: Case) -> Expected:
     q = KYBER_Q
     a, b, zeta = case.rs1 & M16, case.rs1 >> 16 & M16, case.rs2 & M16
     t = zeta * b
-    return Expected(((a - t) % q) << 16 | (a + t) % q, {}, {}, {})
+    regs, spms = _copy_state(case)
+    return Expected(((a - t) % q) << 16 | (a + t) % q, {}, regs, spms)
+
+
+def _brv7(k: int) -> int:
+    return int(f"{k:07b}"[::-1], 2)
+
+
+# The true twiddles of Kyber's NTT: zetas[k] = 17^brv7(k) mod q (17 is a primitive 256th
+# root of unity mod q), and their inverses, which undo them layer by layer.
+KYBER_ZETAS = [pow(17, _brv7(k), KYBER_Q) for k in range(128)]
+KYBER_ZETAS_INV = [pow(z, -1, KYBER_Q) for z in KYBER_ZETAS]
+
+_KYBER_PROFILES = ("canonical", "u16", "mixed", "edge", "constant")
+
+
+def _kyber_u16s(rng: random.Random, n: int, kind: str) -> list[int]:
+    """``n`` u16 values: all reduced, arbitrary, a mix, edge values only, or one value."""
+    q = KYBER_Q
+    if kind == "canonical":
+        return [rng.randrange(q) for _ in range(n)]
+    if kind == "u16":
+        return [rng.getrandbits(16) for _ in range(n)]
+    if kind == "edge":
+        pool = [0, 1, 2, q - 1, q, q + 1, 2 * q - 1, 2 * q, 19 * q, 19 * q + 228, M16]
+        return [rng.choice(pool) for _ in range(n)]
+    if kind == "constant":
+        return [_kyber_u16(rng)] * n
+    return [_kyber_u16(rng) for _ in range(n)]
+
+
+def _gen_ntt(real_twiddles: Sequence[int]):  # type: ignore[no-untyped-def]
+    """rs1 = &p[0] (256 u16, transformed in place), rs2 = &table[0] (128 u16 twiddles)."""
+
+    def gen(rng: random.Random) -> Case:
+        pkind = rng.choice(_KYBER_PROFILES)
+        p = _kyber_u16s(rng, 256, pkind)
+        zkind = rng.choice(("real", *_KYBER_PROFILES))
+        z = list(real_twiddles) if zkind == "real" else _kyber_u16s(rng, 128, zkind)
+        rp, rz = alloc(rng, [(512, rng.choice((2, 2, 4))), (256, rng.choice((2, 2, 4)))])
+        regs, spms = rand_state(rng, KYBER)
+        mem = {rp: pack(p, 2), rz: pack(z, 2)}
+        return Case(rp, rz, mem, [(rp, 512)], regs, spms, f"p:{pkind} z:{zkind}")
+
+    return gen
+
+
+def ntt_forward(p: Sequence[int], zetas: Sequence[int]) -> list[int]:
+    """Kyber's forward NTT (reference C, with exact ``%`` on the full values)."""
+    q = KYBER_Q
+    p = list(p)
+    k = 1
+    length = 128
+    while length >= 2:
+        for start in range(0, 256, 2 * length):
+            zeta = zetas[k]
+            k += 1
+            for j in range(start, start + length):
+                t = zeta * p[j + length] % q
+                a = p[j]
+                p[j + length] = (a + q - t) % q
+                p[j] = (a + t) % q
+        length //= 2
+    return p
+
+
+def c_rem(x: int, q: int) -> int:
+    """C's ``x % q`` for ints: rounds the quotient toward zero, so the sign is x's."""
+    r = abs(x) % q
+    return -r if x < 0 else r
+
+
+def ntt_inverse(p: Sequence[int], zinv: Sequence[int]) -> list[int]:
+    """Kyber's inverse NTT (Gentleman-Sande layers, then times 128^-1 = 3303 mod q)."""
+    q = KYBER_Q
+    p = list(p)
+    length = 2
+    while length <= 128:
+        k = 128 // length
+        for start in range(0, 256, 2 * length):
+            z = zinv[k]
+            k += 1
+            for j in range(start, start + length):
+                a, b = p[j], p[j + length]
+                p[j] = (a + b) % q
+                # C's (uint16_t)((a + q - b) % q): a truncating remainder, negative when
+                # b > a + q (the spec's operands may be any u16)
+                p[j + length] = z * (c_rem(a + q - b, q) & M16) % q
+        length *= 2
+    return [x * 3303 % q for x in p]
+
+
+def _ref_ntt(transform, spm: str):  # type: ignore[no-untyped-def]
+    def ref(case: Case) -> Expected:
+        img = Image(case.mem)
+        table = img.words(case.rs2, 2, 128)
+        out = transform(img.words(case.rs1, 2, 256), table)
+        regs, spms = _copy_state(case)
+        spms["pc"] = out
+        spms[spm] = table[1:]  # entries 1..127; the other table's scratchpad is untouched
+        return Expected(None, {case.rs1: pack(out, 2)}, regs, spms)
+
+    return ref
+
+
+gen_ntt_fwd, ref_ntt_fwd = _gen_ntt(KYBER_ZETAS), _ref_ntt(ntt_forward, "zf")
+gen_ntt_inv, ref_ntt_inv = _gen_ntt(KYBER_ZETAS_INV), _ref_ntt(ntt_inverse, "zi")
 
 
 # ---------------------------------------------------------------------------------------
@@ -687,6 +798,8 @@ MODELS: dict[tuple[str, str], Model] = {
     (LLM, "sparse_decomp_i8"): Model(gen_sparse_decomp_i8, ref_sparse_decomp_i8),
     (KYBER, "modmul_q"): Model(gen_modmul_q, ref_modmul_q),
     (KYBER, "ntt_bfly"): Model(gen_ntt_bfly, ref_ntt_bfly),
+    (KYBER, "ntt_fwd"): Model(gen_ntt_fwd, ref_ntt_fwd),
+    (KYBER, "ntt_inv"): Model(gen_ntt_inv, ref_ntt_inv),
     (DSP, "fir_load_taps"): Model(gen_fir_load_taps, ref_fir_load_taps),
     (DSP, "fir8"): Model(gen_fir8, ref_fir8),
     (DSP, "biquad_load"): Model(gen_biquad_load, ref_biquad_load),

@@ -17,8 +17,12 @@ from aquas.synth.budget import AreaBudget
 from aquas.synth.flow import build_unit
 from aquas.synth.oplib import OperatorLibrary
 
+from helpers import kyber_scalar
+
 ROOT = Path(__file__).resolve().parents[1]
-KYBER = ROOT / "examples" / "crypto" / "kyber.isax"
+# kyber's register ISAXs (no whole-NTT ISAX): a unit of a few multipliers
+(ROOT / "build" / "tests").mkdir(parents=True, exist_ok=True)
+KYBER = kyber_scalar(ROOT / "build" / "tests")
 LIB = OperatorLibrary.load()
 CLOCK = 5.68  # VexRiscv's critical path on OSU018, the default clock
 CORE_UM2 = 1_626_806.0  # VexRiscv on OSU018, logic and memory (docs/synthesis.md)

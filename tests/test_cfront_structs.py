@@ -337,19 +337,24 @@ int main(void)
 }
 """
 
-# vdot16 as dsp.isax defines it, written independently of the matcher: the sum of 16
-# products of i16 elements, wrapping in 32 bits. Addresses are 32-bit: the host program is
-# linked without PIE so that its static buffers lie below 4 GiB.
-VDOT16_STUB = r"""#include <stdint.h>
-static inline uint32_t aquas_vdot16(uint32_t a, uint32_t b)
-{
+
+def vdot_stub(n: int) -> str:
+    """vdot16 or vdot32 as dsp.isax defines them, written independently of the matcher: the
+    sum of ``n`` products of i16 elements, wrapping in 32 bits. Addresses are 32-bit: the
+    host program is linked without PIE so that its static buffers lie below 4 GiB."""
+    return f"""#include <stdint.h>
+static inline uint32_t aquas_vdot{n}(uint32_t a, uint32_t b)
+{{
     const int16_t *x = (const int16_t *)(uintptr_t)a, *y = (const int16_t *)(uintptr_t)b;
     uint32_t s = 0;
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < {n}; i++)
         s += (uint32_t)((int32_t)x[i] * y[i]);
     return s;
-}
+}}
 """
+
+
+VDOT16_STUB = vdot_stub(16)
 
 
 def _dsp_without_vdot32():  # type: ignore[no-untyped-def]

@@ -338,7 +338,7 @@ void pw(uint16_t *restrict r, const uint16_t *restrict a, const uint16_t *restri
     )
     (tmp_path / "m").mkdir()
     res = _match(tmp_path / "m", macro, KYBER)
-    assert [d.isax for d in res.decisions if d.function == "pw"] == ["modmul_q"]
+    assert [d.isax for d in res.matched if d.function == "pw"] == ["modmul_q"]
 
 
 DIST = """#include <stdint.h>

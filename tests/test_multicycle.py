@@ -397,7 +397,8 @@ def test_kyber_with_remainder_matches_the_barrett_spec() -> None:
     rng = random.Random(3329)
     ops = [(0, 0), (0xFFFF, 0xFFFF), (3329, 1), (3328, 3328), (0xFFFFFFFF, 0xFFFFFFFF)]
     ops += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(500)]
-    for a_isax, b_isax in zip(mod.isaxs(), bar.isaxs(), strict=True):
+    scalar = [i for i in bar.isaxs() if i.sym_name.data in ("modmul_q", "ntt_bfly")]
+    for a_isax, b_isax in zip(mod.isaxs(), scalar, strict=True):
         assert a_isax.sym_name == b_isax.sym_name
         for rs1, rs2 in ops:
             assert execute(a_isax, rs1, rs2).rd == execute(b_isax, rs1, rs2).rd, (

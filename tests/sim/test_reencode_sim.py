@@ -17,10 +17,14 @@ from aquas.interpreter import find_extension
 from aquas.reencode import spec_for_target
 from aquas.target import load_target
 
+from helpers import kyber_scalar
+
 pytestmark = pytest.mark.sim
 
 ROOT = Path(__file__).resolve().parents[2]
-KYBER = ROOT / "examples" / "crypto" / "kyber.isax"
+# kyber's register ISAXs (modmul_q, ntt_bfly): the small project of tests/projects/kyber
+(ROOT / "build" / "tests").mkdir(parents=True, exist_ok=True)
+KYBER = kyber_scalar(ROOT / "build" / "tests")
 LLM = ROOT / "examples" / "llm" / "llm.isax"
 PROGRAMS = Path(__file__).parent / "programs"
 VEX = load_target(soc="vexriscv")

@@ -15,6 +15,8 @@ from aquas.diagnostics import AquasError
 from aquas.flow import STAGES, run_project
 from aquas.project import load_project
 
+from helpers import kyber_scalar
+
 pytestmark = pytest.mark.sim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +52,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     toml.write_text(
         toml.read_text().replace(
             'spec = "../../../examples/crypto/kyber.isax"',
-            f'spec = "{ROOT / "examples" / "crypto" / "kyber.isax"}"',
+            f'spec = "{kyber_scalar(d)}"',  # modmul_q and ntt_bfly
         )
     )
     return toml
