@@ -391,9 +391,17 @@ class Flow:
     def _cosim(self, d: Path, unit_v: Path, unit: str, reports: dict[str, Any]) -> dict[str, Any]:
         if self.p.cosim_cases == 0:
             return {"cases": 0, "mismatches": [], "skipped": True}
-        from aquas.synth.cosim import cycle_budget, run_cosim
+        from aquas.synth.cosim import cases_by_isax, cycle_budget, run_cosim, worst_cycles
 
         budgets = {n: cycle_budget(r) for n, r in reports.items()}
+        # an ISAX of very long calls gets fewer cases (synth/cosim.py, cases_by_isax)
+        by_isax = cases_by_isax(reports, self.p.cosim_cases)
+        fewer = {n: k for n, k in by_isax.items() if k < self.p.cosim_cases}
+        for n, k in sorted(fewer.items()):
+            self.console.print(
+                f"  cosim: {n} {k} cases (calls of up to {worst_cycles(reports[n]):,} cycles)",
+                markup=False,
+            )
         assert self._encoding is not None
         res = run_cosim(
             self.p.spec,
@@ -402,6 +410,7 @@ class Flow:
             cases=self.p.cosim_cases,
             budgets=budgets,
             encodings=[(m.isax, m.new) for m in self._encoding.moves],
+            by_isax=fewer,
         )
         if res.mismatches:
             raise AquasError(
@@ -411,7 +420,7 @@ class Flow:
         if res.cases <= 0:
             raise AquasError(f"co-simulation of {unit} ran no case")
         (d / "cosim.json").write_text(json.dumps({"cases": res.cases}, indent=2) + "\n")
-        return {"cases": res.cases, "mismatches": [], "skipped": False}
+        return {"cases": res.cases, "by_isax": by_isax, "mismatches": [], "skipped": False}
 
     def _measure(
         self, d: Path, unit_v: Path, unit: str, reports: dict[str, dict[str, Any]]

@@ -15,7 +15,8 @@ Environment: AQUAS_COSIM_SPEC (spec path), AQUAS_COSIM_CASES (per ISAX), AQUAS_C
 AQUAS_COSIM_MODE (``random`` | ``fixed``), AQUAS_COSIM_LATENCY (fixed mode),
 AQUAS_COSIM_RESULT (JSON file the runner reads back), AQUAS_COSIM_ENCODINGS (JSON list of
 [isax, opcode, funct3, funct7]: the encodings of re-encoded ISAXs, aquas.reencode),
-AQUAS_COSIM_RESIDENT (JSON list of the scratchpads the unit keeps resident).
+AQUAS_COSIM_RESIDENT (JSON list of the scratchpads the unit keeps resident),
+AQUAS_COSIM_CASES_BY_ISAX (JSON object: fewer cases for the ISAXs it names).
 """
 
 from __future__ import annotations
@@ -306,6 +307,9 @@ async def cosim(dut: Any) -> None:
     spm_elems = {p.sym_name.data: spm_handles(dut, p) for p in ext.scratchpads()}
     state_regs = state_handles(dut, module)
     isaxs = [i for i in ext.isaxs() if only is None or i.sym_name.data == only]
+    # cases per ISAX: AQUAS_COSIM_CASES, or fewer for the ISAXs named here
+    fewer = json.loads(os.environ.get("AQUAS_COSIM_CASES_BY_ISAX") or "{}")
+    want = {i.sym_name.data: min(cases, int(fewer.get(i.sym_name.data, cases))) for i in isaxs}
     rng = random.Random(seed)
     # a unit that sends requests ahead (runs, synth/memengine.py) gets a memory that
     # accepts several at once; any other one never asks for it
@@ -345,14 +349,15 @@ async def cosim(dut: Any) -> None:
     mismatches: list[str] = []
     done_cases = 0
     attempts = 0
-    # rounds: every ISAX once per round, in a random order, so that each gets `cases`
-    # cases while state set by one ISAX (e.g. loaded coefficients) feeds the others
+    # rounds: every ISAX still short of its cases once per round, in a random order, so
+    # that each gets its cases while state set by one ISAX (e.g. loaded coefficients)
+    # feeds the others
     todo: list[Any] = []
-    total = cases * len(isaxs)
+    total = sum(want.values())
     while done_cases < total and attempts < total * 20:
         attempts += 1
         if not todo:
-            todo = list(isaxs)
+            todo = [i for i in isaxs if stats[i.sym_name.data]["cases"] < want[i.sym_name.data]]
             rng.shuffle(todo)
         isax = todo[-1]
         name = isax.sym_name.data
