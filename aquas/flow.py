@@ -396,8 +396,9 @@ class Flow:
         budgets = {n: cycle_budget(r) for n, r in reports.items()}
         # an ISAX of very long calls gets fewer cases (synth/cosim.py, cases_by_isax)
         by_isax = cases_by_isax(reports, self.p.cosim_cases)
-        fewer = {n: k for n, k in by_isax.items() if k < self.p.cosim_cases}
-        for n, k in sorted(fewer.items()):
+        for n, k in sorted(by_isax.items()):
+            if k == self.p.cosim_cases:
+                continue
             self.console.print(
                 f"  cosim: {n} {k} cases (calls of up to {worst_cycles(reports[n]):,} cycles)",
                 markup=False,
@@ -410,7 +411,7 @@ class Flow:
             cases=self.p.cosim_cases,
             budgets=budgets,
             encodings=[(m.isax, m.new) for m in self._encoding.moves],
-            by_isax=fewer,
+            by_isax=by_isax,
         )
         if res.mismatches:
             raise AquasError(

@@ -63,6 +63,7 @@ RUN_ORDER = [
     ("LLM int8", "vexriscv"),
     ("point cloud", "picorv32"),
 ]
+assert {(d, c) for d, cores in PROJECTS.items() for c in cores} == set(RUN_ORDER)
 
 
 def hottest(doc: dict[str, Any]) -> dict[str, Any] | None:

@@ -126,7 +126,7 @@ def cases_by_isax(
     Kyber's whole-NTT ISAXs (about 11,000 cycles a call) took 80 s each for 100 cases,
     more than the rest of the unit's co-simulation together."""
     return {
-        name: min(cases, max(floor, cycles // max(1, worst_cycles(r, RANDOM_MAX_DELAY))))
+        name: min(cases, max(floor, cycles // max(1, worst_cycles(r))))
         for name, r in reports.items()
     }
 
@@ -164,8 +164,8 @@ def run_cosim(
     """``budgets``: cycles per case of each ISAX (see :func:`cycle_budget`); an ISAX
     missing from it gets :data:`DEFAULT_BUDGET`. ``encodings``: ISAXs the unit was
     synthesized re-encoded (:mod:`aquas.reencode`), with their new encodings; the test
-    bench drives those fields. ``by_isax``: cases of the ISAXs that get fewer than
-    ``cases`` (:func:`cases_by_isax`)."""
+    bench drives those fields. ``by_isax``: cases per ISAX where fewer than ``cases``
+    (:func:`cases_by_isax`; larger counts are ignored)."""
     from cocotb_tools.runner import get_runner
 
     cache_dir = cache_dir or default_cache_dir("cosim")
