@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.timing import const_mul_adders
 
 TABLE_PATH = Path(__file__).with_name("area_osu018.json")
 
@@ -236,9 +237,14 @@ def op_um2(op: Operation, lib: OperatorLibrary, am: AreaModel) -> tuple[str, flo
     ins = list(op.operands)
     if name == "mul":
         a, b = (effective_bits(v) for v in ins[:2])
-        if any(const_value(v) is not None for v in ins):
-            # a constant multiplicand: shifts and adds, costed by the library's kind
-            return "multipliers", am.cells("add", lib.cost("mul_const", w, extrapolate=True).cells)
+        c = next((k for k in map(const_value, ins) if k is not None), None)
+        if c is not None:
+            # a constant multiplicand: shifts and one adder per further one bit of the
+            # constant (synth/timing.const_mul_levels), at most the library's entry
+            entry = lib.cost("mul_const", w, extrapolate=True).cells
+            adders = const_mul_adders(c, w)
+            cells = min(entry, adders * lib.cost("add", w, extrapolate=True).cells)
+            return "multipliers", am.cells("add", cells)
         return "multipliers", am.mul(a, b, w)
     if name in ("and", "or", "xor"):
         if any(_is_const(v) for v in ins):

@@ -72,6 +72,10 @@ AFFINE_OPS = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp)
 PIPELINE_OFF = -1
 """``aquas.pipeline`` value of ``#[pipeline(off)]``: never pipeline this loop."""
 
+SELECT_USERS = 64
+"""Users of a shared unit the pipeliner leaves room for in front of a shareable multiply
+(an AND and 6 ORs; ``_chained_with_select``)."""
+
 MAX_CARRIED = 16
 """Iteration distances up to which carried scratchpad dependences are searched; a
 pipeline never has more stages than this, so longer distances cannot be broken."""
@@ -165,7 +169,7 @@ def loop_problem(
     """The modulo-scheduling problem of ``loop``'s body and its operations in program
     order, or why the loop cannot be pipelined; ``units``: the ISAX's ``#[mul_units]``."""
     from aquas.synth.fsm import segment_problem
-    from aquas.synth.timing import chained_delay, op_delay
+    from aquas.synth.timing import op_delay
 
     body = loop.body.block
     ops = [o for o in body.ops if not isinstance(o, scf.YieldOp)]
@@ -179,7 +183,7 @@ def loop_problem(
         if isinstance(o, aq.WriteRdOp):
             return "its body writes rd"
     work = [o for o in ops if not (isinstance(o, FREE_OPS) and not o.operands)]
-    dl = {o: chained_delay(lib, o, budget_ns) for o in work}
+    dl = {o: _chained_with_select(lib, o, budget_ns) for o in work}
     for o in work:
         # slower than a cycle: multi-cycle in the state machine, which a kernel cannot
         # hold (once timing closure lets the derated delays decide that, by those)
@@ -236,6 +240,29 @@ def loop_problem(
                     )
                     break
     return loop_p, work
+
+
+def _chained_with_select(lib: OperatorLibrary, op: Operation, budget_ns: float) -> float:
+    """The delay the modulo schedule chains for ``op``: :func:`timing.chained_delay`, plus
+    for a multiply the binding may share (``binding.class_of``) the delay of a shared
+    unit's input select over up to ``SELECT_USERS`` users, when the op still fits the
+    cycle with it.
+
+    The prologue and epilogue copy each stage's operators, so a pipelined multiply has
+    as many copies as stages, in different states: shared units serve them all, but only
+    if the kernel's stage leaves room for the select in front of the unit. Without the
+    allowance the stage is packed to the cycle, sharing makes the ISAX more than 10 %
+    slower, and every copy keeps a multiplier of its own (the point-cloud covariance at
+    10 ns: 12 multipliers of 33 bits instead of 6 shared units, for the same cycles)."""
+    from aquas.synth.binding import select_ns
+    from aquas.synth.timing import chained_delay
+
+    d = chained_delay(lib, op, budget_ns)
+    c = class_of(op, lib)
+    if c is None:
+        return d
+    with_select = d + select_ns(lib, c.width, SELECT_USERS)
+    return with_select if with_select <= budget_ns else d
 
 
 def _unit_limit(

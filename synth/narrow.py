@@ -30,9 +30,9 @@ checked against the golden interpreter on every example spec (tests/test_narrow.
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerType, ModuleOp
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -58,6 +58,24 @@ def _const(v: SSAValue) -> int | None:
     return None
 
 
+def _incoming(v: SSAValue) -> list[SSAValue] | None:
+    """The values an iteration argument of an ``scf.for``, or a result of one, takes: its
+    initial value and the value the body yields (a pipelined loop's stage registers are
+    such arguments, and the epilogue reads them as results: ``synth/loop_pipeline.py``),
+    or None for any other value."""
+    if isinstance(v, BlockArgument) and v.index > 0:
+        loop, i = v.block.parent_op(), v.index - 1
+    elif isinstance(v, OpResult) and isinstance(v.owner, scf.ForOp):
+        loop, i = v.owner, v.index
+    else:
+        return None
+    if not isinstance(loop, scf.ForOp):
+        return None
+    y = loop.body.block.last_op
+    assert isinstance(y, scf.YieldOp)
+    return [loop.iter_args[i], y.arguments[i]]
+
+
 def unsigned_bits(v: SSAValue, depth: int = DEPTH) -> int:
     """Bits that hold ``v``'s value as an unsigned number (see the module docstring);
     ``0`` for the constant 0."""
@@ -65,6 +83,8 @@ def unsigned_bits(v: SSAValue, depth: int = DEPTH) -> int:
     c = _const(v)
     if c is not None:
         return c.bit_length()
+    if depth > 0 and (vals := _incoming(v)) is not None:
+        return min(w, max(unsigned_bits(x, depth - 1) for x in vals))
     if depth == 0 or not isinstance(v, OpResult):
         return w
     op, d = v.owner, depth - 1
@@ -93,6 +113,8 @@ def signed_bits(v: SSAValue, depth: int = DEPTH) -> int:
         s = c - (1 << w) if c >> (w - 1) else c
         return min(w, (s if s >= 0 else ~s).bit_length() + 1)
     fallback = min(w, unsigned_bits(v, depth) + 1)
+    if depth > 0 and (vals := _incoming(v)) is not None:
+        return min(w, fallback, max(signed_bits(x, depth - 1) for x in vals))
     if depth == 0 or not isinstance(v, OpResult):
         return fallback
     op, d = v.owner, depth - 1

@@ -46,6 +46,30 @@ def _const_rhs(op: Operation) -> bool:
     return isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp)
 
 
+def const_mul_levels(lib: OperatorLibrary, c: int, width: int) -> int:
+    """Gate levels of ``x * c`` at ``width`` bits by the number ``p`` of one bits of ``c``
+    (modulo ``2^width``): no adder for ``p <= 1`` (a shift), else one adder plus 2 levels
+    per further partial product.
+
+    The library's ``mul_const`` entry is the deepest of its two characterised constants
+    (3329 and 1000003), far too deep for the small factors of index arithmetic (``3 * j``
+    into a cyclic-3 scratchpad). Yosys keeps only the partial products of ``c``'s one bits
+    (no recoding), so the depth follows ``p``: on the library's script, ``x * 3`` at 32
+    bits is 17 levels (an adder 18), ``* 7`` 20, ``* 3329`` 22, ``* 1000003`` (9 ones)
+    31, ``* 3`` at 8 bits 9 (an adder 10); the formula is at or above each
+    (``tests/test_timing_const_mul.py`` checks it against Yosys)."""
+    adders = const_mul_adders(c, width)
+    if adders == 0:
+        return 0
+    return lib.cost("add", width).depth + 2 * (adders - 1)
+
+
+def const_mul_adders(c: int, width: int) -> int:
+    """Adders of ``x * c`` at ``width`` bits: one per one bit of ``c`` (modulo
+    ``2^width``) past the first (:func:`const_mul_levels`)."""
+    return max(bin(c % (1 << width)).count("1") - 1, 0)
+
+
 def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     """Combinational delay (ns) of one IR op in the generated datapath."""
     if isinstance(op, (*FREE_OPS, *MEM_OPS, aq.StateReadOp, aq.StateWriteOp, aq.WriteRdOp)):
@@ -69,6 +93,10 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     kind = arith_kind(name, pred, _const_rhs(op))
     width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
     d = lib.delay_ns(kind, width)
+    if isinstance(op, arith.MuliOp) and _const_rhs(op):
+        c = op.operands[1].owner.value.value.data  # type: ignore[union-attr]
+        levels = const_mul_levels(lib, int(c), width)
+        d = min(d, levels * lib.ns_per_level * lib.derate)
     if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
         if _const_rhs(op):  # a small constant divisor is far deeper than the *_const entry
             c = op.operands[1].owner.value.value.data  # type: ignore[union-attr]
