@@ -114,7 +114,7 @@ def signed_bits(v: SSAValue, depth: int = DEPTH) -> int:
         return min(w, (s if s >= 0 else ~s).bit_length() + 1)
     fallback = min(w, unsigned_bits(v, depth) + 1)
     if depth > 0 and (vals := _incoming(v)) is not None:
-        return min(w, fallback, max(signed_bits(x, depth - 1) for x in vals))
+        return min(fallback, max(signed_bits(x, depth - 1) for x in vals))
     if depth == 0 or not isinstance(v, OpResult):
         return fallback
     op, d = v.owner, depth - 1

@@ -274,8 +274,11 @@ class OperatorLibrary:
 
     def delay_ns(self, kind: str, width: int, *, extrapolate: bool = False) -> float:
         """The delay of ``kind`` at ``width`` in ns: ``depth * ns_per_level * derate``."""
-        depth = self.cost(kind, width, extrapolate=extrapolate).depth
-        return depth * self.ns_per_level * self.derate
+        return self.levels_ns(self.cost(kind, width, extrapolate=extrapolate).depth)
+
+    def levels_ns(self, levels: int) -> float:
+        """The delay of ``levels`` gate levels in ns (derated like every operator's)."""
+        return levels * self.ns_per_level * self.derate
 
     def multicycle_units(self) -> list[str]:
         """The sequential units the library describes (``"div"``)."""

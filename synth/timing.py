@@ -39,11 +39,19 @@ def _w(op: Operation) -> int:
     return t.width.data
 
 
-def _const_rhs(op: Operation) -> bool:
+def _const_rhs_value(op: Operation) -> int | None:
+    """The value of ``op``'s second operand when it is an ``arith.constant``, else None."""
     if len(op.operands) < 2:
-        return False
+        return None
     v = op.operands[1]
-    return isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp)
+    if not (isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp)):
+        return None
+    value = v.owner.value
+    return value.value.data if isinstance(value, IntegerAttr) else None
+
+
+def _const_rhs(op: Operation) -> bool:
+    return _const_rhs_value(op) is not None
 
 
 def const_mul_levels(lib: OperatorLibrary, c: int, width: int) -> int:
@@ -93,16 +101,13 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
     kind = arith_kind(name, pred, _const_rhs(op))
     width = _w(op) if not isinstance(op, arith.CmpiOp) else _width_of(op.lhs.type)
     d = lib.delay_ns(kind, width)
-    if isinstance(op, arith.MuliOp) and _const_rhs(op):
-        c = op.operands[1].owner.value.value.data  # type: ignore[union-attr]
-        levels = const_mul_levels(lib, int(c), width)
-        d = min(d, levels * lib.ns_per_level * lib.derate)
+    c = _const_rhs_value(op)
+    if isinstance(op, arith.MuliOp) and c is not None:
+        d = min(d, lib.levels_ns(const_mul_levels(lib, c, width)))
     if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
-        if _const_rhs(op):  # a small constant divisor is far deeper than the *_const entry
-            c = op.operands[1].owner.value.value.data  # type: ignore[union-attr]
-            var_kind = arith_kind(name)
-            depth = lib.division_by_constant_depth(var_kind, width, int(c))
-            d = max(d, depth * lib.ns_per_level * lib.derate)
+        if c is not None:  # a small constant divisor is far deeper than the *_const entry
+            depth = lib.division_by_constant_depth(arith_kind(name), width, c)
+            d = max(d, lib.levels_ns(depth))
         d += 2 * lib.delay_ns("mux", width)  # RISC-V corner-case selects
     if name in ("arith.shli", "arith.shrui", "arith.shrsi") and not _const_rhs(op):
         d += lib.delay_ns("mux", width)  # shift-out guard
