@@ -28,6 +28,16 @@ width (a *unit class*, ``mul32``, ``mul64``) share a bounded set of functional u
   it; its delay (an AND and ``ceil(log2 n)`` ORs for ``n`` users, ``n`` counted over the
   whole extension, an upper bound) is added to the op's chaining delay, and an op whose
   delay with the select no longer fits the cycle stays on an operator of its own.
+* **Registered units.** When no multiply of a class fits a cycle with the select but each
+  fits alone (a core-clock unit after timing closure derates the delays: DSP's 16-bit
+  multiplies, 4.07 ns, and their 41-user select, 0.79 ns, against 4.68 ns), the class's
+  units are *registered*: the select feeds operand registers in the issue state, the
+  multiply runs from them in the next cycle into a result register, and the op's result is
+  read from it ``REGISTERED_LATENCY`` (2) states after the issue. Such an op is scheduled
+  like a multi-cycle op (``synth/multicycle.py``) on a pipelined unit: it holds one of its
+  class's units in its issue state only, and its result is read in exactly its result
+  state (and copied to a register when used later). The registers also cut every
+  combinational path through the unit, so binding needs no loop check for them.
 * **Binding** (:func:`bind`), after scheduling: in each state the class's ops take the
   free units in program order. A unit's output feeds datapath logic that may feed another
   unit's input in the same state; with the AND-OR selects over all states that is a
@@ -50,7 +60,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.dialects import aquas as aq
 from aquas.synth.narrow import signed_bits, unsigned_bits
-from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 
 SHARED_KINDS: dict[str, str] = {"arith.muli": "mul"}
 """arith op → operator kind of the library that is bound to shared units."""
@@ -58,6 +68,9 @@ SHARED_KINDS: dict[str, str] = {"arith.muli": "mul"}
 SHARE_FACTOR = 4
 """A kind is shared at a width when its operator costs at least this many times the
 input select one more user adds (see the module docstring)."""
+
+REGISTERED_LATENCY = 2
+"""States from a registered unit's issue state to the state reading its result register."""
 
 UNITS_ATTR = "aquas.mul_units"
 """ISAX attribute of the ``#[mul_units(N)]`` directive: at most ``N`` multipliers of each
@@ -263,6 +276,8 @@ class Sharing:
     """Op on a wider unit → the unit's extra delay over the op's own width."""
     merge: dict[UnitClass, UnitClass] = field(default_factory=dict)
     """The merge option this plan follows."""
+    registered: set[UnitClass] = field(default_factory=set)
+    """Classes whose units register their operands and result (see the module docstring)."""
 
     @staticmethod
     def plan(
@@ -301,11 +316,22 @@ class Sharing:
             s.users[c] = s.users.get(c, 0) + 1
         for c, n in s.users.items():
             s.select[c] = select_ns(lib, c.width, n)
+        alone: dict[UnitClass, list[Operation]] = {}
         for op, c in found:
             # a class of one op shares nothing; an op that no longer fits with the
-            # select (and a wider unit's delay) keeps its own operator
-            if s.users[c] > 1 and delay(op) + s.widen.get(op, 0.0) + s.select[c] <= budget_ns:
+            # select (and a wider unit's delay) keeps its own operator, unless no op of
+            # its class does and each fits alone: then the class's units are registered
+            if s.users[c] <= 1:
+                continue
+            own_ns = delay(op) + s.widen.get(op, 0.0)
+            if own_ns + s.select[c] <= budget_ns:
                 s.classes[op] = c
+            elif own_ns <= budget_ns and s.select[c] <= budget_ns:
+                alone.setdefault(c, []).append(op)
+        for c, ops in alone.items():
+            if len(ops) == s.users[c]:
+                s.registered.add(c)
+                s.classes.update((op, c) for op in ops)
         for op in [op for op in s.widen if op not in s.classes]:
             del s.widen[op]
         for c in s.users:
@@ -316,6 +342,23 @@ class Sharing:
         """The select's delay, and a wider unit's over the op's own multiplier."""
         c = self.classes.get(op)
         return 0.0 if c is None else self.select[c] + self.widen.get(op, 0.0)
+
+    def registered_op(self, op: Operation) -> MultiCycleOp | None:
+        """How the scheduler treats ``op`` when its class's units are registered: issued
+        behind the input select, read ``REGISTERED_LATENCY`` states later; else None."""
+        c = self.classes.get(op)
+        if c is None or c not in self.registered:
+            return None
+        return MultiCycleOp(
+            unit=c.kind,
+            width=c.width,
+            latency=REGISTERED_LATENCY,
+            ii=1,
+            issue_ns=self.select[c],
+            cells=0,
+            depth=0,
+            pipelined=True,
+        )
 
     def resource(self, isax: str, op: Operation) -> tuple[str, int] | None:
         """The resource ``op`` uses in ``isax`` and its per-cycle limit, or None."""
@@ -329,7 +372,7 @@ class Sharing:
         out: dict[tuple[str, UnitClass], int] = {}
         for st in states:
             count: dict[UnitClass, int] = {}
-            for op in st.ops:
+            for op in [*st.ops, *st.issues]:
                 c = self.classes.get(op)
                 if c is not None:
                     count[c] = count.get(c, 0) + 1
@@ -442,6 +485,8 @@ class StateLike:
     id: int
     isax: str
     ops: list[Operation]
+    issues: list[Operation]
+    """Multi-cycle ops started in the state: a registered unit's ops among them."""
 
 
 @dataclass
@@ -454,6 +499,8 @@ class Binding:
     """Ops of a shared class that got an operator of their own (a loop across classes)."""
     narrow: dict[UnitClass, Narrow | None] = field(default_factory=dict)
     """Class → the operand bits its units take."""
+    registered: frozenset[UnitClass] = frozenset()
+    """Classes whose units register their operands and result."""
 
     def counts(self) -> dict[UnitClass, int]:
         out: dict[UnitClass, int] = {}
@@ -464,7 +511,7 @@ class Binding:
 
 def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
     """Binds the shared ops of each state to units (see the module docstring)."""
-    b = Binding(narrow=dict(sharing.narrow))
+    b = Binding(narrow=dict(sharing.narrow), registered=frozenset(sharing.registered))
     # unit → units whose output reaches its input within some state
     feeds: dict[tuple[UnitClass, int], set[tuple[UnitClass, int]]] = {}
 
@@ -490,6 +537,16 @@ def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
         mine = set(st.ops)
         upstream: dict[Operation, set[tuple[UnitClass, int]]] = {}
         taken: set[tuple[UnitClass, int]] = set()
+        for op in st.issues:  # on registered units: any free one (no path through them)
+            c = sharing.classes.get(op)
+            if c is None:
+                continue
+            free = [(c, i) for i in range(count.get(c, sharing.users[c])) if (c, i) not in taken]
+            if not free:  # the scheduler keeps each class within its units
+                raise AssertionError(f"state {st.id}: more {c.key} issues than units")
+            taken.add(free[0])
+            b.unit_of[op] = free[0]
+            b.users.setdefault(free[0], []).append(op)
         for op in st.ops:  # program order: a topological order of the state
             up: set[tuple[UnitClass, int]] = set()
             for v in op.operands:
@@ -544,27 +601,50 @@ class SharedUnits:
     def use(self, op: Operation, en: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         """``op``'s result: its unit's output; ``a``, ``b`` its operands in the state
         whose enable is ``en``."""
+        self.issue(op, en, a, b)
+        return self.result(op)
+
+    def registered(self, op: Operation) -> bool:
+        """Whether ``op``'s unit registers its operands and result: issued in one state
+        (:meth:`issue`), read ``REGISTERED_LATENCY`` states later (:meth:`result`)."""
+        return self.binding.unit_of[op][0] in self.binding.registered
+
+    def issue(self, op: Operation, en: SSAValue, a: SSAValue, b: SSAValue) -> None:
+        """``a``, ``b``: ``op``'s operands in the state whose enable is ``en``."""
         unit = self.binding.unit_of[op]
         c, i = unit
         narrow = self.narrow.get(c)
+        self._unit(unit)
+        a, b = (
+            self._fit(a, c, narrow, f"{c.key}_u{i}_a"),
+            self._fit(b, c, narrow, f"{c.key}_u{i}_b"),
+        )
+        self.inputs.setdefault(unit, []).append((en, a, b))
+
+    def result(self, op: Operation) -> SSAValue:
+        """``op``'s result: its unit's output (a registered unit's result register)."""
+        unit = self.binding.unit_of[op]
+        c, i = unit
+        out = self._unit(unit).results[0]
+        if c in self.binding.registered:
+            out = self.h.reg(f"{c.key}_u{i}_q", c.width, 0)
+        w = _width(op.results[0])
+        # a narrower multiply on a wider unit: the low bits of the unit's product
+        return out if w == c.width else self.h.extract(out, 0, w, f"{c.key}_u{i}_lo{w}")
+
+    def _unit(self, unit: tuple[UnitClass, int]) -> Operation:
+        """The unit's last op (the multiply, or the addition after a signed narrowed one),
+        created at its first use; its operands are connected in ``finish``."""
         if unit not in self.ops:
-            # the unit's last op (the multiply, or the addition after a signed narrowed
-            # one); its operands are connected in ``finish``
+            c, i = unit
+            narrow = self.narrow.get(c)
             zero = self.h.const(0, c.width)
             last = (
                 comb.AddOp([zero, zero]) if narrow and narrow.signed else comb.MulOp([zero, zero])
             )
             self.h.add(last, f"{c.key}_u{i}")
             self.ops[unit] = last
-        a, b = (
-            self._fit(a, c, narrow, f"{c.key}_u{i}_a"),
-            self._fit(b, c, narrow, f"{c.key}_u{i}_b"),
-        )
-        self.inputs.setdefault(unit, []).append((en, a, b))
-        out = self.ops[unit].results[0]
-        w = _width(op.results[0])
-        # a narrower multiply on a wider unit: the low bits of the unit's product
-        return out if w == c.width else self.h.extract(out, 0, w, f"{c.key}_u{i}_lo{w}")
+        return self.ops[unit]
 
     def _fit(self, v: SSAValue, c: UnitClass, narrow: Narrow | None, hint: str) -> SSAValue:
         """An operand (of the op's width ``v``) at the unit's input width: its low bits,
@@ -606,8 +686,18 @@ class SharedUnits:
             items = self.inputs[unit]
             a = self._select([(en, x) for en, x, _ in items], bits, f"{c.key}_u{i}_a")
             b = self._select([(en, y) for en, _, y in items], bits, f"{c.key}_u{i}_b")
+            if c in self.binding.registered:
+                # the operands registered at the end of the issue state (every cycle: the
+                # result is read only in the state REGISTERED_LATENCY after an issue)
+                for name, v in ((f"{c.key}_u{i}_a_q", a), (f"{c.key}_u{i}_b_q", b)):
+                    h.reg(name, bits, 0)
+                    h.drive(name, v)
+                a, b = h.regs[f"{c.key}_u{i}_a_q"].data, h.regs[f"{c.key}_u{i}_b_q"].data
             _, x, y = narrow_parts(h, a, b, c.width, narrow, f"{c.key}_u{i}")
             last.operands = [x, y]
+            if c in self.binding.registered:
+                h.reg(f"{c.key}_u{i}_q", c.width, 0)
+                h.drive(f"{c.key}_u{i}_q", last.results[0])
 
 
 def report(binding: Binding, lib: OperatorLibrary) -> list[dict[str, object]]:

@@ -864,6 +864,11 @@ class FsmBuilder:
                     self.multicycle[op] = spec
             riders = pair_divisions([o for o in ops if o in self.multicycle])
         sharing = self.sharing
+        if sharing is not None and sharing.registered:
+            for op in ops:  # on a registered shared unit (synth/binding.py)
+                spec = sharing.registered_op(op)
+                if spec is not None:
+                    self.multicycle[op] = spec
         delay = self.delay
         shared = None
         if sharing is not None:
@@ -955,15 +960,19 @@ def segment_problem(
       (the other output of a leader's division, not itself in ``ops``) depend on the
       leader;
     * shared units (``shared``, ``synth/binding.py``): an op bound to a class of shared
-      operators uses the class's resource, limited to the ISAX's number of units.
+      operators uses the class's resource, limited to the ISAX's number of units; on a
+      registered unit (a pipelined multi-cycle op) in its issue cycle only.
     """
     problem = SchedulingProblem(clock_ns, budget_ns)
     mc = multicycle or {}
     for op in ops:
         if op in mc:
             spec = mc[op]
-            problem.add_operation(op, spec.issue_ns, [spec.resource], spec.occupancy, spec.latency)
-            problem.limits[spec.resource] = 1
+            # a pipelined unit is one of its class's shared units (synth/binding.py)
+            unit = shared(op) if spec.pipelined and shared is not None else None
+            resource, limit = unit if unit is not None else (spec.resource, 1)
+            problem.add_operation(op, spec.issue_ns, [resource], spec.occupancy, spec.latency)
+            problem.limits[resource] = limit
             continue
         keys = _port_keys(op)
         uses = [f"@{sp} bank {bank}" for sp, bank in keys]

@@ -123,6 +123,10 @@ class MultiCycleOp:
     multiplier)."""
     flops: int = 0
     """Of ``cells``, the flip-flops."""
+    pipelined: bool = False
+    """A registered shared multiplier (``synth/binding.py``): its operand and result
+    registers let it start an op every cycle, each read exactly ``latency`` states after
+    its issue, on one of several units of its class."""
 
     @property
     def key(self) -> str:
@@ -131,7 +135,10 @@ class MultiCycleOp:
 
     @property
     def occupancy(self) -> int:
-        return self.latency + 1
+        """States the unit is held from the issue state: through the result state, but
+        only the issue state for a pipelined unit (the next op's result reaches the
+        output register a cycle after this one's is read)."""
+        return 1 if self.pipelined else self.latency + 1
 
     @property
     def resource(self) -> str:

@@ -195,7 +195,12 @@ class UnitGenerator:
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
         # the shared multi-cycle units (sequential dividers), one instance per width
-        read = {op: builder.multicycle[op] for st in builder.states for op in st.completes}
+        read = {
+            op: builder.multicycle[op]
+            for st in builder.states
+            for op in st.completes
+            if not builder.multicycle[op].pipelined
+        }
         self.mc = MultiCycleUnits(self.h, self.name, read)
         # the shared multipliers (synth/binding.py)
         self.shared = SharedUnits(self.h, builder.binding or Binding())
@@ -418,6 +423,9 @@ class UnitGenerator:
         h = self.h
         en = self.is_state[st.id]
         for op in st.completes:  # a multi-cycle op's result, read from its unit
+            if op in self.shared:  # a registered shared multiplier's result register
+                self.wires[(op.results[0], st.id)] = self.shared.result(op)
+                continue
             self.wires[(op.results[0], st.id)] = self.mc.result(self.b.multicycle[op], op)
         for op in st.ops:
             h.loc = spec_loc(op)
@@ -425,6 +433,9 @@ class UnitGenerator:
         for op in st.issues:  # after the datapath computing their operands
             h.loc = spec_loc(op)
             a, b = self.ref(op.operands[0], st), self.ref(op.operands[1], st)
+            if op in self.shared:
+                self.shared.issue(op, en, a, b)
+                continue
             self.mc.issue(self.b.multicycle[op], op, en, a, b)
         for op in [*st.ops, *st.completes]:
             # an SRAM read's value is there in the cycle after the read (a multi-cycle

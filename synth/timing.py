@@ -308,6 +308,8 @@ def multiplier_um2(builder: FsmBuilder) -> float:
             n = b.narrow.get(c)
             bits = c.width if n is None else n.bits
             total += am.mul(bits, bits, c.width) + 2 * am.select(len(ops), bits)
+            if c in b.registered:  # operand and result registers
+                total += (2 * bits + c.width) * am.dff_um2
     seq: dict[str, float] = {}
     for st in builder.states:
         for op in st.ops:
@@ -320,7 +322,7 @@ def multiplier_um2(builder: FsmBuilder) -> float:
                 total += am.mul(bits, bits, w)
         for op in st.issues:
             spec = st.units[op]
-            if spec.unit == "mul":
+            if spec.unit == "mul" and not spec.pipelined:
                 # the library's cells count its flip-flops too
                 flops = spec.flops
                 seq[spec.key] = (spec.cells - flops) * am.um2_per_cell["mul"] + flops * am.dff_um2

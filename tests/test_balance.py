@@ -98,12 +98,15 @@ def test_the_flow_keeps_a_tree_only_where_it_saves_cycles(
     on = _latencies(peer, clock, monkeypatch, True)
     off = _latencies(peer, clock, monkeypatch, False)
     # 32 rows of an 8-wide int8 multiply-accumulate: the tree is 2 adders shorter per body.
-    # At 5.68 ns it would take more shared multipliers than the sums as written; held to
-    # their units (synth/flow.py _within_units) it still saves cycles, so it is kept.
+    # At 5.68 ns no 64-bit multiply fits behind its select, so the peer spec's 64-bit
+    # multiplies share registered units (synth/binding.py) and the 32-bit ones join them
+    # (fewer units): a product is read two states after its issue, and the shorter tree
+    # no longer shortens gemv8_tile's loop (gemm16's, kept within the units, still does)
     if clock == 10.0:
         assert on["gemv8_tile"][1] < 0.85 * off["gemv8_tile"][1]
     else:
-        assert on["gemv8_tile"][1] < 0.95 * off["gemv8_tile"][1], (on, off)
+        assert on["gemv8_tile"][1] <= off["gemv8_tile"][1], (on, off)
+        assert on["gemm16"][1] < off["gemm16"][1], (on, off)
     llm = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, True)
     llm_off = _latencies(ROOT / "examples/llm/llm.isax", clock, monkeypatch, False)
     if clock == 10.0:

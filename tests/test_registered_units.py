@@ -1,0 +1,149 @@
+"""Registered shared multipliers (synth/binding.py, "Registered units"): when no multiply
+of a class fits a cycle behind its units' input select but each fits alone, the units
+register their operands and result: an op is issued behind the select and read two states
+later, and the unit still serves every state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xdsl.ir import Operation
+
+from aquas.dialects import aquas as aq
+from aquas.spec.frontend import lower_spec, lower_spec_file
+from aquas.synth.binding import REGISTERED_LATENCY, UnitClass
+from aquas.synth.flow import schedule_isaxs
+from aquas.synth.oplib import OperatorLibrary
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = OperatorLibrary.load()
+MUL32 = UnitClass("mul", 32)
+
+# 4.7 ns leaves 3.7 ns of datapath: a 32-bit multiply (3.6 ns in the library) fits alone,
+# not behind a select of two or more users (an AND and an OR: 0.2 ns)
+TIGHT_NS = 4.7
+
+SPEC = """
+extension reg;
+state acc: u32 = 0;
+
+#[opcode(custom0), funct7(1){mac}]
+isax mac4(rs1, rs2) -> rd {{
+    let p0: i32 = sext<i32>(rs1[15:0] as i16) * sext<i32>(rs2[15:0] as i16);
+    let p1: i32 = sext<i32>(rs1[31:16] as i16) * sext<i32>(rs2[31:16] as i16);
+    let p2: i32 = sext<i32>(rs1[15:0] as i16) * sext<i32>(rs2[31:16] as i16);
+    let p3: i32 = sext<i32>(rs1[31:16] as i16) * sext<i32>(rs2[15:0] as i16);
+    acc = acc + ((p0 + p1) + (p2 + p3)) as u32;
+    return acc;
+}}
+
+#[opcode(custom0), funct7(2){sq}]
+isax sqmul(rs1, rs2) -> rd {{
+    let d: i32 = sext<i32>(rs1[15:0] as i16) - sext<i32>(rs2[15:0] as i16);
+    let q: i32 = sext<i32>(d[15:0] as i16) * sext<i32>(d[15:0] as i16);
+    return (sext<i32>(q[15:0] as i16) * sext<i32>(rs2[31:16] as i16)) as u32;
+}}
+"""
+
+
+def spec(mac: str = ", mul_units(2)", sq: str = ", mul_units(1)") -> str:
+    return SPEC.format(mac=mac, sq=sq)
+
+
+def schedule(src: str, clock_ns: float, lib: OperatorLibrary = LIB):  # type: ignore[no-untyped-def]
+    return schedule_isaxs(lower_spec(src, "reg.isax"), clock_ns, lib)
+
+
+def test_a_class_that_does_not_fit_behind_its_select_gets_registered_units() -> None:
+    builder, fsms = schedule(spec(), TIGHT_NS)
+    sharing, binding = builder.sharing, builder.binding
+    assert sharing is not None and binding is not None
+    assert sharing.registered == {MUL32}
+    assert binding.registered == frozenset({MUL32})
+    assert {c.key: n for c, n in binding.counts().items()} == {"mul32": 2}
+    muls = [op for op in binding.unit_of]
+    assert len(muls) == 6 and binding.dedicated == []
+    for op in muls:
+        # issued in one state, read from the result register two states later
+        assert builder.def_state[op] - builder.issue_state[op] == REGISTERED_LATENCY
+        assert builder.multicycle[op].pipelined and builder.multicycle[op].occupancy == 1
+    for problem, sched in builder.schedules:
+        assert problem.verify(sched) == []
+    # mac4: two products issued in each of states 0 and 1 (two units), read in 2 and 3;
+    # p0 + p1 in 2, and (p2 + p3) + that + acc (two adders of 1.8 ns chained) in 3
+    # sqmul: d and the select in 0, q read in 2 and issued again, the product read in 4
+    got = {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
+    assert got == {"mac4": (4, 4), "sqmul": (5, 5)}
+
+
+def test_units_that_fit_with_their_select_stay_combinational() -> None:
+    builder, fsms = schedule(spec(), 10.0)
+    assert builder.sharing is not None and builder.sharing.registered == set()
+    assert builder.binding is not None and builder.binding.registered == frozenset()
+    assert all(op not in builder.multicycle for op in builder.binding.unit_of)
+    got = {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
+    assert got["sqmul"][0] < 5
+
+
+def test_without_a_directive_the_ten_percent_rule_still_applies() -> None:
+    """Two more states for a 3-state ISAX is far more than 10 %: without a directive each
+    ISAX keeps operators of its own, as before registered units existed."""
+    _, plain_fsms = schedule_isaxs(lower_spec(spec("", ""), "reg.isax"), TIGHT_NS, LIB, share=False)
+    builder, fsms = schedule(spec("", ""), TIGHT_NS)
+    assert builder.binding is None or builder.binding.unit_of == {}
+    assert [f.latency.at(0) for f in fsms] == [f.latency.at(0) for f in plain_fsms]
+
+
+def test_registered_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> None:
+    from aquas.synth.cosim import run_cosim
+    from aquas.synth.flow import synthesize
+    from aquas.synth.lint import lint
+
+    path = tmp_path / "reg.isax"
+    path.write_text(spec())
+    res = synthesize(
+        lower_spec(path.read_text(), str(path)), tmp_path / "out", TIGHT_NS, mem_latency=4
+    )
+    verilog = res.verilog_path.read_text()
+    for reg in ("mul32_u0_a_q", "mul32_u0_b_q", "mul32_u0_q", "mul32_u1_q"):
+        assert reg in verilog
+    assert lint(res.verilog_path) == []
+    cs = run_cosim(
+        path,
+        res.verilog_path,
+        res.unit.name,
+        cases=200,
+        seed=5,
+        mode="random",
+        cache_dir=ROOT / "build" / "cosim",
+    )
+    assert cs.mismatches == []
+    assert cs.stats["mac4"]["cases"] == 200 and cs.stats["sqmul"]["cases"] == 200
+
+
+def test_dsp_fir_shares_units_at_the_core_clock_after_closure() -> None:
+    """The case that motivated registered units: DSP at VexRiscv's 5.68 ns with the
+    delays derated by 1.13 (the second timing-closure round). No 16-bit multiply (4.07 ns)
+    fits behind the select of all 41 (0.79 ns) in 4.68 ns, so every one used to keep an
+    operator of its own. Registered units serve them all; biquad, vdot16 and vdot32 are
+    then more than 10 % slower and keep their own operators, and with fir8's 16 users
+    left the select (0.57 ns) fits: fir8 shares two units at its unshared cycles."""
+    lib = LIB.derated(1.13)
+    module = lower_spec_file(ROOT / "examples" / "dsp" / "dsp.isax")
+    _, plain_fsms = schedule_isaxs(module.clone(), 5.68, lib, share=False)
+    builder, fsms = schedule_isaxs(module, 5.68, lib)
+    binding = builder.binding
+    assert binding is not None
+    assert sorted({_isax(op) for op in binding.unit_of}) == ["fir8"]
+    assert len(binding.unit_of) == 16
+    assert {c.key: n for c, n in binding.counts().items()} == {"mul32": 2}
+    base = {f.isax.sym_name.data: f.latency.at(0) for f in plain_fsms}
+    assert {f.isax.sym_name.data: f.latency.at(0) for f in fsms} == base
+
+
+def _isax(op: Operation) -> str:
+    p = op.parent_op()
+    while not isinstance(p, aq.IsaxOp):
+        assert p is not None
+        p = p.parent_op()
+    return p.sym_name.data
