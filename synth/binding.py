@@ -28,10 +28,18 @@ width (a *unit class*, ``mul32``, ``mul64``) share a bounded set of functional u
   it; its delay (an AND and ``ceil(log2 n)`` ORs for ``n`` users, ``n`` counted over the
   whole extension, an upper bound) is added to the op's chaining delay, and an op whose
   delay with the select no longer fits the cycle stays on an operator of its own.
-* **Registered units.** When no multiply of a class fits a cycle with the select but each
-  fits alone (a core-clock unit after timing closure derates the delays: DSP's 16-bit
-  multiplies, 4.07 ns, and their 41-user select, 0.79 ns, against 4.68 ns), the class's
-  units are *registered*: the select feeds operand registers in the issue state, the
+* **Spread units.** A select has one input per state using the unit, so a class whose
+  ops do not fit behind the select of all ``n`` users may fit behind that of
+  ``ceil(n / k)``: the class then has at least ``k`` units (the fewest that fit, at most
+  ``n / 2``), and binding gives each op the least used free unit, never one already
+  serving ``ceil(n / k)`` ops (the units a state takes are always among the least used,
+  so the users stay within one of an even share; an op that finds none keeps an operator
+  of its own). DSP at 5.68 ns after timing closure derates the delays by 1.13: its
+  16-bit multiplies (4.07 ns) fit behind a select of 16 users (0.57 ns), not of all 41
+  (0.79 ns), in 4.68 ns: 4 units of at most 11 users instead of 41 multipliers.
+* **Registered units.** When no multiply of a class fits a cycle with the select even
+  spread (at most two users a unit) but each fits alone, the class's units are
+  *registered*: the select feeds operand registers in the issue state, the
   multiply runs from them in the next cycle into a result register, and the op's result is
   read from it ``REGISTERED_LATENCY`` (2) states after the issue. Such an op is scheduled
   like a multi-cycle op (``synth/multicycle.py``) on a pipelined unit: it holds one of its
@@ -278,6 +286,9 @@ class Sharing:
     """The merge option this plan follows."""
     registered: set[UnitClass] = field(default_factory=set)
     """Classes whose units register their operands and result (see the module docstring)."""
+    spread: dict[UnitClass, int] = field(default_factory=dict)
+    """Class → the fewest units its ``n`` users are spread over, so that no unit's select
+    has more than ``ceil(n / units)`` inputs (``select`` is that select's delay)."""
 
     @staticmethod
     def plan(
@@ -314,8 +325,19 @@ class Sharing:
                         )
         for _, c in found:
             s.users[c] = s.users.get(c, 0) + 1
+        own_ns = {op: delay(op) + s.widen.get(op, 0.0) for op, _ in found}
         for c, n in s.users.items():
             s.select[c] = select_ns(lib, c.width, n)
+            fitting = [own_ns[op] for op, oc in found if oc == c and own_ns[op] <= budget_ns]
+            if n < 4 or not fitting or max(fitting) + s.select[c] <= budget_ns:
+                continue
+            # spread the users over more units, each with a smaller select (at least two
+            # users a unit, or sharing saves nothing)
+            for k in range(2, n // 2 + 1):
+                per_unit = select_ns(lib, c.width, -(-n // k))
+                if max(fitting) + per_unit <= budget_ns:
+                    s.spread[c], s.select[c] = k, per_unit
+                    break
         alone: dict[UnitClass, list[Operation]] = {}
         for op, c in found:
             # a class of one op shares nothing; an op that no longer fits with the
@@ -323,10 +345,9 @@ class Sharing:
             # its class does and each fits alone: then the class's units are registered
             if s.users[c] <= 1:
                 continue
-            own_ns = delay(op) + s.widen.get(op, 0.0)
-            if own_ns + s.select[c] <= budget_ns:
+            if own_ns[op] + s.select[c] <= budget_ns:
                 s.classes[op] = c
-            elif own_ns <= budget_ns and s.select[c] <= budget_ns:
+            elif own_ns[op] <= budget_ns and s.select[c] <= budget_ns:
                 alone.setdefault(c, []).append(op)
         for c, ops in alone.items():
             if len(ops) == s.users[c]:
@@ -533,6 +554,11 @@ def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
     count: dict[UnitClass, int] = {}
     for (_, cls), n in sharing.limits.items():
         count[cls] = max(count.get(cls, 0), n)
+    # a spread class: at least its units, each serving at most its share of the users
+    cap: dict[UnitClass, int] = {}
+    for cls, k in sharing.spread.items():
+        count[cls] = max(count.get(cls, 0), k)
+        cap[cls] = -(-sharing.users[cls] // k)
     for st in states:
         mine = set(st.ops)
         upstream: dict[Operation, set[tuple[UnitClass, int]]] = {}
@@ -559,8 +585,13 @@ def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
             if c is None:
                 continue
             chosen: tuple[UnitClass, int] | None = None
-            for i in range(count.get(c, sharing.users[c])):
-                unit = (c, i)
+            units = [(c, i) for i in range(count.get(c, sharing.users[c]))]
+            if c in cap:
+                # the least used unit first: the users stay within one of an even share
+                # (the units taken in a state are all of the least used ones)
+                units = [u for u in units if len(b.users.get(u, ())) < cap[c]]
+                units.sort(key=lambda u: len(b.users.get(u, ())))
+            for unit in units:
                 if unit in taken or any(reaches(unit, u) for u in up):
                     continue
                 chosen = unit

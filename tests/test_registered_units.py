@@ -1,4 +1,6 @@
-"""Registered shared multipliers (synth/binding.py, "Registered units"): when no multiply
+"""Spread and registered shared multipliers (synth/binding.py). Spread: a class whose ops do
+not fit behind the select of all its users gets more units, each with fewer users.
+Registered: when no multiply
 of a class fits a cycle behind its units' input select but each fits alone, the units
 register their operands and result: an op is issued behind the select and read two states
 later, and the unit still serves every state."""
@@ -121,24 +123,72 @@ def test_registered_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) ->
     assert cs.stats["mac4"]["cases"] == 200 and cs.stats["sqmul"]["cases"] == 200
 
 
-def test_dsp_fir_shares_units_at_the_core_clock_after_closure() -> None:
-    """The case that motivated registered units: DSP at VexRiscv's 5.68 ns with the
-    delays derated by 1.13 (the second timing-closure round). No 16-bit multiply (4.07 ns)
-    fits behind the select of all 41 (0.79 ns) in 4.68 ns, so every one used to keep an
-    operator of its own. Registered units serve them all; biquad, vdot16 and vdot32 are
-    then more than 10 % slower and keep their own operators, and with fir8's 16 users
-    left the select (0.57 ns) fits: fir8 shares two units at its unshared cycles."""
+def test_dsp_spreads_its_multiplies_over_units_at_the_core_clock_after_closure() -> None:
+    """The case that motivated spread and registered units: DSP at VexRiscv's 5.68 ns
+    with the delays derated by 1.13 (timing closure's second round). No 16-bit multiply
+    (4.07 ns) fits behind the select of all 41 users (0.79 ns) in 4.68 ns, so each used to
+    keep an operator of its own; behind a select of ceil(41 / 3) = 14 (0.57 ns) they fit.
+    All 41 share 4 units, none serving more than 14, at the cycles of 41 operators."""
     lib = LIB.derated(1.13)
     module = lower_spec_file(ROOT / "examples" / "dsp" / "dsp.isax")
     _, plain_fsms = schedule_isaxs(module.clone(), 5.68, lib, share=False)
     builder, fsms = schedule_isaxs(module, 5.68, lib)
-    binding = builder.binding
-    assert binding is not None
-    assert sorted({_isax(op) for op in binding.unit_of}) == ["fir8"]
-    assert len(binding.unit_of) == 16
-    assert {c.key: n for c, n in binding.counts().items()} == {"mul32": 2}
+    sharing, binding = builder.sharing, builder.binding
+    assert sharing is not None and binding is not None
+    assert sharing.spread == {MUL32: 3} and sharing.registered == set()
+    assert len(binding.unit_of) == 41 and binding.dedicated == []
+    assert {c.key: n for c, n in binding.counts().items()} == {"mul32": 4}
+    per_unit = sorted(len(ops) for ops in binding.users.values())
+    assert sum(per_unit) == 41 and per_unit[-1] <= 14 and per_unit[-1] - per_unit[0] <= 1
+    assert sorted({_isax(op) for op in binding.unit_of}) == ["biquad", "fir8", "vdot16", "vdot32"]
     base = {f.isax.sym_name.data: f.latency.at(0) for f in plain_fsms}
     assert {f.isax.sym_name.data: f.latency.at(0) for f in fsms} == base
+
+
+def test_a_spread_class_cosimulates_bit_exact(tmp_path: Path) -> None:
+    """Eight multiplies in eight states of one ISAX at a clock where they fit behind a
+    select of 4 users, not of 8: two units of four users each."""
+    from aquas.synth.cosim import run_cosim
+    from aquas.synth.flow import synthesize
+
+    path = tmp_path / "spr.isax"
+    path.write_text(CHAIN)
+    # 3.6 ns for the multiply + 0.3 ns for a select of 3 or 4 users (0.4 ns for 8)
+    clock = 4.95
+    builder, _ = schedule(CHAIN, clock)
+    assert builder.sharing is not None and builder.sharing.spread == {MUL32: 2}
+    assert builder.binding is not None
+    assert sorted(len(v) for v in builder.binding.users.values()) == [4, 4]
+    res = synthesize(lower_spec(CHAIN, str(path)), tmp_path / "out", clock, mem_latency=4)
+    cs = run_cosim(
+        path,
+        res.verilog_path,
+        res.unit.name,
+        cases=200,
+        seed=9,
+        mode="random",
+        cache_dir=ROOT / "build" / "cosim",
+    )
+    assert cs.mismatches == [] and cs.stats["chain8"]["cases"] == 200
+
+
+# a chain of eight dependent 16-bit multiplies: one a state, eight users of one class
+CHAIN = """
+extension spr;
+
+#[opcode(custom0), funct7(3)]
+isax chain8(rs1, rs2) -> rd {
+    let x0: i32 = sext<i32>(rs1[15:0] as i16) * sext<i32>(rs2[15:0] as i16);
+    let x1: i32 = sext<i32>(x0[15:0] as i16) * sext<i32>(rs2[31:16] as i16);
+    let x2: i32 = sext<i32>(x1[15:0] as i16) * sext<i32>(rs1[31:16] as i16);
+    let x3: i32 = sext<i32>(x2[15:0] as i16) * sext<i32>(x0[31:16] as i16);
+    let x4: i32 = sext<i32>(x3[15:0] as i16) * sext<i32>(x1[31:16] as i16);
+    let x5: i32 = sext<i32>(x4[15:0] as i16) * sext<i32>(x2[31:16] as i16);
+    let x6: i32 = sext<i32>(x5[15:0] as i16) * sext<i32>(x3[31:16] as i16);
+    let x7: i32 = sext<i32>(x6[15:0] as i16) * sext<i32>(x4[31:16] as i16);
+    return x7 as u32;
+}
+"""
 
 
 def _isax(op: Operation) -> str:
