@@ -46,6 +46,11 @@ width (a *unit class*, ``mul32``, ``mul64``) share a bounded set of functional u
   class's units in its issue state only, and its result is read in exactly its result
   state (and copied to a register when used later). The registers also cut every
   combinational path through the unit, so binding needs no loop check for them.
+* **Split units.** A registered class whose multiply no longer fits a cycle alone (its
+  derated delay; the chaining holds such an op to one cycle) is split in two: the partial
+  products reduced to two vectors by carry-save adders (:func:`carry_save_parts`), then
+  registered, and their sum in the next cycle; read three states after the issue. Its
+  ISAXs are not held to the 10 % rule: their reference multiplies do not fit the clock.
 * **Binding** (:func:`bind`), after scheduling: in each state the class's ops take the
   free units in program order. A unit's output feeds datapath logic that may feed another
   unit's input in the same state; with the AND-OR selects over all states that is a
@@ -253,6 +258,82 @@ def narrow_parts(
     return "comb.add", prod, fix
 
 
+def carry_save_parts(
+    h: object, a: SSAValue, b: SSAValue, w: int, narrow: Narrow | None, hint: str
+) -> tuple[SSAValue, SSAValue]:
+    """:func:`narrow_mul`'s result as two ``w``-bit vectors whose sum it is: the partial
+    products (one per bit of ``b``) reduced by a tree of word-wide carry-save adders, the
+    first stage of a pipelined multiplier whose second stage is that one addition.
+
+    Written out by hand because Yosys maps ``*`` as one cell whose final adder cannot be
+    cut off. The signed correction of :func:`narrow_parts`, ``B^2 - B(a' + b')``, joins the
+    tree as three more vectors (``-x = ~x + 1``): ``B^2 + 2``, ``~(a'B)`` and ``~(b'B)``."""
+    from aquas.synth.hwemit import HwBuilder, width
+
+    assert isinstance(h, HwBuilder)
+    mask = (1 << w) - 1
+
+    def shl(v: SSAValue, n: int, tag: str) -> SSAValue:
+        """``v << n`` in ``w`` bits (``v`` already ``w`` bits wide)."""
+        if n == 0:
+            return v
+        return h.concat(h.extract(v, 0, w - n, f"{hint}_{tag}_lo"), h.const(0, n), f"{hint}_{tag}")
+
+    vectors: list[SSAValue] = []
+    if narrow is not None and narrow.signed:
+        k = narrow.bits
+        flip = h.const(1 << (k - 1), k)
+        a = h.binop("comb.xor", a, flip, f"{hint}_af")
+        b = h.binop("comb.xor", b, flip, f"{hint}_bf")
+        x = h.zext(a, w, f"{hint}_az")
+        vectors.append(h.const(((1 << (2 * k - 2)) + 2) & mask, w))
+        for v, tag in ((x, "na"), (h.zext(b, w, f"{hint}_bz"), "nb")):
+            inv = h.binop("comb.xor", shl(v, k - 1, f"{tag}s"), h.const(mask, w), f"{hint}_{tag}")
+            vectors.append(inv)
+    else:
+        x = h.zext(a, w, f"{hint}_az")
+    for i in range(min(width(b), w)):
+        bit = h.replicate(h.extract(b, i, 1, f"{hint}_b{i}"), w, f"{hint}_m{i}")
+        vectors.append(h.add(comb.AndOp([shl(x, i, f"x{i}"), bit]), f"{hint}_pp"))
+    level = 0
+    while len(vectors) > 2:
+        nxt: list[SSAValue] = []
+        for j in range(0, len(vectors) - 2, 3):
+            p, q, r = vectors[j : j + 3]
+            tag = f"{hint}_c{level}"
+            total = h.add(comb.XorOp([p, q, r]), f"{tag}_s")
+            pairs = [h.add(comb.AndOp([u, v]), f"{tag}_and") for u, v in ((p, q), (p, r), (q, r))]
+            carry = h.add(comb.OrOp(pairs), f"{tag}_maj")
+            nxt += [total, shl(carry, 1, f"c{level}_k")]
+        nxt += vectors[len(vectors) - len(vectors) % 3 :] if len(vectors) % 3 else []
+        vectors = nxt
+        level += 1
+    if len(vectors) == 1:
+        vectors.append(h.const(0, w))
+    return vectors[0], vectors[1]
+
+
+def carry_save_levels(vectors: int) -> int:
+    """Carry-save levels that reduce ``vectors`` to two (three in, two out per adder)."""
+    levels = 0
+    while vectors > 2:
+        vectors = vectors - vectors // 3
+        levels += 1
+    return levels
+
+
+def split_stage_ns(
+    lib: OperatorLibrary, c: UnitClass, narrow: Narrow | None
+) -> tuple[float, float]:
+    """The delays of a split unit's two stages: the carry-save tree (the sign flips, the
+    partial products' AND and three levels per carry-save level: the carry's AND and
+    three-input OR) and the final adder."""
+    bits = c.width if narrow is None else narrow.bits
+    vectors = min(bits, c.width) + (3 if narrow is not None and narrow.signed else 0)
+    levels = 2 + 3 * carry_save_levels(vectors)
+    return levels * lib.delay_ns("xor", c.width), lib.delay_ns("add", c.width)
+
+
 def emit_mul(h: object, op: Operation, a: SSAValue, b: SSAValue, hint: str) -> SSAValue:
     """A multiply with its own operator, narrowed to the operand bits it uses."""
     from aquas.synth.hwemit import HwBuilder
@@ -286,6 +367,12 @@ class Sharing:
     """The merge option this plan follows."""
     registered: set[UnitClass] = field(default_factory=set)
     """Classes whose units register their operands and result (see the module docstring)."""
+    split: set[UnitClass] = field(default_factory=set)
+    """Registered classes whose multiply is split over two cycles (a carry-save stage and
+    an adder stage, :func:`carry_save_parts`): a multiply slower than the cycle alone."""
+    split_isaxs: set[str] = field(default_factory=set)
+    """ISAXs with an op on a split class: not held to the 10 % rule, whose reference is
+    a multiply in one cycle that the clock does not fit."""
     spread: dict[UnitClass, int] = field(default_factory=dict)
     """Class → the fewest units its ``n`` users are spread over, so that no unit's select
     has more than ``ceil(n / units)`` inputs (``select`` is that select's delay)."""
@@ -307,6 +394,7 @@ class Sharing:
         merge = merge or {}
         s.merge = dict(merge)
         found: list[tuple[Operation, UnitClass]] = []
+        isax_of: dict[Operation, str] = {}
         for isax in ext.isaxs():
             attr = isax.attributes.get(UNITS_ATTR)
             if attr is not None:
@@ -319,6 +407,7 @@ class Sharing:
                     c = merge.get(own, own)
                     assert c.kind == own.kind and c.width >= own.width, (own, c)
                     found.append((op, c))
+                    isax_of[op] = isax.sym_name.data
                     if c != own:
                         s.widen[op] = max(
                             0.0, lib.delay_ns(c.kind, c.width) - lib.delay_ns(own.kind, own.width)
@@ -349,10 +438,21 @@ class Sharing:
                 s.classes[op] = c
             elif own_ns[op] <= budget_ns and s.select[c] <= budget_ns:
                 alone.setdefault(c, []).append(op)
+        from aquas.synth.timing import op_delay
+
         for c, ops in alone.items():
-            if len(ops) == s.users[c]:
-                s.registered.add(c)
-                s.classes.update((op, c) for op in ops)
+            if len(ops) < s.users[c]:
+                continue
+            # the multiply from the operand registers: in one cycle if its delay (derated,
+            # not held to the cycle as the chaining is) fits, else split in two
+            if max(op_delay(lib, op) + s.widen.get(op, 0.0) for op in ops) > budget_ns:
+                narrow = narrowing(ops)
+                if max(split_stage_ns(lib, c, narrow)) > budget_ns:
+                    continue
+                s.split.add(c)
+                s.split_isaxs.update(isax_of[op] for op in ops)
+            s.registered.add(c)
+            s.classes.update((op, c) for op in ops)
         for op in [op for op in s.widen if op not in s.classes]:
             del s.widen[op]
         for c in s.users:
@@ -366,14 +466,15 @@ class Sharing:
 
     def registered_op(self, op: Operation) -> MultiCycleOp | None:
         """How the scheduler treats ``op`` when its class's units are registered: issued
-        behind the input select, read ``REGISTERED_LATENCY`` states later; else None."""
+        behind the input select, read ``REGISTERED_LATENCY`` states later (one more on a
+        split unit); else None."""
         c = self.classes.get(op)
         if c is None or c not in self.registered:
             return None
         return MultiCycleOp(
             unit=c.kind,
             width=c.width,
-            latency=REGISTERED_LATENCY,
+            latency=REGISTERED_LATENCY + (c in self.split),
             ii=1,
             issue_ns=self.select[c],
             cells=0,
@@ -522,6 +623,8 @@ class Binding:
     """Class → the operand bits its units take."""
     registered: frozenset[UnitClass] = frozenset()
     """Classes whose units register their operands and result."""
+    split: frozenset[UnitClass] = frozenset()
+    """Registered classes whose multiply takes two cycles (``Sharing.split``)."""
 
     def counts(self) -> dict[UnitClass, int]:
         out: dict[UnitClass, int] = {}
@@ -532,7 +635,11 @@ class Binding:
 
 def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
     """Binds the shared ops of each state to units (see the module docstring)."""
-    b = Binding(narrow=dict(sharing.narrow), registered=frozenset(sharing.registered))
+    b = Binding(
+        narrow=dict(sharing.narrow),
+        registered=frozenset(sharing.registered),
+        split=frozenset(sharing.split),
+    )
     # unit → units whose output reaches its input within some state
     feeds: dict[tuple[UnitClass, int], set[tuple[UnitClass, int]]] = {}
 
@@ -664,15 +771,15 @@ class SharedUnits:
         return out if w == c.width else self.h.extract(out, 0, w, f"{c.key}_u{i}_lo{w}")
 
     def _unit(self, unit: tuple[UnitClass, int]) -> Operation:
-        """The unit's last op (the multiply, or the addition after a signed narrowed one),
-        created at its first use; its operands are connected in ``finish``."""
+        """The unit's last op (the multiply, or the addition after a signed narrowed one
+        or a split unit's carry-save stage), created at its first use; its operands are
+        connected in ``finish``."""
         if unit not in self.ops:
             c, i = unit
             narrow = self.narrow.get(c)
             zero = self.h.const(0, c.width)
-            last = (
-                comb.AddOp([zero, zero]) if narrow and narrow.signed else comb.MulOp([zero, zero])
-            )
+            add = (narrow is not None and narrow.signed) or c in self.binding.split
+            last = comb.AddOp([zero, zero]) if add else comb.MulOp([zero, zero])
             self.h.add(last, f"{c.key}_u{i}")
             self.ops[unit] = last
         return self.ops[unit]
@@ -717,18 +824,25 @@ class SharedUnits:
             items = self.inputs[unit]
             a = self._select([(en, x) for en, x, _ in items], bits, f"{c.key}_u{i}_a")
             b = self._select([(en, y) for en, _, y in items], bits, f"{c.key}_u{i}_b")
+            name = f"{c.key}_u{i}"
             if c in self.binding.registered:
                 # the operands registered at the end of the issue state (every cycle: the
                 # result is read only in the state REGISTERED_LATENCY after an issue)
-                for name, v in ((f"{c.key}_u{i}_a_q", a), (f"{c.key}_u{i}_b_q", b)):
-                    h.reg(name, bits, 0)
-                    h.drive(name, v)
-                a, b = h.regs[f"{c.key}_u{i}_a_q"].data, h.regs[f"{c.key}_u{i}_b_q"].data
-            _, x, y = narrow_parts(h, a, b, c.width, narrow, f"{c.key}_u{i}")
+                a, b = self._register(f"{name}_a_q", a), self._register(f"{name}_b_q", b)
+            if c in self.binding.split:  # carry-save stage, registered; the adder after
+                s, cy = carry_save_parts(h, a, b, c.width, narrow, name)
+                x, y = self._register(f"{name}_s_q", s), self._register(f"{name}_c_q", cy)
+            else:
+                _, x, y = narrow_parts(h, a, b, c.width, narrow, name)
             last.operands = [x, y]
             if c in self.binding.registered:
-                h.reg(f"{c.key}_u{i}_q", c.width, 0)
-                h.drive(f"{c.key}_u{i}_q", last.results[0])
+                self._register(f"{name}_q", last.results[0])
+
+    def _register(self, name: str, v: SSAValue) -> SSAValue:
+        """``v`` one cycle later: a register loaded in every cycle."""
+        q = self.h.reg(name, _width(v), 0)
+        self.h.drive(name, v)
+        return q
 
 
 def report(binding: Binding, lib: OperatorLibrary) -> list[dict[str, object]]:

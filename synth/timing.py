@@ -249,7 +249,9 @@ def schedule_extension(
             slow = {
                 name
                 for name, cyc in cycles_of(fsms).items()
-                if name not in sharing.directives and not within(cyc, base[name], DEFAULT_SLOWDOWN)
+                if name not in sharing.directives
+                and name not in sharing.split_isaxs
+                and not within(cyc, base[name], DEFAULT_SLOWDOWN)
             }
             if not slow:
                 break
@@ -308,8 +310,8 @@ def multiplier_um2(builder: FsmBuilder) -> float:
             n = b.narrow.get(c)
             bits = c.width if n is None else n.bits
             total += am.mul(bits, bits, c.width) + 2 * am.select(len(ops), bits)
-            if c in b.registered:  # operand and result registers
-                total += (2 * bits + c.width) * am.dff_um2
+            if c in b.registered:  # operand and result registers (and carry-save ones)
+                total += (2 * bits + c.width * (3 if c in b.split else 1)) * am.dff_um2
     seq: dict[str, float] = {}
     for st in builder.states:
         for op in st.ops:

@@ -1,0 +1,213 @@
+"""Split (two-cycle) shared multipliers (synth/binding.py, ``carry_save_parts``): the
+partial products reduced by word-wide carry-save adders to two vectors in one cycle, their
+sum in the next. Checked bit-exact against Python's own product (an evaluator of the
+generated comb ops), for depth with Yosys, and end to end in co-simulation."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from xdsl.dialects import comb, hw
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from aquas.spec.frontend import lower_spec
+from aquas.synth.binding import (
+    Narrow,
+    UnitClass,
+    carry_save_levels,
+    carry_save_parts,
+    split_stage_ns,
+)
+from aquas.synth.flow import schedule_isaxs
+from aquas.synth.hwemit import HwBuilder
+from aquas.synth.oplib import OperatorLibrary
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = OperatorLibrary.load()
+
+SHAPES = [  # (operand bits, product width, narrowing)
+    (16, 32, Narrow(16, True)),
+    (16, 32, Narrow(16, False)),
+    (32, 32, None),
+    (33, 64, Narrow(33, True)),
+    (8, 32, Narrow(8, True)),
+    (1, 32, Narrow(1, True)),
+]
+
+
+def _parts(k: int, w: int, narrow: Narrow | None) -> tuple[Block, SSAValue, SSAValue]:
+    block = Block(arg_types=[IntegerType(k), IntegerType(k)])
+    h = HwBuilder(block, block.args[0], block.args[1])
+    s, c = carry_save_parts(h, block.args[0], block.args[1], w, narrow, "m")
+    return block, s, c
+
+
+def _width(v: SSAValue) -> int:
+    t = v.type
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def _evaluate(block: Block, args: list[int]) -> dict[SSAValue, int]:
+    """The value of every result in ``block`` (comb and hw constants only)."""
+    val: dict[SSAValue, int] = dict(zip(block.args, args, strict=True))
+    for op in block.ops:
+        val[op.results[0]] = _eval(op, val)
+    return val
+
+
+def _eval(op: Operation, val: dict[SSAValue, int]) -> int:
+    w = _width(op.results[0])
+    m = (1 << w) - 1
+    xs = [val[v] for v in op.operands]
+    if isinstance(op, hw.ConstantOp):
+        assert isinstance(op.value, IntegerAttr)
+        return op.value.value.data & m
+    if isinstance(op, comb.XorOp):
+        out = 0
+        for x in xs:
+            out ^= x
+        return out
+    if isinstance(op, comb.AndOp):
+        out = m
+        for x in xs:
+            out &= x
+        return out
+    if isinstance(op, comb.OrOp):
+        out = 0
+        for x in xs:
+            out |= x
+        return out
+    if isinstance(op, comb.AddOp):
+        return sum(xs) & m
+    if isinstance(op, comb.ExtractOp):
+        return (xs[0] >> op.low_bit.value.data) & m
+    if isinstance(op, comb.ConcatOp):
+        out = 0
+        for v in op.operands:
+            out = (out << _width(v)) | val[v]
+        return out
+    if isinstance(op, comb.ReplicateOp):
+        return m if xs[0] & 1 else 0
+    raise AssertionError(f"no evaluator for {op.name}")
+
+
+def _signed(x: int, k: int) -> int:
+    return x - (1 << k) if x >> (k - 1) & 1 else x
+
+
+@pytest.mark.parametrize(("k", "w", "narrow"), SHAPES)
+def test_the_two_vectors_add_up_to_the_product(k: int, w: int, narrow: Narrow | None) -> None:
+    block, s, c = _parts(k, w, narrow)
+    rng = random.Random(k * 1000 + w)
+    corners = [0, 1, (1 << k) - 1, 1 << (k - 1), (1 << (k - 1)) - 1]
+    pairs = [(a, b) for a in corners for b in corners]
+    pairs += [(rng.getrandbits(k), rng.getrandbits(k)) for _ in range(300)]
+    for a, b in pairs:
+        val = _evaluate(block, [a, b])
+        signed = narrow is not None and narrow.signed
+        want = _signed(a, k) * _signed(b, k) if signed else a * b
+        assert (val[s] + val[c]) % (1 << w) == want % (1 << w), (a, b)
+
+
+def test_the_carry_save_levels() -> None:
+    # 3 → 2, 4 → 3 → 2, ..., 19 vectors (16 signed bits and 3 more) in 6 levels
+    assert [carry_save_levels(n) for n in (1, 2, 3, 4, 6, 9, 19, 36)] == [0, 0, 1, 2, 3, 4, 6, 8]
+
+
+@pytest.mark.parametrize(("k", "w", "narrow"), [SHAPES[0], SHAPES[2], SHAPES[3]])
+def test_each_stage_is_shallower_than_the_multiply_and_within_its_estimate(
+    k: int, w: int, narrow: Narrow | None, tmp_path: Path
+) -> None:
+    """Yosys (the units' script) on the carry-save stage and on the adder: each at most
+    the depth the scheduler assumes (``split_stage_ns``), and both well below the whole
+    multiply's."""
+    from aquas.synth.multicycle import _yosys_figures
+
+    block, s, c = _parts(k, w, narrow)
+    block.add_op(hw.OutputOp([s, c]))
+    ports = [
+        hw.ModulePort(StringAttr(n), IntegerType(k), hw.DirectionAttr(hw.Direction.INPUT))
+        for n in ("a", "b")
+    ] + [
+        hw.ModulePort(StringAttr(n), IntegerType(w), hw.DirectionAttr(hw.Direction.OUTPUT))
+        for n in ("s", "c")
+    ]
+    mod = hw.HWModuleOp(StringAttr(f"csa{k}x{w}"), hw.ModuleType(ArrayAttr(ports)), Region(block))
+    fig = _yosys_figures(tmp_path, mod)
+    tree_ns, add_ns = split_stage_ns(LIB, UnitClass("mul", w), narrow)
+    assert fig["depth"] * LIB.ns_per_level <= tree_ns + 1e-9
+    assert add_ns == LIB.delay_ns("add", w)
+    full = LIB.delay_ns("mul", w)
+    assert max(tree_ns, add_ns) < 0.75 * full
+
+
+# four 32-bit multiplies over full-width operands, in two ISAXs (two a state at most)
+SPEC = """
+extension spl;
+state acc: u32 = 0;
+
+#[opcode(custom0), funct7(1)]
+isax mac2(rs1, rs2) -> rd {
+    let p: u32 = rs1 * rs2;
+    let q: u32 = (rs1 ^ 0x5a5a5a5a) * (rs2 + 7);
+    acc = acc + p + q;
+    return acc;
+}
+
+#[opcode(custom0), funct7(2)]
+isax cube(rs1, rs2) -> rd {
+    let p: u32 = rs1 * rs1;
+    return p * (rs2 | 1);
+}
+"""
+
+
+def test_a_multiply_slower_than_the_cycle_shares_split_units() -> None:
+    """At a derate where a 32-bit multiply (3.6 ns x 1.4 = 5.04 ns) no longer fits the
+    4.68 ns a 5.68 ns clock leaves: split units, each op read three states after its
+    issue, not held to the 10 % rule (its reference does not fit the clock)."""
+    lib = LIB.derated(1.4)
+    builder, fsms = schedule_isaxs(lower_spec(SPEC, "spl.isax"), 5.68, lib)
+    sharing, binding = builder.sharing, builder.binding
+    assert sharing is not None and binding is not None
+    c = UnitClass("mul", 32)
+    assert sharing.registered == {c} and sharing.split == {c}
+    assert sharing.split_isaxs == {"mac2", "cube"}
+    assert len(binding.unit_of) == 4 and binding.split == frozenset({c})
+    for op in binding.unit_of:
+        assert builder.def_state[op] - builder.issue_state[op] == 3
+    for problem, sched in builder.schedules:
+        assert problem.verify(sched) == []
+    # cube: p issued in 0, read in 3 and issued again, the product read in 6
+    got = {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
+    assert got["cube"] == (7, 7)
+
+
+def test_split_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> None:
+    from aquas.synth.cosim import run_cosim
+    from aquas.synth.flow import synthesize
+    from aquas.synth.lint import lint
+
+    path = tmp_path / "spl.isax"
+    path.write_text(SPEC)
+    lib = LIB.derated(1.4)
+    res = synthesize(lower_spec(SPEC, str(path)), tmp_path / "out", 5.68, 4, lib)
+    verilog = res.verilog_path.read_text()
+    assert "mul32_u0_s_q" in verilog and "mul32_u0_c_q" in verilog
+    assert " * " not in verilog  # no multiplier cell: the tree is written out
+    assert lint(res.verilog_path) == []
+    cs = run_cosim(
+        path,
+        res.verilog_path,
+        res.unit.name,
+        cases=200,
+        seed=3,
+        mode="random",
+        cache_dir=ROOT / "build" / "cosim",
+    )
+    assert cs.mismatches == []
+    assert cs.stats["mac2"]["cases"] == 200 and cs.stats["cube"]["cases"] == 200
