@@ -261,7 +261,10 @@ def schedule_extension(
         def isax_cycles(name: str) -> tuple[int, int]:
             return new_builder(chosen).build_isax(isaxs[name]).latency.at(0)
 
-        choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, base)
+        # an ISAX on split units is held to its cycles with them and no limit: its
+        # reference without sharing has multiplies the clock does not fit
+        ref = base | {n: c for n, c in cycles_of(fsms).items() if n in chosen.split_isaxs}
+        choose_limits(chosen, chosen.peaks(builder.states), isax_cycles, ref)
         for key, n in chosen.limits.items():
             cap = config.cap(key[1])
             if cap is not None:
