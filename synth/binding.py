@@ -732,6 +732,7 @@ class SharedUnits:
         self.narrow = binding.narrow
         self.ops: dict[tuple[UnitClass, int], Operation] = {}
         self.inputs: dict[tuple[UnitClass, int], list[tuple[SSAValue, SSAValue, SSAValue]]] = {}
+        self.advance: SSAValue | None = None  # set by ``finish``
 
     def __contains__(self, op: Operation) -> bool:
         return op in self.binding.unit_of
@@ -812,10 +813,15 @@ class SharedUnits:
             masked.append(h.add(comb.AndOp([h.replicate(en, w, f"{hint}_mask"), v]), f"{hint}_sel"))
         return h.or_tree(masked, w, hint)
 
-    def finish(self) -> None:
+    def finish(self, advance: SSAValue) -> None:
+        """Connects the units' inputs. ``advance``: the state machine moves on at the end of
+        this cycle (it is not held in a wait state); a registered unit's registers load
+        only then, so a multiply is read in the state ``REGISTERED_LATENCY`` after its
+        issue however long the wait states between them last."""
         from aquas.synth.hwemit import basename_loc
 
         h = self.h
+        self.advance = advance
         h.loc = basename_loc(None)
         for unit, last in sorted(self.ops.items(), key=lambda kv: kv[0]):
             c, i = unit
@@ -826,8 +832,7 @@ class SharedUnits:
             b = self._select([(en, y) for en, _, y in items], bits, f"{c.key}_u{i}_b")
             name = f"{c.key}_u{i}"
             if c in self.binding.registered:
-                # the operands registered at the end of the issue state (every cycle: the
-                # result is read only in the state REGISTERED_LATENCY after an issue)
+                # the operands registered at the end of the issue state
                 a, b = self._register(f"{name}_a_q", a), self._register(f"{name}_b_q", b)
             if c in self.binding.split:  # carry-save stage, registered; the adder after
                 s, cy = carry_save_parts(h, a, b, c.width, narrow, name)
@@ -839,9 +844,10 @@ class SharedUnits:
                 self._register(f"{name}_q", last.results[0])
 
     def _register(self, name: str, v: SSAValue) -> SSAValue:
-        """``v`` one cycle later: a register loaded in every cycle."""
+        """``v`` one state later: a register loaded whenever the state machine advances."""
+        assert self.advance is not None
         q = self.h.reg(name, _width(v), 0)
-        self.h.drive(name, v)
+        self.h.drive(name, self.h.mux(self.advance, v, q, f"{name}_n"))
         return q
 
 

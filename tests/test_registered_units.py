@@ -96,6 +96,51 @@ def test_without_a_directive_the_ten_percent_rule_still_applies() -> None:
     assert [f.latency.at(0) for f in fsms] == [f.latency.at(0) for f in plain_fsms]
 
 
+# loads (wait states as long as the memory's latency) between a multiply's issue and its
+# read, and the one unit issuing again in a wait state: the unit's registers hold while the
+# state machine waits (loaded in every cycle, the second issue overwrote the first result)
+WAITS = """
+extension rw;
+
+#[opcode(custom0), funct7(4), mul_units(1)]
+isax mw(rs1, rs2) -> rd {
+    let a: u32 = mem<u32>[rs1];
+    let b: u32 = mem<u32>[rs1 + 4];
+    let c: u32 = mem<u32>[rs1 + 8];
+    let p: i32 = sext<i32>(rs2[15:0] as i16) * sext<i32>(rs2[31:16] as i16);
+    let q: i32 = sext<i32>(rs1[15:0] as i16) * sext<i32>(rs2[15:0] as i16);
+    return a ^ b ^ c ^ (p as u32) ^ (q as u32);
+}
+"""
+
+
+def test_registered_units_hold_through_wait_states(tmp_path: Path) -> None:
+    from aquas.synth.cosim import run_cosim
+    from aquas.synth.flow import synthesize
+
+    builder, _ = schedule(WAITS, TIGHT_NS)
+    assert builder.binding is not None and builder.binding.registered == frozenset({MUL32})
+    # a multiply issued before the second load's wait state and read after it
+    waits = {st.id for st in builder.states if st.wait is not None}
+    assert any(
+        any(w in waits for w in range(builder.issue_state[op] + 1, builder.def_state[op]))
+        for op in builder.binding.unit_of
+    )
+    path = tmp_path / "rw.isax"
+    path.write_text(WAITS)
+    res = synthesize(lower_spec(WAITS, str(path)), tmp_path / "out", TIGHT_NS, mem_latency=4)
+    cs = run_cosim(
+        path,
+        res.verilog_path,
+        res.unit.name,
+        cases=200,
+        seed=21,
+        mode="random",
+        cache_dir=ROOT / "build" / "cosim",
+    )
+    assert cs.mismatches == [] and cs.stats["mw"]["cases"] == 200
+
+
 def test_registered_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> None:
     from aquas.synth.cosim import run_cosim
     from aquas.synth.flow import synthesize
