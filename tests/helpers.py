@@ -61,14 +61,21 @@ def check_fixed_cycles(reports: dict[str, Any], stats: dict[str, Any], latency: 
                 assert cycles == want, (name, cycles, beats)
 
 
-def cosim_random(spec: Path, out_dir: Path, cases: int, seed: int) -> Any:
-    """Synthesizes ``spec`` at 10 ns (L = 4) into ``out_dir`` and co-simulates ``cases``
-    random cases per ISAX against the golden interpreter; asserts no mismatch and returns
-    the synthesis result."""
+def cosim_random(
+    spec: Path,
+    out_dir: Path,
+    cases: int,
+    seed: int,
+    clock_ns: float = 10.0,
+    lib: Any = None,
+) -> Any:
+    """Synthesizes ``spec`` at ``clock_ns`` (L = 4; ``lib``: an operator library, e.g. a
+    derated one) into ``out_dir`` and co-simulates ``cases`` random cases per ISAX against
+    the golden interpreter; asserts no mismatch and returns the synthesis result."""
     from aquas.synth.cosim import run_cosim
     from aquas.synth.flow import synthesize
 
-    res = synthesize(lower_spec_file(spec), out_dir, 10.0, mem_latency=4)
+    res = synthesize(lower_spec_file(spec), out_dir, clock_ns, mem_latency=4, lib=lib)
     cs = run_cosim(
         spec,
         res.verilog_path,

@@ -17,6 +17,8 @@ from aquas.synth.binding import REGISTERED_LATENCY, UnitClass
 from aquas.synth.flow import schedule_isaxs
 from aquas.synth.oplib import OperatorLibrary
 
+from helpers import cosim_random
+
 ROOT = Path(__file__).resolve().parents[1]
 LIB = OperatorLibrary.load()
 MUL32 = UnitClass("mul", 32)
@@ -115,9 +117,6 @@ isax mw(rs1, rs2) -> rd {
 
 
 def test_registered_units_hold_through_wait_states(tmp_path: Path) -> None:
-    from aquas.synth.cosim import run_cosim
-    from aquas.synth.flow import synthesize
-
     builder, _ = schedule(WAITS, TIGHT_NS)
     assert builder.binding is not None and builder.binding.registered == frozenset({MUL32})
     # a multiply issued before the second load's wait state and read after it
@@ -128,44 +127,19 @@ def test_registered_units_hold_through_wait_states(tmp_path: Path) -> None:
     )
     path = tmp_path / "rw.isax"
     path.write_text(WAITS)
-    res = synthesize(lower_spec(WAITS, str(path)), tmp_path / "out", TIGHT_NS, mem_latency=4)
-    cs = run_cosim(
-        path,
-        res.verilog_path,
-        res.unit.name,
-        cases=200,
-        seed=21,
-        mode="random",
-        cache_dir=ROOT / "build" / "cosim",
-    )
-    assert cs.mismatches == [] and cs.stats["mw"]["cases"] == 200
+    cosim_random(path, tmp_path / "out", 200, 21, TIGHT_NS)
 
 
 def test_registered_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> None:
-    from aquas.synth.cosim import run_cosim
-    from aquas.synth.flow import synthesize
     from aquas.synth.lint import lint
 
     path = tmp_path / "reg.isax"
     path.write_text(spec())
-    res = synthesize(
-        lower_spec(path.read_text(), str(path)), tmp_path / "out", TIGHT_NS, mem_latency=4
-    )
+    res = cosim_random(path, tmp_path / "out", 200, 5, TIGHT_NS)
     verilog = res.verilog_path.read_text()
     for reg in ("mul32_u0_a_q", "mul32_u0_b_q", "mul32_u0_q", "mul32_u1_q"):
         assert reg in verilog
     assert lint(res.verilog_path) == []
-    cs = run_cosim(
-        path,
-        res.verilog_path,
-        res.unit.name,
-        cases=200,
-        seed=5,
-        mode="random",
-        cache_dir=ROOT / "build" / "cosim",
-    )
-    assert cs.mismatches == []
-    assert cs.stats["mac4"]["cases"] == 200 and cs.stats["sqmul"]["cases"] == 200
 
 
 def test_dsp_spreads_its_multiplies_over_units_at_the_core_clock_after_closure() -> None:
@@ -193,9 +167,6 @@ def test_dsp_spreads_its_multiplies_over_units_at_the_core_clock_after_closure()
 def test_a_spread_class_cosimulates_bit_exact(tmp_path: Path) -> None:
     """Eight multiplies in eight states of one ISAX at a clock where they fit behind a
     select of 4 users, not of 8: two units of four users each."""
-    from aquas.synth.cosim import run_cosim
-    from aquas.synth.flow import synthesize
-
     path = tmp_path / "spr.isax"
     path.write_text(CHAIN)
     # 3.6 ns for the multiply + 0.3 ns for a select of 3 or 4 users (0.4 ns for 8)
@@ -204,17 +175,7 @@ def test_a_spread_class_cosimulates_bit_exact(tmp_path: Path) -> None:
     assert builder.sharing is not None and builder.sharing.spread == {MUL32: 2}
     assert builder.binding is not None
     assert sorted(len(v) for v in builder.binding.users.values()) == [4, 4]
-    res = synthesize(lower_spec(CHAIN, str(path)), tmp_path / "out", clock, mem_latency=4)
-    cs = run_cosim(
-        path,
-        res.verilog_path,
-        res.unit.name,
-        cases=200,
-        seed=9,
-        mode="random",
-        cache_dir=ROOT / "build" / "cosim",
-    )
-    assert cs.mismatches == [] and cs.stats["chain8"]["cases"] == 200
+    cosim_random(path, tmp_path / "out", 200, 9, clock)
 
 
 # a chain of eight dependent 16-bit multiplies: one a state, eight users of one class

@@ -25,6 +25,8 @@ from aquas.synth.flow import schedule_isaxs
 from aquas.synth.hwemit import HwBuilder
 from aquas.synth.oplib import OperatorLibrary
 
+from helpers import cosim_random
+
 ROOT = Path(__file__).resolve().parents[1]
 LIB = OperatorLibrary.load()
 
@@ -188,29 +190,15 @@ def test_a_multiply_slower_than_the_cycle_shares_split_units() -> None:
 
 
 def test_split_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) -> None:
-    from aquas.synth.cosim import run_cosim
-    from aquas.synth.flow import synthesize
     from aquas.synth.lint import lint
 
     path = tmp_path / "spl.isax"
     path.write_text(SPEC)
-    lib = LIB.derated(1.4)
-    res = synthesize(lower_spec(SPEC, str(path)), tmp_path / "out", 5.68, 4, lib)
+    res = cosim_random(path, tmp_path / "out", 200, 3, 5.68, LIB.derated(1.4))
     verilog = res.verilog_path.read_text()
     assert "mul32_u0_s_q" in verilog and "mul32_u0_c_q" in verilog
     assert " * " not in verilog  # no multiplier cell: the tree is written out
     assert lint(res.verilog_path) == []
-    cs = run_cosim(
-        path,
-        res.verilog_path,
-        res.unit.name,
-        cases=200,
-        seed=3,
-        mode="random",
-        cache_dir=ROOT / "build" / "cosim",
-    )
-    assert cs.mismatches == []
-    assert cs.stats["mac2"]["cases"] == 200 and cs.stats["cube"]["cases"] == 200
 
 
 def test_pointcloud_at_the_core_clock_holds_split_units_to_their_own_cycles() -> None:
