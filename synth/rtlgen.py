@@ -357,14 +357,17 @@ class UnitGenerator:
             self.state_datapath(st)
         self.carried_loops()
         stalls: list[SSAValue] = []  # a wait state still waiting: the FSM holds
+        registered = bool(self.shared.binding.registered)
         for st in self.b.states:
             nxt = self.transition(st)
             if st.wait is not None:
                 done = mem.wait_state(st)
                 h.loc = basename_loc(None)
                 nxt = h.mux(done, nxt, st_q, f"{self.state_names[st.id]}_wait")
-                name = self.state_names[st.id]
-                stalls.append(h.and_(self.is_state[st.id], h.not_(done), hint=f"{name}_stall"))
+                if registered:
+                    name = self.state_names[st.id]
+                    stall = h.and_(self.is_state[st.id], h.not_(done), hint=f"{name}_stall")
+                    stalls.append(stall)
             next_by_state[st.id] = nxt
         mem.finish()
 
@@ -377,7 +380,8 @@ class UnitGenerator:
         self.state_registers()
         sub_modules = self.mc.finish()
         # registered shared units advance with the state machine, which a wait state holds
-        self.shared.finish(h.not_(h.or_tree(stalls, 1, "stall"), "advance"))
+        advance = h.not_(h.or_tree(stalls, 1, "stall"), "advance") if registered else h.const(1, 1)
+        self.shared.finish(advance)
 
         outputs: list[tuple[str, SSAValue]] = [
             ("cmd_ready", idle),
