@@ -743,11 +743,6 @@ class SharedUnits:
         self.issue(op, en, a, b)
         return self.result(op)
 
-    def registered(self, op: Operation) -> bool:
-        """Whether ``op``'s unit registers its operands and result: issued in one state
-        (:meth:`issue`), read ``REGISTERED_LATENCY`` states later (:meth:`result`)."""
-        return self.binding.unit_of[op][0] in self.binding.registered
-
     def issue(self, op: Operation, en: SSAValue, a: SSAValue, b: SSAValue) -> None:
         """``a``, ``b``: ``op``'s operands in the state whose enable is ``en``."""
         unit = self.binding.unit_of[op]

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xdsl.ir import Operation
-
-from aquas.dialects import aquas as aq
 from aquas.spec.frontend import lower_spec, lower_spec_file
+from aquas.synth.balance import _isax_of
 from aquas.synth.binding import REGISTERED_LATENCY, UnitClass
 from aquas.synth.flow import schedule_isaxs
 from aquas.synth.oplib import OperatorLibrary
@@ -159,7 +157,12 @@ def test_dsp_spreads_its_multiplies_over_units_at_the_core_clock_after_closure()
     assert {c.key: n for c, n in binding.counts().items()} == {"mul32": 4}
     per_unit = sorted(len(ops) for ops in binding.users.values())
     assert sum(per_unit) == 41 and per_unit[-1] <= 14 and per_unit[-1] - per_unit[0] <= 1
-    assert sorted({_isax(op) for op in binding.unit_of}) == ["biquad", "fir8", "vdot16", "vdot32"]
+    assert sorted({_isax_of(op) for op in binding.unit_of}) == [
+        "biquad",
+        "fir8",
+        "vdot16",
+        "vdot32",
+    ]
     base = {f.isax.sym_name.data: f.latency.at(0) for f in plain_fsms}
     assert {f.isax.sym_name.data: f.latency.at(0) for f in fsms} == base
 
@@ -195,11 +198,3 @@ isax chain8(rs1, rs2) -> rd {
     return x7 as u32;
 }
 """
-
-
-def _isax(op: Operation) -> str:
-    p = op.parent_op()
-    while not isinstance(p, aq.IsaxOp):
-        assert p is not None
-        p = p.parent_op()
-    return p.sym_name.data
