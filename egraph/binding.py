@@ -210,10 +210,7 @@ class BindingChecks:
         sub = self.substs.setdefault(tuple(sorted(b.regs.items(), key=lambda x: x[0])), {})
 
         def s(t: Term) -> Term:
-            r = sub.get(t)
-            if r is None:
-                r = sub[t] = substitute(t, env)
-            return r
+            return substitute(t, env, sub)
 
         # the write set first, from the addresses alone (values are substituted only when
         # the addresses agree)

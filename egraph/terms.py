@@ -171,18 +171,27 @@ def walk(t: Term) -> Iterator[Term]:
         stack.extend((a, False) for a in n.args)
 
 
-def substitute(t: Term, env: Mapping[Term, Term]) -> Term:
-    """Replace variables (or any node) by terms, rebuilding the DAG bottom-up."""
-    memo: dict[int, Term] = {}
-    for n in walk(t):
+def substitute(t: Term, env: Mapping[Term, Term], memo: dict[Term, Term] | None = None) -> Term:
+    """Replace variables (or any node) by terms, rebuilding the DAG bottom-up.
+
+    ``memo`` keeps every node's substitute under the same ``env`` across calls, so terms
+    sharing a sub-DAG (the regions of one binding) rebuild it once."""
+    memo = {} if memo is None else memo
+    stack: list[tuple[Term, bool]] = [(t, False)]
+    while stack:
+        n, done = stack.pop()
+        if n in memo:
+            continue
         if n in env:
-            memo[id(n)] = env[n]
-        elif n.args:
-            args = tuple(memo[id(a)] for a in n.args)
-            memo[id(n)] = mk(n.op, n.w, args, n.val)
+            memo[n] = env[n]
+        elif not n.args:
+            memo[n] = n
+        elif done:
+            memo[n] = mk(n.op, n.w, tuple(memo[a] for a in n.args), n.val)
         else:
-            memo[id(n)] = n
-    return memo[id(t)]
+            stack.append((n, True))
+            stack.extend((a, False) for a in n.args if a not in memo)
+    return memo[t]
 
 
 def variables(t: Term) -> set[Term]:
