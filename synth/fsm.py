@@ -442,6 +442,7 @@ class FsmBuilder:
         self.value_regs: dict[SSAValue, str] = {}
         self.def_state: dict[Operation, int] = {}
         self.reg_names: set[str] = set()
+        self.reg_owner: dict[str, str] = {}  # register name -> the ISAX whose states use it
         self.isax_name = ""
         self.aliases: dict[SSAValue, SSAValue] = {}
         self.scheduler = scheduler
@@ -485,6 +486,7 @@ class FsmBuilder:
             n += 1
             name = f"{self.isax_name}_{base}{n}_{suffix}"
         self.reg_names.add(name)
+        self.reg_owner[name] = self.isax_name
         return name
 
     # -- states ------------------------------------------------------------------------
@@ -817,6 +819,7 @@ class FsmBuilder:
         """Gives a register to every op result read in a state other than its own (and to
         every load result, which is captured from the bus)."""
         for st in self.states:
+            self.isax_name = st.isax
             for v in self.reads_of(st):
                 v = self.resolve(v)
                 if not isinstance(v, OpResult) or isinstance(v.owner, FREE_OPS):
@@ -828,9 +831,42 @@ class FsmBuilder:
                     continue
                 if home != st.id or isinstance(v.owner, aq.LoadOp):
                     self.value_regs[v] = self.reg_name(v.name_hint)
-        for op, _ in self.def_state.items():
+        for op, sid in self.def_state.items():
             if isinstance(op, aq.LoadOp) and op.result not in self.value_regs:
+                self.isax_name = self.states[sid - self.states[0].id].isax
                 self.value_regs[op.result] = self.reg_name(op.result.name_hint or "ld")
+
+    def pooled_registers(self) -> dict[str, str]:
+        """Register name -> the register it shares with other ISAXs' registers.
+
+        One ISAX runs at a time, and a value register is written in its ISAX's call before
+        it is read (a value is defined before its uses; loop and branch registers are set
+        by the states entering them), so no value outlives its call: the ``k``-th register
+        of width ``w`` of every ISAX can be one flip-flop row (``pool_w<w>_<k>_q``). The
+        unit then has, per width, the registers of its largest ISAX rather than the sum
+        over ISAXs; each pooled register's write select gains the other ISAXs' writes (one
+        AND-OR input each, which the unshared registers had as well). Registers of one
+        ISAX are not merged with each other (that needs their lifetimes across states and
+        loops); nor are registers outside ``value_regs`` (a loop's ``run`` flag, state
+        registers, scratchpads, which hold values across calls or are few)."""
+        widths = {name: _width(v) for v, name in self.value_regs.items()}
+        slots: dict[tuple[int, int], list[str]] = {}
+        by_isax: dict[tuple[str, int], list[str]] = {}
+        for name in sorted(widths):
+            by_isax.setdefault((self.reg_owner[name], widths[name]), []).append(name)
+        for (_, w), names in by_isax.items():
+            for k, name in enumerate(names):
+                slots.setdefault((w, k), []).append(name)
+        alias: dict[str, str] = {}
+        for (w, k), names in sorted(slots.items()):
+            if len(names) < 2:
+                continue
+            pooled = f"pool_w{w}_{k}_q"
+            while pooled in self.reg_names:
+                pooled = "x" + pooled
+            for name in names:
+                alias[name] = pooled
+        return alias
 
     def resolve(self, v: SSAValue) -> SSAValue:
         while v in self.aliases:

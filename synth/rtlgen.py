@@ -192,6 +192,8 @@ class UnitGenerator:
         self.sram = SramBanks(self.h, self.name, self.spm)
         # ports of an SRAM bank taken so far in a state: (state, scratchpad, bank) -> count
         self.sram_ports_used: dict[tuple[int, str, int], int] = {}
+        # value registers of different ISAXs share flip-flops (FsmBuilder.pooled_registers)
+        self.pooled = builder.pooled_registers()
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
         # the shared multi-cycle units (sequential dividers), one instance per width
@@ -210,7 +212,9 @@ class UnitGenerator:
         locs: dict[str, LocationAttr] = {}
         for v, rname in self.b.value_regs.items():
             owner = v.owner if isinstance(v, OpResult) else v.block.parent_op()
-            locs[rname] = basename_loc(owner.location if owner is not None else None)
+            rname = self.pooled.get(rname, rname)  # a pooled register: its first value's
+            if rname not in locs:
+                locs[rname] = basename_loc(owner.location if owner is not None else None)
         for s in self.state_regs.values():
             locs[f"{s.sym_name.data}_q"] = basename_loc(s.location)
         for p in self.spm.values():
@@ -223,13 +227,14 @@ class UnitGenerator:
     # -- registers ---------------------------------------------------------------------
 
     def reg(self, name: str, w: int) -> SSAValue:
+        name = self.pooled.get(name, name)
         if name not in self.regs:
             self.regs[name] = w
             self.reg_sources[name] = []
         return self.h.reg(name, w, self.reset_value(name), self.reg_locs.get(name))
 
     def write(self, name: str, enable: SSAValue, value: SSAValue) -> None:
-        self.reg_sources[name].append((enable, value))
+        self.reg_sources[self.pooled.get(name, name)].append((enable, value))
 
     def reset_value(self, rname: str) -> int:
         for s in self.state_regs.values():
