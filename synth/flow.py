@@ -296,7 +296,11 @@ def build_unit(
 
     def generate(b: FsmBuilder, f: list[IsaxFsm]) -> Unit:
         b.allocate_registers()
-        u = UnitGenerator(ext, b, f).generate()
+        # generated twice: the first records where each register is read and written,
+        # from which the second pools registers of one ISAX whose values never meet
+        first = UnitGenerator(ext, b, f, pooled={})
+        first.generate()
+        u = UnitGenerator(ext, b, f, b.pooled_registers(first.use)).generate()
         b.loop_reports = reports
         u.loop_reports = loop_reports(b)
         u.balanced = set(builder.balanced)

@@ -836,36 +836,55 @@ class FsmBuilder:
                 self.isax_name = self.states[sid - self.states[0].id].isax
                 self.value_regs[op.result] = self.reg_name(op.result.name_hint or "ld")
 
-    def pooled_registers(self) -> dict[str, str]:
-        """Register name -> the register it shares with other ISAXs' registers.
+    def pooled_registers(self, use: RegisterUse | None = None) -> dict[str, str]:
+        """Register name -> the flip-flop row it shares with other value registers.
 
         One ISAX runs at a time, and a value register is written in its ISAX's call before
         it is read (a value is defined before its uses; loop and branch registers are set
-        by the states entering them), so no value outlives its call: the ``k``-th register
-        of width ``w`` of every ISAX can be one flip-flop row (``pool_w<w>_<k>_q``). The
-        unit then has, per width, the registers of its largest ISAX rather than the sum
-        over ISAXs; each pooled register's write select gains the other ISAXs' writes (one
-        AND-OR input each, which the unshared registers had as well). Registers of one
-        ISAX are not merged with each other (that needs their lifetimes across states and
-        loops); nor are registers outside ``value_regs`` (a loop's ``run`` flag, state
-        registers, scratchpads, which hold values across calls or are few)."""
-        widths = {name: _width(v) for v, name in self.value_regs.items()}
-        slots: dict[tuple[int, int], list[str]] = {}
-        by_isax: dict[tuple[str, int], list[str]] = {}
-        for name in sorted(widths):
-            by_isax.setdefault((self.reg_owner[name], widths[name]), []).append(name)
-        for (_, w), names in by_isax.items():
-            for k, name in enumerate(names):
-                slots.setdefault((w, k), []).append(name)
+        by the states entering them), so no value outlives its call: registers of
+        different ISAXs never hold needed values at once. With ``use`` (where the generated
+        unit reads and writes each register, ``rtlgen.UnitGenerator``), registers of one
+        ISAX also share a row when their values are never needed at once
+        (``register_conflicts``). Rows are filled greedily, registers in the order their
+        ISAX first touches them, each in the first row of its width it does not conflict
+        with. A row of several registers is named ``pool_w<w>_<k>_q``; its write select
+        gains their writes (one AND-OR input each, which separate registers had as
+        well). Registers outside ``value_regs`` (a loop's ``run`` flag, state registers,
+        scratchpads, which hold values across calls, or are few) are not pooled."""
+        widths: dict[str, int] = {}
+        for v, name in self.value_regs.items():
+            widths.setdefault(name, _width(v))
+        conflicts = register_conflicts(self.states, widths, self.reg_owner, use) if use else None
+
+        def first_touch(name: str) -> int:
+            if use is None:
+                return 0
+            seen = use.reads.get(name, set()) | use.kills.get(name, set())
+            return min(seen | use.partial.get(name, set()), default=0)
+
+        rows: dict[int, list[list[str]]] = {}
+        for name in sorted(widths, key=lambda n: (self.reg_owner[n], first_touch(n), n)):
+            owner = self.reg_owner[name]
+            clash = conflicts.get(name, set()) if conflicts is not None else None
+            for row in rows.setdefault(widths[name], []):
+                if all(
+                    self.reg_owner[m] != owner or (clash is not None and m not in clash)
+                    for m in row
+                ):
+                    row.append(name)
+                    break
+            else:
+                rows[widths[name]].append([name])
         alias: dict[str, str] = {}
-        for (w, k), names in sorted(slots.items()):
-            if len(names) < 2:
-                continue
-            pooled = f"pool_w{w}_{k}_q"
-            while pooled in self.reg_names:
-                pooled = "x" + pooled
-            for name in names:
-                alias[name] = pooled
+        for w, ws in sorted(rows.items()):
+            for k, row in enumerate(ws):
+                if len(row) < 2:
+                    continue
+                pooled = f"pool_w{w}_{k}_q"
+                while pooled in self.reg_names:
+                    pooled = "x" + pooled
+                for name in row:
+                    alias[name] = pooled
         return alias
 
     def resolve(self, v: SSAValue) -> SSAValue:
@@ -1125,3 +1144,95 @@ __all__ = [
     "spm_banks",
     "storage_access",
 ]
+
+
+@dataclass
+class RegisterUse:
+    """Where a generated unit reads and writes each value register (by its name before
+    pooling), per state id; recorded by ``rtlgen.UnitGenerator`` while it generates."""
+
+    reads: dict[str, set[int]] = field(default_factory=dict)
+    kills: dict[str, set[int]] = field(default_factory=dict)
+    """Written at the end of the state whatever happens in it (the state's enable, or a
+    wait state's beat: the state is left only after it)."""
+    partial: dict[str, set[int]] = field(default_factory=dict)
+    """Written under a condition in the state: the old value may stay."""
+    pinned: set[str] = field(default_factory=set)
+    """Written outside any state's logic (a carried SRAM read's iteration register): held
+    through the whole call."""
+
+
+def register_conflicts(
+    states: list[State],
+    widths: dict[str, int],
+    owner: dict[str, str],
+    use: RegisterUse,
+) -> dict[str, set[str]]:
+    """Register -> the registers of its ISAX and width that may hold a needed value at the
+    same time (so they cannot share flip-flops).
+
+    Backward liveness over the state graph (loops included): a register is live into a
+    state if the state reads it, or it is live out and the state does not overwrite it
+    unconditionally. Two registers conflict when both are live into one state (both
+    values are read in it or later), or both are live out of or written in one state.
+    In a wait state, which lasts several cycles and repeats its writes in each, everything
+    live or written in it conflicts. A register live into the first state of its ISAX is
+    read before the call writes it (or ``pinned``): it conflicts with every register of its
+    ISAX."""
+    by_state: dict[int, State] = {st.id: st for st in states}
+    reads: dict[int, set[str]] = {}
+    kills: dict[int, set[str]] = {}
+    partial: dict[int, set[str]] = {}
+    for src, dst in ((use.reads, reads), (use.kills, kills), (use.partial, partial)):
+        for name, sids in src.items():
+            if name in widths:
+                for sid in sids:
+                    dst.setdefault(sid, set()).add(name)
+
+    def succ(st: State) -> list[int]:
+        t = st.next
+        out = [t.target] if isinstance(t, Goto) else []
+        if isinstance(t, Branch):
+            out = [t.if_true, t.if_false]
+        if isinstance(t, LoopLatch):
+            out = [t.body, t.exit]
+        return [x for x in out if x in by_state]
+
+    live_in: dict[int, set[str]] = {sid: set() for sid in by_state}
+    live_out: dict[int, set[str]] = {sid: set() for sid in by_state}
+    changed = True
+    while changed:
+        changed = False
+        for st in reversed(states):
+            out: set[str] = set().union(*(live_in[t] for t in succ(st)))
+            inn = reads.get(st.id, set()) | partial.get(st.id, set())
+            inn |= out - kills.get(st.id, set())
+            if out != live_out[st.id] or inn != live_in[st.id]:
+                live_out[st.id], live_in[st.id] = out, inn
+                changed = True
+    conflicts: dict[str, set[str]] = {name: set() for name in widths}
+
+    def clash(group: set[str]) -> None:
+        for a in group:
+            conflicts[a].update(b for b in group if b != a and widths[b] == widths[a])
+
+    for st in states:
+        after = live_out[st.id] | kills.get(st.id, set()) | partial.get(st.id, set())
+        if st.wait is not None:
+            clash(live_in[st.id] | after)
+        else:
+            clash(live_in[st.id])
+            clash(after)
+    # read before written in the call, or held through it: conflicts with its whole ISAX
+    first: dict[str, int] = {}
+    for st in states:
+        first.setdefault(st.isax, st.id)
+    held = {n for n in use.pinned if n in widths}
+    for isax, sid in first.items():
+        held |= {n for n in live_in[sid] if owner[n] == isax}
+    for a in held:
+        same = {b for b in widths if b != a and owner[b] == owner[a] and widths[b] == widths[a]}
+        conflicts[a] |= same
+        for b in same:
+            conflicts[b].add(a)
+    return conflicts

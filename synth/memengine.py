@@ -475,7 +475,7 @@ class MemEngine:
             fire, done = self.read_beat(pre, here, last_beat)
             if isinstance(op, aq.LoadOp):
                 reg = g.b.value_regs[op.result]
-                cur = g.reg(reg, 64)
+                cur = g.read(reg, 64, st.id)
                 lo = h.extract(cur, 0, 32, f"{pre}_lo")
                 hi = h.extract(cur, 32, 32, f"{pre}_hi")
                 newv = h.mux(first, h.concat(hi, rdata), h.concat(rdata, lo), f"{pre}_ld64")

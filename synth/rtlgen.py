@@ -43,6 +43,7 @@ from aquas.synth.fsm import (
     Goto,
     IsaxFsm,
     LoopLatch,
+    RegisterUse,
     State,
     op_error,
     resident_states,
@@ -160,7 +161,18 @@ def spec_loc(op: Operation) -> LocationAttr:
 
 
 class UnitGenerator:
-    def __init__(self, ext: aq.ExtensionOp, builder: FsmBuilder, fsms: list[IsaxFsm]):
+    """Generates the unit's ``hw`` IR. ``pooled``: register name -> the flip-flop row it
+    shares (``FsmBuilder.pooled_registers``; by default, rows across ISAXs only). While
+    generating, ``use`` records where each value register is read and written, from
+    which a second generation can pool registers of one ISAX too (``generate_unit``)."""
+
+    def __init__(
+        self,
+        ext: aq.ExtensionOp,
+        builder: FsmBuilder,
+        fsms: list[IsaxFsm],
+        pooled: dict[str, str] | None = None,
+    ):
         self.ext = ext
         self.b = builder
         self.fsms = fsms
@@ -192,8 +204,10 @@ class UnitGenerator:
         self.sram = SramBanks(self.h, self.name, self.spm)
         # ports of an SRAM bank taken so far in a state: (state, scratchpad, bank) -> count
         self.sram_ports_used: dict[tuple[int, str, int], int] = {}
-        # value registers of different ISAXs share flip-flops (FsmBuilder.pooled_registers)
-        self.pooled = builder.pooled_registers()
+        self.pooled = builder.pooled_registers() if pooled is None else pooled
+        self.use = RegisterUse()
+        self.ctx: int | None = None  # the state whose logic is being generated
+        self.enable_state: dict[SSAValue, int] = {}  # a state's enable -> its id
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
         # the shared multi-cycle units (sequential dividers), one instance per width
@@ -234,7 +248,22 @@ class UnitGenerator:
         return self.h.reg(name, w, self.reset_value(name), self.reg_locs.get(name))
 
     def write(self, name: str, enable: SSAValue, value: SSAValue) -> None:
+        sid = self.enable_state.get(enable)
+        if sid is not None:
+            self.use.kills.setdefault(name, set()).add(sid)
+        elif self.ctx is None:
+            self.use.pinned.add(name)
+        elif self.b.states[self.ctx - self.b.states[0].id].wait is not None:
+            # a beat's write: the wait state is left only after it
+            self.use.kills.setdefault(name, set()).add(self.ctx)
+        else:
+            self.use.partial.setdefault(name, set()).add(self.ctx)
         self.reg_sources[self.pooled.get(name, name)].append((enable, value))
+
+    def read(self, name: str, w: int, sid: int) -> SSAValue:
+        """Value register ``name`` as read in state ``sid``."""
+        self.use.reads.setdefault(name, set()).add(sid)
+        return self.reg(name, w)
 
     def reset_value(self, rname: str) -> int:
         for s in self.state_regs.values():
@@ -253,7 +282,7 @@ class UnitGenerator:
             op, info = self.b.bypass[(v, st.id)]
             data = self.carried_data(op)
             if isinstance(v, BlockArgument):
-                reg = self.reg(self.b.value_regs[v], width(v))
+                reg = self.read(self.b.value_regs[v], width(v), st.id)
                 run = self.reg(info.run_reg, 1)
                 data = self.h.mux(run, data, reg, f"{self.b.value_regs[v][:-2]}_port")
             self.wires[(v, st.id)] = data
@@ -274,7 +303,7 @@ class UnitGenerator:
             if home == st.id and not isinstance(owner, aq.LoadOp):
                 return self.wires[(v, st.id)]
         if v in self.b.value_regs:
-            return self.reg(self.b.value_regs[v], w)
+            return self.read(self.b.value_regs[v], w, st.id)
         if isinstance(v, BlockArgument):
             raise AssertionError(f"unmapped block argument {v}")
         raise AssertionError(f"value without a home: {v} in state {st.id}")
@@ -318,6 +347,7 @@ class UnitGenerator:
         st_q = self.reg("state_q", sbits)
         for sid, sname in self.state_names.items():
             self.is_state[sid] = h.icmp("eq", st_q, self.state_const[sid], f"in_{sname}")
+        self.enable_state = {v: sid for sid, v in self.is_state.items() if sid > 1}
         idle, resp = self.is_state[0], self.is_state[1]
 
         cmd_fire = h.and_(self.port["cmd_valid"], idle, hint="cmd_fire")
@@ -359,11 +389,14 @@ class UnitGenerator:
         mem = MemEngine(self, self.reg("mem_phase_q", 2), self.reg("mem_beat_q", 9))
 
         for st in self.b.states:
+            self.ctx = st.id
             self.state_datapath(st)
+        self.ctx = None
         self.carried_loops()
         stalls: list[SSAValue] = []  # a wait state still waiting: the FSM holds
         registered = bool(self.shared.binding.registered)
         for st in self.b.states:
+            self.ctx = st.id
             nxt = self.transition(st)
             if st.wait is not None:
                 done = mem.wait_state(st)
@@ -374,6 +407,7 @@ class UnitGenerator:
                     stall = h.and_(self.is_state[st.id], h.not_(done), hint=f"{name}_stall")
                     stalls.append(stall)
             next_by_state[st.id] = nxt
+        self.ctx = None
         mem.finish()
 
         # state register: select the next state by the current one
@@ -464,7 +498,7 @@ class UnitGenerator:
             self.write(rn, en, self.ref(v, st))
         for info in st.latches:
             h.loc = basename_loc(info.op.location)
-            iv = self.reg(info.iv_reg, 32)
+            iv = self.read(info.iv_reg, 32, st.id)
             self.write(
                 info.iv_reg,
                 en,
@@ -487,7 +521,7 @@ class UnitGenerator:
         assert isinstance(t, LoopLatch)
         info = t.loop
         h.loc = basename_loc(info.op.location)
-        iv = self.reg(info.iv_reg, 32)
+        iv = self.read(info.iv_reg, 32, st.id)
         base = info.iv_reg[:-2]  # without "_q"
         inc = h.binop("comb.add", iv, h.const(info.step, 32), f"{base}_next")
         more = h.icmp("slt", inc, h.const(info.ub, 32), f"{base}_more")
