@@ -670,11 +670,39 @@ def pipeline_loops(
             loop.attributes.pop(PIPELINE_ATTR, None)
             rep.kernel = rewrite.commit()
     if any(rep.kernel is not None for rep in reports):
-        # index arithmetic recomputed in later stages may leave its first copy unused
+        from xdsl.pattern_rewriter import PatternRewriteWalker
         from xdsl.transforms.dead_code_elimination import dce
 
+        from aquas.synth.prepare import FoldConstantOperands
+
+        # the prologue and epilogue compute index arithmetic at constant induction
+        # values: folded, their scratchpad accesses have constant elements (a bank and row
+        # known at compile time) instead of an index held in a register and divided into
+        # bank and row at run time by a reciprocal multiply (synth/sram.py)
+        PatternRewriteWalker(FoldConstantOperands()).rewrite_module(module)
+        _check_constant_indices(module)
+        # index arithmetic recomputed in later stages may leave its first copy unused
         dce(module)
     return reports
+
+
+def _check_constant_indices(module: ModuleOp) -> None:
+    """A prologue or epilogue access whose folded element is outside its scratchpad is an
+    access of the loop itself (every copy runs an iteration within the trip count): the
+    spec indexes out of bounds in its first or last iterations."""
+    for op in module.walk():
+        if not isinstance(op, aq.SpmReadOp | aq.SpmWriteOp):
+            continue
+        idx = constant_value(op.index)
+        size = aq.scratchpad_of(op).size
+        if idx is not None and not 0 <= idx < size:
+            raise AquasError(
+                f"scratchpad @{op.scratchpad.root_reference.data} of {size} elements is "
+                f"indexed at {idx} in an iteration of this pipelined loop",
+                loc_of(op),
+                hint="the loop's first or last iterations index out of bounds; check its "
+                "range and the index expression",
+            )
 
 
 @dataclass(frozen=True)

@@ -232,7 +232,10 @@ def test_pipeline_off_and_outer_loops() -> None:
         pipeline_loops(prepare(lower_spec(outer, "t.isax")), 10.0, LIB)
 
 
-@pytest.mark.parametrize("src", [RECURRENCE, PORTS, CARRIED.replace("DIST", "3")])
+# DIST 3 with 13 iterations: the last writes s[15]
+@pytest.mark.parametrize(
+    "src", [RECURRENCE, PORTS, CARRIED.replace("DIST", "3").replace("0..14", "0..13")]
+)
 def test_the_pass_keeps_semantics(src: str) -> None:
     before = lower_spec(src, "t.isax")
     after = apply(lower_spec(src, "t.isax"), "aquas-pipeline-loops")
@@ -492,3 +495,12 @@ def test_extensions_move_to_their_use_so_the_narrow_value_is_carried() -> None:
 
 def KERNEL_OPS(loop: scf.ForOp) -> bool:
     return any(aq.KERNEL_CYCLE_ATTR in o.attributes for o in loop.body.block.ops)
+
+
+def test_a_pipelined_loop_indexing_out_of_bounds_is_refused_at_its_access() -> None:
+    # 14 iterations of s[i + 3]: the last writes s[16] of 16 elements; the epilogue's
+    # folded index shows it, and the error points at the write (line 11 of the spec)
+    _, m = prepared(CARRIED.replace("DIST", "3"))
+    with pytest.raises(AquasError, match=r"@s of 16 elements is indexed at 16") as e:
+        pipeline_loops(m, 10.0, LIB)  # type: ignore[arg-type]
+    assert e.value.loc is not None and (e.value.loc.line, e.value.loc.column) == (11, 9)
