@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -361,6 +362,19 @@ def loop_reports(builder: FsmBuilder) -> dict[str, list[dict[str, Any]]]:
     for rep in builder.loop_reports:
         d = rep.as_dict()
         d["kernel_states"] = latches.get(id(rep.kernel), 0) if rep.kernel is not None else 0
+        d["kernel_limit"] = ""
+        if rep.kernel is not None and d["kernel_states"] > rep.ii:
+            # a multi-cycle op is issued and read within one kernel iteration: the
+            # modulo schedule chained it in a cycle, the binding then made it multi-cycle
+            slow = Counter(
+                (spec.key, spec.latency)
+                for o in rep.kernel.body.block.ops
+                if (spec := builder.multicycle.get(o)) is not None
+            )
+            d["kernel_limit"] = ", ".join(
+                f"{n} op(s) on {key} taking {lat} cycles from issue to result"
+                for (key, lat), n in sorted(slow.items())
+            )
         out.setdefault(rep.isax, []).append(d)
     return out
 

@@ -224,3 +224,13 @@ def test_pointcloud_at_the_core_clock_holds_split_units_to_their_own_cycles() ->
         "vmaxarg": (42, 42),
         "vnearest": (445, 445),
     }
+    # the pipelined scans: the modulo schedule chained their multiplies at II 1, split
+    # units hold each iteration for 3 cycles, and the report says so
+    from aquas.synth.flow import loop_reports
+
+    loops = {isax: ls[0] for isax, ls in loop_reports(builder).items()}
+    for isax in ("v3ddist", "vnearest"):
+        lp = loops[isax]
+        assert (lp["ii"], lp["kernel_states"]) == (1, 4), (isax, lp)
+        assert lp["kernel_limit"] == "3 op(s) on mul32 taking 3 cycles from issue to result"
+    assert loops["vcovmat3d"]["kernel_limit"].startswith("6 op(s) on mul64 taking 3 cycles")

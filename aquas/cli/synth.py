@@ -358,6 +358,11 @@ def pipeline_lines(isax: str, loops: list[dict[str, object]]) -> list[str]:
         )
         if lp["limit"]:
             text += f"; limited by {lp['limit']}"
+        if lp.get("kernel_limit"):
+            text += (
+                f"; the kernel takes {lp['kernel_states']} states, not the modulo schedule's "
+                f"II {lp['ii']}, because an iteration waits for {lp['kernel_limit']}"
+            )
         lines.append(text)
     return lines
 
