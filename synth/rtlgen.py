@@ -164,7 +164,7 @@ class UnitGenerator:
     """Generates the unit's ``hw`` IR. ``pooled``: register name -> the flip-flop row it
     shares (``FsmBuilder.pooled_registers``; by default, rows across ISAXs only). While
     generating, ``use`` records where each value register is read and written, from
-    which a second generation can pool registers of one ISAX too (``generate_unit``)."""
+    which a second generation can pool registers of one ISAX too (``flow.build_unit``)."""
 
     def __init__(
         self,
