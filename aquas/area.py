@@ -83,7 +83,8 @@ def core_figures(target: Target, say: Callable[[str], None] | None = None) -> st
 
 
 def default_clock(target: Target, say: Callable[[str], None] | None = None) -> Clock:
-    """The clock target when none is given: the core's critical path (rounded up to 0.01 ns)."""
+    """The clock target when none is given: the core's critical path, rounded down to 0.01 ns
+    (never above the core's, so a unit that meets it costs the core no frequency)."""
     if not sta.tools_available():
         return Clock(
             FALLBACK_CLOCK_NS,
@@ -99,7 +100,7 @@ def default_clock(target: Target, say: Callable[[str], None] | None = None) -> C
             f"{FALLBACK_CLOCK_NS:g} ns: the {target.core.module} core is not measured "
             f"({target.core.area_unmeasured})",
         )
-    ns = math.ceil(core.critical_path_ns * 100 - 1e-6) / 100
+    ns = math.floor(core.critical_path_ns * 100 + 1e-6) / 100
     return Clock(
         ns,
         "core",
