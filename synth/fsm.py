@@ -491,6 +491,10 @@ class FsmBuilder:
 
     # -- states ------------------------------------------------------------------------
 
+    def state(self, sid: int) -> State:
+        """The state numbered ``sid`` (ids are consecutive in creation order)."""
+        return self.states[sid - self.states[0].id]
+
     def new_state(self) -> State:
         st = State(self.next_id, self.isax_name)
         self.next_id += 1
@@ -728,7 +732,7 @@ class FsmBuilder:
         reads, self.carry_pending = self.carry_pending, outer_pending
         assert isinstance(init.next, Goto) and init.next.target != -1
         first = init.next.target
-        if reads and self.states[first - self.states[0].id].wait is not None:
+        if reads and self.state(first).wait is not None:
             # the body's first state waits for a transfer, which may use the banks: the
             # reads' data get a latch state of their own instead of the ports carrying them
             self.open = None
@@ -833,7 +837,7 @@ class FsmBuilder:
                     self.value_regs[v] = self.reg_name(v.name_hint)
         for op, sid in self.def_state.items():
             if isinstance(op, aq.LoadOp) and op.result not in self.value_regs:
-                self.isax_name = self.states[sid - self.states[0].id].isax
+                self.isax_name = self.state(sid).isax
                 self.value_regs[op.result] = self.reg_name(op.result.name_hint or "ld")
 
     def pooled_registers(self, use: RegisterUse | None = None) -> dict[str, str]:
@@ -854,7 +858,9 @@ class FsmBuilder:
         widths: dict[str, int] = {}
         for v, name in self.value_regs.items():
             widths.setdefault(name, _width(v))
-        conflicts = register_conflicts(self.states, widths, self.reg_owner, use) if use else None
+        conflicts = None
+        if use is not None:
+            conflicts = register_conflicts(self.states, widths, self.reg_owner, use)
 
         def first_touch(name: str) -> int:
             if use is None:
@@ -1134,18 +1140,6 @@ def _port_keys(op: Operation) -> list[tuple[str, int]]:
     return []
 
 
-__all__ = [
-    "FsmBuilder",
-    "IsaxFsm",
-    "Latency",
-    "State",
-    "affine_index",
-    "segment_problem",
-    "spm_banks",
-    "storage_access",
-]
-
-
 @dataclass
 class RegisterUse:
     """Where a generated unit reads and writes each value register (by its name before
@@ -1236,3 +1230,17 @@ def register_conflicts(
         for b in same:
             conflicts[b].add(a)
     return conflicts
+
+
+__all__ = [
+    "FsmBuilder",
+    "IsaxFsm",
+    "Latency",
+    "RegisterUse",
+    "State",
+    "affine_index",
+    "register_conflicts",
+    "segment_problem",
+    "spm_banks",
+    "storage_access",
+]

@@ -162,7 +162,7 @@ def spec_loc(op: Operation) -> LocationAttr:
 
 class UnitGenerator:
     """Generates the unit's ``hw`` IR. ``pooled``: register name -> the flip-flop row it
-    shares (``FsmBuilder.pooled_registers``; by default, rows across ISAXs only). While
+    shares (``FsmBuilder.pooled_registers``; empty: a register per name). While
     generating, ``use`` records where each value register is read and written, from
     which a second generation can pool registers of one ISAX too (``flow.build_unit``)."""
 
@@ -171,7 +171,7 @@ class UnitGenerator:
         ext: aq.ExtensionOp,
         builder: FsmBuilder,
         fsms: list[IsaxFsm],
-        pooled: dict[str, str] | None = None,
+        pooled: dict[str, str],
     ):
         self.ext = ext
         self.b = builder
@@ -204,9 +204,9 @@ class UnitGenerator:
         self.sram = SramBanks(self.h, self.name, self.spm)
         # ports of an SRAM bank taken so far in a state: (state, scratchpad, bank) -> count
         self.sram_ports_used: dict[tuple[int, str, int], int] = {}
-        self.pooled = builder.pooled_registers() if pooled is None else pooled
+        self.pooled = pooled
         self.use = RegisterUse()
-        self.ctx: int | None = None  # the state whose logic is being generated
+        self.ctx: State | None = None  # the state whose logic is being generated
         self.enable_state: dict[SSAValue, int] = {}  # a state's enable -> its id
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
@@ -253,11 +253,11 @@ class UnitGenerator:
             self.use.kills.setdefault(name, set()).add(sid)
         elif self.ctx is None:
             self.use.pinned.add(name)
-        elif self.b.states[self.ctx - self.b.states[0].id].wait is not None:
+        elif self.ctx.wait is not None:
             # a beat's write: the wait state is left only after it
-            self.use.kills.setdefault(name, set()).add(self.ctx)
+            self.use.kills.setdefault(name, set()).add(self.ctx.id)
         else:
-            self.use.partial.setdefault(name, set()).add(self.ctx)
+            self.use.partial.setdefault(name, set()).add(self.ctx.id)
         self.reg_sources[self.pooled.get(name, name)].append((enable, value))
 
     def read(self, name: str, w: int, sid: int) -> SSAValue:
@@ -389,14 +389,14 @@ class UnitGenerator:
         mem = MemEngine(self, self.reg("mem_phase_q", 2), self.reg("mem_beat_q", 9))
 
         for st in self.b.states:
-            self.ctx = st.id
+            self.ctx = st
             self.state_datapath(st)
         self.ctx = None
         self.carried_loops()
         stalls: list[SSAValue] = []  # a wait state still waiting: the FSM holds
         registered = bool(self.shared.binding.registered)
         for st in self.b.states:
-            self.ctx = st.id
+            self.ctx = st
             nxt = self.transition(st)
             if st.wait is not None:
                 done = mem.wait_state(st)
