@@ -44,6 +44,11 @@ CLOSURE_ROUNDS = 4
 CLOSURE_SCHEDULES = 12
 CLOSURE_MARGIN = 1.03
 CLOSURE_STEP = 1.1
+#: A round that meets the clock only once the derated delays also decide what fits a cycle
+#: (``fit``: more multi-cycle and sequential units) is not the only way to meet it; at most
+#: this many more rounds take the other branch, derating further without ``fit``, and the
+#: met round with the smallest area x cycles is kept (:func:`_area_delay`).
+CLOSURE_BRANCH_ROUNDS = 2
 
 
 def synthesize_unit(
@@ -86,8 +91,10 @@ def synthesize_unit(
     ``close_timing``: map the unit onto the cell library and time it (``synth/sta.py``);
     while its critical path exceeds ``clock_ns``, schedule again with the operator delays
     derated by the measured ratio (plus :data:`CLOSURE_MARGIN`), at most
-    :data:`CLOSURE_ROUNDS` rounds. The scheduler then chains less per cycle; the verdict is
-    always the static timing analysis, never the model. ``module`` is left as given."""
+    :data:`CLOSURE_ROUNDS` rounds, plus :data:`CLOSURE_BRANCH_ROUNDS` on the branch not
+    taken when a round met the clock through multi-cycle fits (the met round with the
+    smallest area x cycles is kept). The scheduler then chains less per cycle; the verdict
+    is always the static timing analysis, never the model. ``module`` is left as given."""
     check_clock(clock_ns)
     lib = lib or OperatorLibrary.load()
     budget = None if area_budget is None else resolve_budget(area_budget, target, progress)
@@ -173,25 +180,28 @@ def _close_timing(
         )
     say = args["progress"] or (lambda _m: None)
     attempts: list[dict[str, Any]] = []
+    met: list[tuple[dict[str, Any], dict[str, int]]] = []  # (round, cycles per ISAX)
     derate, fit = 1.0, False
-    last_verilog = ""
+    branch: float | None = None  # the derating of the branch not taken when `fit` came on
+    limit = CLOSURE_ROUNDS
+    seen: set[str] = set()  # the schedules timed so far
     for _ in range(CLOSURE_SCHEDULES):
         try:
             result = _synthesize(
                 module.clone(), out_dir, clock_ns, mem_latency, lib.derated(derate, fit), **args
             )
         except AquasError as e:
-            if not fit:
+            if not fit and not met:
                 raise
             # an operator too slow for a cycle, with no multi-cycle unit: stop here
             first = str(e).splitlines()[0]
             say(f"timing closure: derated by {derate:.3g}, the schedule fails ({first}); stopping")
             break
         verilog = result.synth.verilog_path.read_text()
-        if verilog == last_verilog:  # the same schedule: derate further before timing it
+        if verilog in seen:  # a schedule timed before: derate further before timing it
             derate *= CLOSURE_STEP
             continue
-        last_verilog = verilog
+        seen.add(verilog)
         unit = result.synth.unit.name
         k = len(attempts) + 1
         say(f"timing closure, round {k}: mapping {unit} onto {sta.LIBRARY_NAME}")
@@ -202,19 +212,50 @@ def _close_timing(
             progress=progress_printer(say, f"mapping {unit}"),
         )
         path = fig.critical_path_ns
-        attempts.append({"derate": round(derate, 4), "fit": fit, "unit_path_ns": path})
+        cycles = _cycles(result)
+        attempts.append(
+            {
+                "derate": round(derate, 4),
+                "fit": fit,
+                "unit_path_ns": path,
+                "logic_um2": round(fig.logic_area_um2),
+                "cycles": sum(cycles.values()),
+            }
+        )
         verdict = "meets" if path <= clock_ns else "misses"
-        say(f"timing closure, round {k}: critical path {path:g} ns {verdict} {clock_ns:g} ns")
-        if path <= clock_ns or k == CLOSURE_ROUNDS:
+        say(
+            f"timing closure, round {k}: critical path {path:g} ns {verdict} {clock_ns:g} ns "
+            f"({fig.logic_area_um2:,.0f} um^2 of logic, {sum(cycles.values())} ISAX cycles)"
+        )
+        if path <= clock_ns:
+            met.append((attempts[-1], cycles))
+            if branch is None:
+                break
+            say("timing closure: met with multi-cycle fits; trying the branch without them")
+            derate, fit, branch = branch, False, None
+            limit = k + CLOSURE_BRANCH_ROUNDS
+            continue
+        if k >= limit:
             break
-        if k > 1 and path > 0.99 * min(a["unit_path_ns"] for a in attempts[:-1]):
+        switch = (
+            not fit
+            and not met
+            and k > 1
+            and path > 0.99 * min(a["unit_path_ns"] for a in attempts[:-1])
+        )
+        derate *= max(path / clock_ns * CLOSURE_MARGIN, CLOSURE_STEP)
+        if switch:
             # chaining less did not help: the path is a single operator the model thinks
             # fits a cycle; from now on the derated delays decide that too
-            fit = True
-        derate *= max(path / clock_ns * CLOSURE_MARGIN, CLOSURE_STEP)
-    best = min(attempts, key=lambda a: a["unit_path_ns"])
-    if best is not attempts[-1]:  # no round met the clock: keep the fastest one
-        say(f"timing closure: keeping round {attempts.index(best) + 1}, the shortest path")
+            fit, branch = True, derate
+    if met:
+        best = min(met, key=lambda m: _area_delay(m, met[0][1]))[0]
+        why = "meets the clock with the smallest area x cycles"
+    else:  # no round met the clock: keep the fastest one
+        best = min(attempts, key=lambda a: a["unit_path_ns"])
+        why = "the shortest path"
+    if best is not attempts[-1]:
+        say(f"timing closure: keeping round {attempts.index(best) + 1}, {why}")
         result = _synthesize(
             module.clone(),
             out_dir,
@@ -225,6 +266,19 @@ def _close_timing(
         )
     result.timing_closure = attempts
     return result
+
+
+def _cycles(result: UnitResult) -> dict[str, int]:
+    """The longest cycles of each ISAX at the unit's memory latency."""
+    return {n: r["latency"]["cycles_max"] for n, r in result.synth.reports.items()}
+
+
+def _area_delay(m: tuple[dict[str, Any], dict[str, int]], ref: dict[str, int]) -> float:
+    """A met round's area-delay product: its logic area times the mean over ISAXs of its
+    cycles relative to ``ref``'s (so a long ISAX does not outweigh a short one)."""
+    attempt, cycles = m
+    rel = [cycles[n] / max(1, ref[n]) for n in ref]
+    return attempt["logic_um2"] * sum(rel) / len(rel)
 
 
 def _synthesize(

@@ -82,6 +82,49 @@ def test_the_loop_keeps_the_shortest_path_and_records_every_round(
     assert "timing closure: keeping round 2, the shortest path" in said
 
 
+@pytest.mark.parametrize("branch_smaller", [True, False])
+def test_a_round_met_with_fits_is_weighed_against_the_branch_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, branch_smaller: bool
+) -> None:
+    # round 2 does not shorten round 1's path, so round 3 lets the derated delays decide
+    # what fits a cycle and meets 6 ns; round 4 derates as much without that, and meets too
+    paths = iter([7.0, 7.0, 5.9, 5.8])
+    areas = iter([500.0, 500.0, 1000.0, 10.0] if branch_smaller else [500.0, 500.0, 10.0, 1000.0])
+    timed: list[str] = []
+
+    def fake_measure(verilog: Path, top: str, clock_ns: float, **kw: Any) -> Any:
+        timed.append(verilog.read_text())
+        return sta.StaFigures("fake", top, clock_ns, next(areas), 1, 1, next(paths))
+
+    monkeypatch.setattr(sta, "tools_available", lambda: True)
+    monkeypatch.setattr(sta, "measure", fake_measure)
+    said: list[str] = []
+    u = pipeline.synthesize_unit(
+        lower_spec_file(SPEC),
+        tmp_path,
+        6.0,
+        12,
+        lint=False,
+        yosys=False,
+        close_timing=True,
+        progress=said.append,
+    )
+    rounds = u.timing_closure
+    assert rounds is not None and [r["unit_path_ns"] for r in rounds] == [7.0, 7.0, 5.9, 5.8]
+    assert [r["fit"] for r in rounds] == [False, False, True, False]
+    # the other branch starts at round 3's derating, derated further while its schedule is
+    # one timed before
+    assert rounds[3]["derate"] >= rounds[2]["derate"]
+    assert len(set(timed)) == 4
+    # each round records its own area and cycles; the area-delay products here differ by
+    # 100x in area, far more than the cycles (a derating of 1.6 at most) can make up
+    assert [r["logic_um2"] for r in rounds][2:] == ([1000, 10] if branch_smaller else [10, 1000])
+    assert all(r["cycles"] > 0 for r in rounds)
+    kept = 3 if branch_smaller else 2
+    assert u.synth.verilog_path.read_text() == timed[kept]
+    assert ("timing closure: keeping round 3" in "\n".join(said)) is (not branch_smaller)
+
+
 def test_closure_on_the_cell_library_meets_the_clock(tmp_path: Path) -> None:
     require_tool("yosys", "yosys")
     require_tool("sta", "opensta")
@@ -98,6 +141,8 @@ def test_closure_on_the_cell_library_meets_the_clock(tmp_path: Path) -> None:
     # optimistic for this chain); a derated schedule meets it, by OpenSTA (the 16-bit
     # multiplies share the 17-bit units: 5.42 ns at 5.5, which then needs no closure)
     assert rounds[0]["unit_path_ns"] > 5.3
-    assert rounds[-1]["unit_path_ns"] <= 5.3 and len(rounds) > 1
+    # (its third round meets it with multi-cycle fits; the branch without them may follow
+    # and miss, the unit written is a round that meets)
+    assert any(r["unit_path_ns"] <= 5.3 for r in rounds[1:])
     unit = tmp_path / "u/narrow_isax_unit.sv"
     assert sta.measure(unit, "narrow_isax_unit", 5.3).critical_path_ns <= 5.3
