@@ -15,8 +15,14 @@ budget"); the "est. %" column is the area estimate the flow chose by, beside the
 figure, and "cycles" the fixed cycles per ISAX (memory latency 0; the default's first when
 the budget changed them).
 
+With --per-isax a second table gives each ISAX synthesized on its own (``aquas synth
+--isax``: the ISAX with the scratchpads and state registers it names), with timing closure
+like the whole unit: where the area is. The ISAXs of a unit share multipliers and value
+registers (docs/synthesis.md, "Sharing"), so their areas alone add up to more than the
+unit's logic.
+
 Usage: .venv/bin/python benchmarks/bench_area.py [--soc vexriscv] [--clock-ns N] [--only NAME]
-       [--no-closure] [--area-budget F]
+       [--no-closure] [--area-budget F] [--per-isax]
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from rich.console import Console
 from rich.table import Table
 
 from aquas.area import core_figures, resolve_clock
+from aquas.interpreter import find_extension
 from aquas.reencode import spec_for_target
+from aquas.spec.subset import keep_isaxs
 from aquas.synth import sta
 from aquas.synth.pipeline import synthesize_unit
 from aquas.target import load_target
@@ -47,6 +55,7 @@ def main() -> None:
         "--no-closure", action="store_true", help="time the model's schedule only (no closure)"
     )
     ap.add_argument("--area-budget", type=float, default=None, help="a fraction of the core")
+    ap.add_argument("--per-isax", action="store_true", help="also each ISAX on its own")
     args = ap.parse_args()
     console = Console(width=220)
     say = console.print
@@ -75,6 +84,11 @@ def main() -> None:
     for c in cols:
         table.add_column(c, justify="left" if c in ("extension", "verdict") else "right")
     core_total = core.total_area_um2
+    per = Table(title=f"each ISAX on its own on {sta.LIBRARY_NAME} vs {target.core.module}")
+    for c in ["extension", "isax", "logic um^2", "% of its unit's logic", "logic % of core"]:
+        per.add_column(c, justify="left" if c in ("extension", "isax") else "right")
+    for c in ["memory um^2", "flip-flops", "rounds", "unit path ns", "cycles (fixed, L = 0)"]:
+        per.add_column(c, justify="right")
     with tempfile.TemporaryDirectory() as tmp:
         for spec in sorted((ROOT / "examples").glob("*/*.isax")):
             if args.only and spec.stem not in args.only:
@@ -125,7 +139,39 @@ def main() -> None:
                 ", ".join(cyc),
                 f"{secs:.1f}",
             )
+            if not args.per_isax:
+                continue
+            for isax in [i.sym_name.data for i in find_extension(module).isaxs()]:
+                alone = module.clone()
+                keep_isaxs(alone, [isax])
+                ua = synthesize_unit(
+                    alone,
+                    Path(tmp) / f"{spec.stem}-{isax}",
+                    clock.ns,
+                    target.isax_mem_latency,
+                    lint=False,
+                    yosys=False,
+                    target=target,
+                    close_timing=not args.no_closure,
+                    progress=lambda m, name=f"{spec.stem}/{isax}": say(f"  {name}: {m}"),
+                    area_budget=args.area_budget,
+                )
+                fa = sta.measure(ua.synth.verilog_path, ua.synth.unit.name, clock.ns)
+                per.add_row(
+                    spec.stem,
+                    isax,
+                    f"{fa.logic_area_um2:,.0f}",
+                    f"{100 * fa.logic_area_um2 / fig.logic_area_um2:.1f}",
+                    f"{100 * fa.logic_area_um2 / core_total:.1f}",
+                    f"{fa.memory_area_um2:,.0f}",
+                    f"{fa.flops:,}",
+                    str(len(ua.timing_closure or [])),
+                    f"{fa.critical_path_ns:.2f}",
+                    str(ua.synth.reports[isax]["latency"]["fixed_max"]),
+                )
     console.print(table)
+    if args.per_isax:
+        console.print(per)
 
 
 if __name__ == "__main__":

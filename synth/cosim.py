@@ -160,12 +160,14 @@ def run_cosim(
     budgets: dict[str, int] | None = None,
     encodings: Sequence[tuple[str, Encoding]] = (),
     by_isax: dict[str, int] | None = None,
+    subset: Sequence[str] = (),
 ) -> CosimResult:
     """``budgets``: cycles per case of each ISAX (see :func:`cycle_budget`); an ISAX
     missing from it gets :data:`DEFAULT_BUDGET`. ``encodings``: ISAXs the unit was
     synthesized re-encoded (:mod:`aquas.reencode`), with their new encodings; the test
     bench drives those fields. ``by_isax``: cases per ISAX where fewer than ``cases``
-    (:func:`cases_by_isax`; larger counts are ignored)."""
+    (:func:`cases_by_isax`; larger counts are ignored). ``subset``: the ISAXs of a unit
+    built from part of the extension (``aquas synth --isax``; all when empty)."""
     from cocotb_tools.runner import get_runner
 
     cache_dir = cache_dir or default_cache_dir("cosim")
@@ -211,6 +213,7 @@ def run_cosim(
             encodings,
             resident_scratchpads(verilog.read_text()),
             by_isax or {},
+            list(subset),
         )
 
 
@@ -234,6 +237,7 @@ def _run_test(
     encodings: Sequence[tuple[str, Encoding]],
     resident: list[str],
     by_isax: dict[str, int],
+    subset: list[str],
 ) -> CosimResult:
     result_file = build_dir / f"result-{mode}-{seed}-{isax or 'all'}.json"
     result_file.unlink(missing_ok=True)
@@ -249,6 +253,7 @@ def _run_test(
         "AQUAS_COSIM_BUDGETS": json.dumps(budgets),
         "AQUAS_COSIM_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),
         "AQUAS_COSIM_RESIDENT": json.dumps(resident),
+        "AQUAS_COSIM_SUBSET": json.dumps(subset),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
     runner.test(

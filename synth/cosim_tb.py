@@ -16,7 +16,9 @@ AQUAS_COSIM_MODE (``random`` | ``fixed``), AQUAS_COSIM_LATENCY (fixed mode),
 AQUAS_COSIM_RESULT (JSON file the runner reads back), AQUAS_COSIM_ENCODINGS (JSON list of
 [isax, opcode, funct3, funct7]: the encodings of re-encoded ISAXs, aquas.reencode),
 AQUAS_COSIM_RESIDENT (JSON list of the scratchpads the unit keeps resident),
-AQUAS_COSIM_CASES_BY_ISAX (JSON object: fewer cases for the ISAXs it names).
+AQUAS_COSIM_CASES_BY_ISAX (JSON object: fewer cases for the ISAXs it names),
+AQUAS_COSIM_SUBSET (JSON list: the ISAXs of a unit built from part of the extension,
+``aquas.spec.subset``; empty: all).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from aquas.dialects import aquas as aq
 from aquas.interpreter import ExecError, IsaxState, Memory, NoiseMemory, execute, find_extension
 from aquas.reencode import Encoding, apply_moves
 from aquas.spec.frontend import lower_spec_file
+from aquas.spec.subset import keep_isaxs
 from aquas.synth.sram import element_bank_row
 
 
@@ -300,6 +303,9 @@ async def cosim(dut: Any) -> None:
     resident = json.loads(os.environ.get("AQUAS_COSIM_RESIDENT") or "[]")
 
     module = lower_spec_file(spec)
+    subset = json.loads(os.environ.get("AQUAS_COSIM_SUBSET") or "[]")
+    if subset:
+        keep_isaxs(module, subset)
     # the encodings the unit was synthesized with (aquas.reencode), as [name, op, f3, f7]
     moves = json.loads(os.environ.get("AQUAS_COSIM_ENCODINGS") or "[]")
     apply_moves(module, [(n, Encoding(op, f3, f7)) for n, op, f3, f7 in moves])

@@ -121,6 +121,14 @@ if TYPE_CHECKING:
     show_default=True,
     help="Also co-simulate N random cases against the golden interpreter.",
 )
+@click.option(
+    "--isax",
+    "isaxs",
+    multiple=True,
+    metavar="NAME",
+    help="Synthesize only this ISAX of the extension (repeatable), with the scratchpads and "
+    "state registers it uses: what it costs on its own (docs/cli.md).",
+)
 @click.pass_context
 def synth(
     ctx: click.Context,
@@ -143,6 +151,7 @@ def synth(
     no_yosys: bool,
     no_lint: bool,
     cosim_cases: int,
+    isaxs: tuple[str, ...],
 ) -> None:
     """Synthesize an .isax extension into a Verilog unit with the canonical ISAX port.
 
@@ -180,6 +189,11 @@ def synth(
             err.print(line, markup=False)
         encodings = [(m.isax, m.new) for m in emap.moves]
         encoding_doc = emap.to_json()
+    if isaxs:
+        from aquas.spec.subset import keep_isaxs
+
+        keep_isaxs(module, isaxs)
+        encodings = [(n, e) for n, e in encodings if n in isaxs]
     ext = check_name(find_extension(module).sym_name.data, "the extension name")
     clock_ns = resolve_clock_ns(clock_ns, target)
     out_dir = out_dir or Path("build") / "synth" / ext
@@ -252,6 +266,7 @@ def synth(
                 cases=cosim_cases,
                 budgets=budgets,
                 encodings=encodings,
+                subset=isaxs,
             )
             unit_doc["cosim"] = {"cases": cs.cases, "mismatches": cs.mismatches}
             if cs.mismatches:
