@@ -116,13 +116,30 @@ def test_a_round_met_with_fits_is_weighed_against_the_branch_without(
     # one timed before
     assert rounds[3]["derate"] >= rounds[2]["derate"]
     assert len(set(timed)) == 4
-    # each round records its own area and cycles; the area-delay products here differ by
-    # 100x in area, far more than the cycles (a derating of 1.6 at most) can make up
+    # each round records its own area and cycles; the costs here differ by 100x in area,
+    # far more than the cycles (a derating of 1.6 at most, squared) can make up
     assert [r["logic_um2"] for r in rounds][2:] == ([1000, 10] if branch_smaller else [10, 1000])
     assert all(r["cycles"] > 0 for r in rounds)
     kept = 3 if branch_smaller else 2
     assert u.synth.verilog_path.read_text() == timed[kept]
     assert ("timing closure: keeping round 3" in "\n".join(said)) is (not branch_smaller)
+
+
+def test_the_cost_of_a_met_round_weighs_cycles_squared() -> None:
+    # v3ddist alone at VexRiscv's clock (benchmarks/bench_area.py --per-isax): 313,098 um^2
+    # for 375 cycles, or 727,250 um^2 for 218: 313,098 against 727,250 x (218/375)^2 =
+    # 245,782, so the faster round is kept (by area x cycles, 422,787, it would not be)
+    slow = ({"logic_um2": 313_098}, {"v3ddist": 375})
+    fast = ({"logic_um2": 727_250}, {"v3ddist": 218})
+    ref = slow[1]
+    assert pipeline._area_delay(slow, ref) == 313_098
+    assert pipeline._area_delay(fast, ref) == pytest.approx(727_250 * (218 / 375) ** 2)
+    # relative per ISAX, then averaged: a long ISAX does not outweigh a short one
+    # (mean of 10/8 and 14,968/15,352 = 1.1125)
+    kyber = ({"logic_um2": 1_000}, {"modmul_q": 10, "ntt_inv": 14_968})
+    ref = {"modmul_q": 8, "ntt_inv": 15_352}
+    mean = (10 / 8 + 14_968 / 15_352) / 2
+    assert pipeline._area_delay(kyber, ref) == pytest.approx(1_000 * mean * mean)
 
 
 def test_closure_on_the_cell_library_meets_the_clock(tmp_path: Path) -> None:
