@@ -34,13 +34,14 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from xdsl.dialects.builtin import ModuleOp
 
 from aquas.area import core_figures, resolve_clock
 from aquas.interpreter import find_extension
 from aquas.reencode import spec_for_target
 from aquas.spec.subset import keep_isaxs
 from aquas.synth import sta
-from aquas.synth.pipeline import synthesize_unit
+from aquas.synth.pipeline import UnitResult, synthesize_unit
 from aquas.target import load_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,20 +95,25 @@ def main() -> None:
             if args.only and spec.stem not in args.only:
                 continue
             module, _ = spec_for_target(spec, target, strict=False)
+
+            def measured(mod: ModuleOp, name: str) -> tuple[UnitResult, sta.StaFigures]:
+                u = synthesize_unit(
+                    mod,
+                    Path(tmp) / name,
+                    clock.ns,
+                    target.isax_mem_latency,
+                    lint=False,
+                    yosys=False,
+                    target=target,
+                    close_timing=not args.no_closure,
+                    progress=lambda m: say(f"  {name}: {m}"),
+                    area_budget=args.area_budget,
+                )
+                return u, sta.measure(u.synth.verilog_path, u.synth.unit.name, clock.ns)
+
             t1 = time.perf_counter()
-            u = synthesize_unit(
-                module,
-                Path(tmp) / spec.stem,
-                clock.ns,
-                target.isax_mem_latency,
-                lint=False,
-                yosys=False,
-                target=target,
-                close_timing=not args.no_closure,
-                progress=lambda m, name=spec.stem: say(f"  {name}: {m}"),
-                area_budget=args.area_budget,
-            )
-            fig = sta.measure(u.synth.verilog_path, u.synth.unit.name, clock.ns)
+            # synthesis rewrites the module it is given: the ISAXs alone start from copies
+            u, fig = measured(module.clone(), spec.stem)
             secs = time.perf_counter() - t1
             rounds = u.timing_closure or []
             first = f"{rounds[0]['unit_path_ns']:.2f}" if rounds else "-"
@@ -144,19 +150,7 @@ def main() -> None:
             for isax in [i.sym_name.data for i in find_extension(module).isaxs()]:
                 alone = module.clone()
                 keep_isaxs(alone, [isax])
-                ua = synthesize_unit(
-                    alone,
-                    Path(tmp) / f"{spec.stem}-{isax}",
-                    clock.ns,
-                    target.isax_mem_latency,
-                    lint=False,
-                    yosys=False,
-                    target=target,
-                    close_timing=not args.no_closure,
-                    progress=lambda m, name=f"{spec.stem}/{isax}": say(f"  {name}: {m}"),
-                    area_budget=args.area_budget,
-                )
-                fa = sta.measure(ua.synth.verilog_path, ua.synth.unit.name, clock.ns)
+                ua, fa = measured(alone, f"{spec.stem}-{isax}")
                 per.add_row(
                     spec.stem,
                     isax,
