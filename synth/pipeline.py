@@ -249,7 +249,7 @@ def _close_timing(
             # fits a cycle; from now on the derated delays decide that too
             fit, branch = True, derate
     if met:
-        best = min(met, key=lambda m: _area_delay(m, met[0][1]))[0]
+        best = min(met, key=lambda m: _area_delay(m, [c for _, c in met]))[0]
         why = "meets the clock with the smallest area x cycles^2"
     else:  # no round met the clock: keep the fastest one
         best = min(attempts, key=lambda a: a["unit_path_ns"])
@@ -273,16 +273,21 @@ def _cycles(result: UnitResult) -> dict[str, int]:
     return {n: r["latency"]["cycles_max"] for n, r in result.synth.reports.items()}
 
 
-def _area_delay(m: tuple[dict[str, Any], dict[str, int]], ref: dict[str, int]) -> float:
-    """A met round's cost: its logic area times the square of the mean over ISAXs of its
-    cycles relative to ``ref``'s (relative, so a long ISAX does not outweigh a short one).
-    Squared, because speed is what the unit is for: twice the area is worth it for more
-    than 1.41 times fewer cycles (the mean is diluted by the ISAXs whose cycles no choice
-    changes). v3ddist alone at VexRiscv's clock: 313,098 um^2 for 375 cycles against
-    727,250 um^2 for 218; area x cycles would keep the first, this the second."""
+def _area_delay(m: tuple[dict[str, Any], dict[str, int]], rounds: list[dict[str, int]]) -> float:
+    """A met round's cost among the met ``rounds`` (their cycles per ISAX, the first the
+    reference): its logic area times the square of the mean, over the ISAXs whose cycles
+    differ between the rounds, of its cycles relative to the first round's (relative, so a
+    long ISAX does not outweigh a short one; an ISAX no round changes says nothing, and
+    would only pull the mean towards 1). Squared, because speed is what the unit is for:
+    twice the area is worth it for more than 1.41 times fewer cycles. v3ddist alone at
+    VexRiscv's clock: 313,098 um^2 for 375 cycles against 727,250 um^2 for 218; area x
+    cycles would keep the first, this the second."""
     attempt, cycles = m
-    rel = [cycles[n] / max(1, ref[n]) for n in ref]
-    mean = sum(rel) / len(rel)
+    ref = rounds[0]
+    changed = [n for n in ref if len({r[n] for r in rounds}) > 1]
+    if not changed:
+        return float(attempt["logic_um2"])
+    mean = sum(cycles[n] / max(1, ref[n]) for n in changed) / len(changed)
     return attempt["logic_um2"] * mean * mean
 
 
