@@ -32,6 +32,8 @@ class UnitResult:
     yosys: dict[str, Any] | None = None  # None: Yosys not run
     interface: InterfaceChoice | None = None  # the plan of each ISAX and why
     plan_mlir: str = ""  # the extension after the interface plans, before synthesis
+    plan_isax: str = ""  # the same as an .isax spec (aquas/spec/printer.py) ...
+    plan_isax_error: str = ""  # ... or why it cannot be printed as one
     # timing closure (close_timing=True): one entry per attempt, {"derate", "unit_path_ns"}
     timing_closure: list[dict[str, Any]] | None = None
 
@@ -344,6 +346,12 @@ def _synthesize(
     buf = io.StringIO()
     Printer(stream=buf).print_op(module)
     plan_mlir = buf.getvalue() + "\n"
+    from aquas.spec.printer import print_spec
+
+    try:
+        plan_isax, plan_isax_error = print_spec(module), ""
+    except AquasError as e:
+        plan_isax, plan_isax_error = "", str(e)
     extra = {n: {"interface": choice.report(n)} for n in choice.plans}
     res = synthesize(
         module,
@@ -358,4 +366,11 @@ def _synthesize(
         area_budget=area_budget,
         progress=progress,
     )
-    return UnitResult(res, lib.ns_per_level, interface=choice, plan_mlir=plan_mlir)
+    return UnitResult(
+        res,
+        lib.ns_per_level,
+        interface=choice,
+        plan_mlir=plan_mlir,
+        plan_isax=plan_isax,
+        plan_isax_error=plan_isax_error,
+    )

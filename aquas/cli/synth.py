@@ -69,6 +69,13 @@ if TYPE_CHECKING:
     help="Also write the extension after the interface plans as MLIR to this file.",
 )
 @click.option(
+    "--emit-plan-isax",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also write the extension after the interface plans as an .isax spec to this file "
+    "(docs/cli.md).",
+)
+@click.option(
     "--bus-width",
     type=click.Choice(["32", "64", "128"]),
     default=None,
@@ -142,6 +149,7 @@ def synth(
     pipeline: str,
     max_burst_beats: int | None,
     emit_plan_mlir: Path | None,
+    emit_plan_isax: Path | None,
     bus_width: str | None,
     reencode_for: str | None,
     scratchpads: str | None,
@@ -215,6 +223,9 @@ def synth(
             pipeline=pipeline,
             area_budget=area_budget,
         )
+        if emit_plan_isax is not None and u.plan_isax_error:
+            # refused before anything is written
+            raise AquasError(f"--emit-plan-isax: {u.plan_isax_error}")
         res = u.synth
         unit_doc: dict[str, object] = {
             "unit": res.unit.name,
@@ -274,10 +285,13 @@ def synth(
         (staging / "unit.json").write_text(json.dumps(unit_doc, indent=2) + "\n")
         guard.commit_files(staging)
     out_dir = guard.path
-    if emit_plan_mlir is not None:
+    if emit_plan_mlir is not None or emit_plan_isax is not None:
         from aquas.outdir import write_atomic
 
-        write_atomic(emit_plan_mlir, u.plan_mlir)
+        if emit_plan_mlir is not None:
+            write_atomic(emit_plan_mlir, u.plan_mlir)
+        if emit_plan_isax is not None:
+            write_atomic(emit_plan_isax, u.plan_isax)
 
     table = Table(
         title=f"{res.unit.name} @ {clock_ns:g} ns, L = {target.isax_mem_latency}  "
