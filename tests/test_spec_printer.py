@@ -87,6 +87,28 @@ def test_signed_operations_keep_their_signedness(tmp_path: Path) -> None:
     )
 
 
+def test_a_loop_that_swaps_its_values_prints_a_swap(tmp_path: Path) -> None:
+    # a, b = b, a: the loop yields its own two arguments crosswise, so the printed
+    # assignments must read both old values before either is assigned
+    body = """
+    var a: u32 = rs1;
+    var b: u32 = rs2;
+    for i in 0..5 {
+        let old: u32 = a;
+        a = b;
+        b = old;
+    }
+    return a ^ (b << 1);
+    """
+    spec = tmp_path / "swap.isax"
+    spec.write_text(wrap_isax(body))
+    printed = _reprinted(spec, tmp_path)
+    assert (
+        assert_same_behaviour(lower_spec_file(spec), lower_spec_file(printed), calls=100, seed=6)
+        == 100
+    )
+
+
 def test_rd_written_before_the_end_is_refused(tmp_path: Path) -> None:
     # the language's `return` is the last statement; IR with an op after aquas.write_rd
     # (a read of rs1 appended) has no spec form, and is refused rather than reordered

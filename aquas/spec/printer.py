@@ -98,11 +98,17 @@ class _Printer:
         """The ops of ``block``; its terminator's operands assigned to ``results``."""
         for op in block.ops:
             if isinstance(op, scf.YieldOp):
-                # through fresh lets, so that a yield of one result into another reads
-                # the old value (a swap)
-                vals = [self.name(v) for v in op.operands]
-                for r, v in zip(results or [], vals, strict=True):
-                    self.emit(f"{r} = {v};")
+                targets = results or []
+                vals = []
+                for v in op.operands:
+                    n = self.name(v)
+                    if n in targets:  # a var assigned here: read its old value first (a swap)
+                        t = self.fresh(None)
+                        self.emit(f"let {t}: {_ty(v)} = {n};")
+                        n = t
+                    vals.append(n)
+                for target, val in zip(targets, vals, strict=True):
+                    self.emit(f"{target} = {val};")
                 continue
             self.op(op)
 
