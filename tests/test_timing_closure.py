@@ -30,6 +30,38 @@ def _states(lib: OperatorLibrary, clock_ns: float) -> dict[str, int]:
     return {f.isax.sym_name.data: f.latency.max_fixed for f in fsms}
 
 
+def _close_with_fake_sta(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    paths: list[float],
+    areas: list[float] | None = None,
+) -> tuple[pipeline.UnitResult, list[str], list[str]]:
+    """Closure of ``SPEC`` at 6 ns with OpenSTA replaced: the k-th mapping reports
+    ``paths[k]`` and ``areas[k]``. Returns the result, the Verilog of each round timed, and
+    the progress lines."""
+    path_it, area_it = iter(paths), iter(areas or [1.0] * len(paths))
+    timed: list[str] = []
+
+    def fake_measure(verilog: Path, top: str, clock_ns: float, **kw: Any) -> Any:
+        timed.append(verilog.read_text())
+        return sta.StaFigures("fake", top, clock_ns, next(area_it), 1, 1, next(path_it))
+
+    monkeypatch.setattr(sta, "tools_available", lambda: True)
+    monkeypatch.setattr(sta, "measure", fake_measure)
+    said: list[str] = []
+    u = pipeline.synthesize_unit(
+        lower_spec_file(SPEC),
+        tmp_path,
+        6.0,
+        12,
+        lint=False,
+        yosys=False,
+        close_timing=True,
+        progress=said.append,
+    )
+    return u, timed, said
+
+
 def test_derating_chains_less_but_keeps_what_fits_a_cycle() -> None:
     lib = OperatorLibrary.load()
     assert lib.derated(2.0).delay_ns("add", 32) == pytest.approx(2 * lib.delay_ns("add", 32))
@@ -49,26 +81,7 @@ def test_derating_chains_less_but_keeps_what_fits_a_cycle() -> None:
 def test_the_loop_keeps_the_shortest_path_and_records_every_round(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    paths = iter([7.0, 6.4, 6.6, 6.5])
-    timed: list[str] = []
-
-    def fake_measure(verilog: Path, top: str, clock_ns: float, **kw: Any) -> Any:
-        timed.append(verilog.read_text())
-        return sta.StaFigures("fake", top, clock_ns, 1.0, 1, 1, next(paths))
-
-    monkeypatch.setattr(sta, "tools_available", lambda: True)
-    monkeypatch.setattr(sta, "measure", fake_measure)
-    said: list[str] = []
-    u = pipeline.synthesize_unit(
-        lower_spec_file(SPEC),
-        tmp_path,
-        6.0,
-        12,
-        lint=False,
-        yosys=False,
-        close_timing=True,
-        progress=said.append,
-    )
+    u, timed, said = _close_with_fake_sta(tmp_path, monkeypatch, [7.0, 6.4, 6.6, 6.5])
     rounds = u.timing_closure
     assert rounds is not None and [r["unit_path_ns"] for r in rounds] == [7.0, 6.4, 6.6, 6.5]
     assert rounds[0]["derate"] == 1.0 and not rounds[0]["fit"]
@@ -88,27 +101,8 @@ def test_a_round_met_with_fits_is_weighed_against_the_branch_without(
 ) -> None:
     # round 2 does not shorten round 1's path, so round 3 lets the derated delays decide
     # what fits a cycle and meets 6 ns; round 4 derates as much without that, and meets too
-    paths = iter([7.0, 7.0, 5.9, 5.8])
-    areas = iter([500.0, 500.0, 1000.0, 10.0] if branch_smaller else [500.0, 500.0, 10.0, 1000.0])
-    timed: list[str] = []
-
-    def fake_measure(verilog: Path, top: str, clock_ns: float, **kw: Any) -> Any:
-        timed.append(verilog.read_text())
-        return sta.StaFigures("fake", top, clock_ns, next(areas), 1, 1, next(paths))
-
-    monkeypatch.setattr(sta, "tools_available", lambda: True)
-    monkeypatch.setattr(sta, "measure", fake_measure)
-    said: list[str] = []
-    u = pipeline.synthesize_unit(
-        lower_spec_file(SPEC),
-        tmp_path,
-        6.0,
-        12,
-        lint=False,
-        yosys=False,
-        close_timing=True,
-        progress=said.append,
-    )
+    areas = [500.0, 500.0, 1000.0, 10.0] if branch_smaller else [500.0, 500.0, 10.0, 1000.0]
+    u, timed, said = _close_with_fake_sta(tmp_path, monkeypatch, [7.0, 7.0, 5.9, 5.8], areas)
     rounds = u.timing_closure
     assert rounds is not None and [r["unit_path_ns"] for r in rounds] == [7.0, 7.0, 5.9, 5.8]
     assert [r["fit"] for r in rounds] == [False, False, True, False]
