@@ -285,13 +285,11 @@ def synth(
         (staging / "unit.json").write_text(json.dumps(unit_doc, indent=2) + "\n")
         guard.commit_files(staging)
     out_dir = guard.path
-    if emit_plan_mlir is not None or emit_plan_isax is not None:
-        from aquas.outdir import write_atomic
+    for path, text in ((emit_plan_mlir, u.plan_mlir), (emit_plan_isax, u.plan_isax)):
+        if path is not None:
+            from aquas.outdir import write_atomic
 
-        if emit_plan_mlir is not None:
-            write_atomic(emit_plan_mlir, u.plan_mlir)
-        if emit_plan_isax is not None:
-            write_atomic(emit_plan_isax, u.plan_isax)
+            write_atomic(path, text)
 
     table = Table(
         title=f"{res.unit.name} @ {clock_ns:g} ns, L = {target.isax_mem_latency}  "

@@ -34,6 +34,9 @@ from aquas.dialects.aquas import (
 )
 from aquas.interpreter import find_extension
 
+# the spec's opcode names (custom0..custom3), by opcode
+_OPCODE_NAMES = {v: k for k, v in CUSTOM_OPCODES.items()}
+
 _BINARY = {
     "arith.addi": "+",
     "arith.subi": "-",
@@ -184,11 +187,12 @@ class _Printer:
                 hint="--emit-plan-mlir prints every op",
             )
 
-    def results_as_vars(self, op: Operation) -> list[str]:
+    def results_as_vars(self, op: Operation, inits: list[str]) -> list[str]:
+        """A ``var`` for each result of ``op``, starting at ``inits``."""
         names = []
-        for res in op.results:
+        for res, init in zip(op.results, inits, strict=True):
             v = self.fresh(res.name_hint)
-            self.emit(f"var {v}: {_ty(res)} = 0;")
+            self.emit(f"var {v}: {_ty(res)} = {init};")
             names.append(v)
         return names
 
@@ -197,11 +201,7 @@ class _Printer:
         if any(b is None for b in bounds):
             raise AquasError("cannot print a loop whose bounds are not constants")
         lb, ub, step = bounds
-        carried = []
-        for res, init in zip(op.results, op.iter_args, strict=True):
-            v = self.fresh(res.name_hint)
-            self.emit(f"var {v}: {_ty(res)} = {self.name(init)};")
-            carried.append(v)
+        carried = self.results_as_vars(op, [self.name(v) for v in op.iter_args])
         attrs = []
         unroll = op.attributes.get(UNROLL_ATTR)
         if isinstance(unroll, IntegerAttr):
@@ -230,7 +230,7 @@ class _Printer:
             self.names[res] = v
 
     def branch(self, op: scf.IfOp) -> None:
-        names = self.results_as_vars(op)
+        names = self.results_as_vars(op, ["0"] * len(op.results))
         self.emit(f"if {self.name(op.cond)} {{")
         self.depth += 1
         self.block(op.true_region.block, names)
@@ -249,7 +249,6 @@ def print_spec(module: ModuleOp) -> str:
     """The extension of ``module`` as ``.isax`` text (module docstring); an op it cannot
     print is an :class:`AquasError`."""
     ext = find_extension(module)
-    opcode_names = {v: k for k, v in CUSTOM_OPCODES.items()}
     declared = {s.sym_name.data for s in (*ext.states(), *ext.scratchpads())}
     out = [f"extension {ext.sym_name.data};", ""]
     for st in ext.states():
@@ -265,7 +264,7 @@ def print_spec(module: ModuleOp) -> str:
         out.append(text + ";")
     for isax in ext.isaxs():
         p = _Printer(declared)
-        ops = [o for o in isax.body.block.ops]
+        ops = list(isax.body.block.ops)
         for o in ops[:-1]:
             if isinstance(o, aq.WriteRdOp):
                 raise AquasError(
@@ -274,7 +273,7 @@ def print_spec(module: ModuleOp) -> str:
                 )
         for o in ops:
             p.op(o)
-        attrs = [f"opcode({opcode_names[isax.opcode_value]})"]
+        attrs = [f"opcode({_OPCODE_NAMES[isax.opcode_value]})"]
         if isax.funct3_value:
             attrs.append(f"funct3({isax.funct3_value})")
         attrs.append(f"funct7({isax.funct7_value})")
