@@ -32,6 +32,7 @@ a half-written stage behind.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import json
@@ -460,7 +461,7 @@ class Flow:
 
     def _match(self, d: Path) -> dict[str, Any]:
         from aquas.egraph.driver import load_patterns, match_file
-        from aquas.egraph.emit import rewrite_c
+        from aquas.egraph.emit import instrumented, rewrite_c
         from aquas.runtime.build import define_flags, runtime_include_dirs
         from aquas.runtime.header import write_header
 
@@ -483,6 +484,10 @@ class Flow:
         notes: list[str] = []
         digests: dict[str, str] = {}
         rewritten: dict[str, str] = {}
+        # the same sources with each rewritten region between region markers of its own
+        # site, as written and rewritten: the builds that measure the sites
+        site_files: dict[str, dict[str, str]] = {"baseline": {}, "isax": {}}
+        sites: list[dict[str, Any]] = []
         names = _unique_names(p.match)
         for src in p.match:
             res = match_file(
@@ -517,6 +522,15 @@ class Flow:
             out.write_text(text)
             rewritten[str(src)] = str(out.relative_to(d))
             digests[str(src)] = file_digest(out)
+            if res.matched:
+                base_text, isax_text, found = instrumented(res, len(sites))
+                sites += [dataclasses.asdict(s) | {"region": s.region} for s in found]
+                for kind, t in (("baseline", base_text), ("isax", isax_text)):
+                    f = d / "sites" / kind / names[src]
+                    f.parent.mkdir(parents=True, exist_ok=True)
+                    f.write_text(t)
+                    site_files[kind][str(src)] = str(f.relative_to(d))
+                    digests[f"{kind}-sites:{src}"] = file_digest(f)
             del res
             # egglog's EGraph is "unsendable": it must be freed on the thread that made
             # it. The matcher's e-graphs sit in reference cycles, which only a garbage
@@ -530,6 +544,8 @@ class Flow:
             "rows": rows,
             "notes": notes,
             "rewritten": rewritten,
+            "site_files": site_files,
+            "sites": sites,
             "digests": digests,
             "header": str(header.relative_to(d)),
             "header_digest": file_digest(header),
@@ -560,8 +576,22 @@ class Flow:
         isax = build_program(
             [*isax_sources, *extra], d / "isax", header_dirs=[include, *origins, p.root], **common
         )
+        elfs = {"baseline": str(base.relative_to(d)), "isax": str(isax.relative_to(d))}
+        # the builds with site markers (measuring each rewritten region, as written and
+        # offloaded); the program's own figures come from the builds without them
+        for kind, files in match.get("site_files", {}).items():
+            if not files:
+                continue
+            srcs = [mdir / files[str(s)] if str(s) in files else s for s in p.sources]
+            elf = build_program(
+                [*srcs, *extra],
+                d / f"{kind}-sites",
+                header_dirs=[include, *origins, p.root],
+                **common,
+            )
+            elfs[f"{kind}-sites"] = str(elf.relative_to(d))
         return {
-            "elfs": {"baseline": str(base.relative_to(d)), "isax": str(isax.relative_to(d))},
+            "elfs": elfs,
             "sizes": {"baseline": section_sizes(base), "isax": section_sizes(isax)},
         }
 
@@ -583,6 +613,13 @@ class Flow:
                     hint="raise target.max_cycles" if r.reason == "timeout" else None,
                 )
         b, i = results["baseline"], results["isax"]
+        for k, r in results.items():
+            if k.endswith("-sites") and (r.output, r.exit_code) != (b.output, b.exit_code):
+                raise AquasError(
+                    f"the {k} build (site markers) prints other output than the baseline:\n"
+                    + _first_difference(b.output, r.output),
+                    hint=f"its output is in {d / f'{k}.out'}",
+                )
         if (b.output, b.exit_code) != (i.output, i.exit_code):
             assert self.guard is not None
             keep = self.guard.entry("mismatch")
@@ -595,7 +632,28 @@ class Flow:
                 + f"\n  exit codes: baseline {b.exit_code}, isax {i.exit_code}",
                 hint=f"both outputs are in {keep}",
             )
-        return {k: r.to_json() for k, r in results.items()}
+        out: dict[str, Any] = {k: r.to_json() for k, r in results.items()}
+        if "isax-sites" in elfs and self.synth_reports is not None:
+            out["model"] = self._predict_sites(elfs["isax-sites"], out)
+        return out
+
+    def _predict_sites(self, elf: Path, sims: dict[str, Any]) -> dict[str, Any]:
+        """The model's cost of every ISAX call of the program (replayed on the ISS) per
+        site, and per region the ISAX build's cycles it predicts (aquas.model.sites)."""
+        from aquas.interpreter import find_extension
+        from aquas.model.sites import predict_regions, replay
+
+        assert self.synth_reports is not None
+        ext = find_extension(self.spec_module()[0])
+        rep = replay(elf, self.platform, ext, self.synth_reports)
+        return predict_regions(
+            rep,
+            ext,
+            self.synth_reports,
+            self.platform,
+            sims["baseline"]["regions"],
+            sims.get("baseline-sites", {}).get("regions", {}),
+        )
 
     def _area(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
         """The core's generic Yosys figures (as before), and, with the tools installed, the
@@ -644,9 +702,11 @@ class Flow:
         ids = sorted(
             {int(k) for k in base["regions"]} | {int(k) for k in isax["regions"]} | set(p.regions)
         )
+        model = sim.get("model", {})
         for rid in ids:
             b = base["regions"].get(str(rid), {"cycles": 0, "count": 0})
             i = isax["regions"].get(str(rid), {"cycles": 0, "count": 0})
+            pred = model.get("regions", {}).get(str(rid), {}).get("predicted")
             regions.append(
                 {
                     "id": rid,
@@ -655,6 +715,10 @@ class Flow:
                     "isax_cycles": i["cycles"],
                     "count": b["count"],
                     "speedup": b["cycles"] / i["cycles"] if i["cycles"] else None,
+                    "predicted_isax_cycles": pred,
+                    "prediction_error": abs(pred - i["cycles"]) / i["cycles"]
+                    if pred is not None and i["cycles"]
+                    else None,
                 }
             )
         from aquas.area import area_timing
@@ -699,6 +763,13 @@ class Flow:
                 "output": base["output"],
             },
             "regions": regions,
+            "sites": site_rows(match.get("sites", []), sim),
+            "sites_note": (
+                "each rewritten region of the application measured between region markers of "
+                "its own, in two more builds: as written (software) and offloaded (the ISAX "
+                "call with its operands, cache maintenance and result); the markers' stores "
+                "fall outside the measured span"
+            ),
             "latency": latencies,
             "isax_cycles": isax_cycles(
                 synth["isaxs"], (measured or {}).get("cycles", {}), (measured or {}).get("kept", {})
@@ -729,6 +800,32 @@ class Flow:
             "sizes": build["sizes"],
             "stages": [s.__dict__ for s in self.log],
         }
+
+
+def site_rows(sites: list[dict[str, Any]], sim: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per rewritten region (``egraph.emit.Site``): its calls, and its cycles in total and
+    per call as written and offloaded, from the site-instrumented builds."""
+    soft = sim.get("baseline-sites", {}).get("regions", {})
+    hard = sim.get("isax-sites", {}).get("regions", {})
+    predicted = sim.get("model", {}).get("sites", {})
+    rows = []
+    for s in sites:
+        b, h = soft.get(str(s["region"])), hard.get(str(s["region"]))
+        calls = b["count"] if b else 0
+        row: dict[str, Any] = {
+            k: s[k] for k in ("file", "function", "line", "isax", "instrumented", "why_not")
+        }
+        row.update(
+            calls=calls,
+            software_cycles=b["cycles"] if b else None,
+            offloaded_cycles=h["cycles"] if h else None,
+            software_per_call=b["cycles"] / calls if b and calls else None,
+            offloaded_per_call=h["cycles"] / h["count"] if h and h["count"] else None,
+            speedup=b["cycles"] / h["cycles"] if b and h and h["cycles"] else None,
+            predicted_per_call=predicted.get(str(s["index"]), {}).get("predicted_per_call"),
+        )
+        rows.append(row)
+    return rows
 
 
 def isax_cycles(

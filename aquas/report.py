@@ -127,6 +127,53 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
             [list(r) for r in summary_rows(doc)],
         ),
         (
+            "ISAX build per region, predicted vs measured (predicted: the baseline's "
+            "region with the software of its rewritten regions, measured in the baseline "
+            "with site markers, replaced by the model's cost of each ISAX call made in it; "
+            "the calls replayed on the ISS, docs/memory-model.md)",
+            ["region", "measured", "predicted", "error"],
+            [
+                [
+                    r["label"],
+                    str(r["isax_cycles"]),
+                    _fmt(r.get("predicted_isax_cycles"), 0),
+                    _fmt(
+                        None if r.get("prediction_error") is None else 100 * r["prediction_error"],
+                        1,
+                    )
+                    + " %",
+                ]
+                for r in doc["regions"]
+                if r.get("predicted_isax_cycles") is not None
+            ],
+        ),
+        (
+            "Rewritten regions, as written vs offloaded (" + doc.get("sites_note", "") + ")",
+            [
+                "site",
+                "ISAX",
+                "calls",
+                "software / call",
+                "offloaded / call",
+                "predicted / call",
+                "speedup",
+            ],
+            [
+                [
+                    f"{r['file']}:{r['line']} {r['function']}",
+                    r["isax"],
+                    str(r["calls"]),
+                    _fmt(r["software_per_call"], 1),
+                    _fmt(r["offloaded_per_call"], 1),
+                    _fmt(r.get("predicted_per_call"), 1),
+                    f"{_fmt(r['speedup'])}x"
+                    if r["speedup"] is not None
+                    else f"not measured: {r['why_not'] or 'not reached'}",
+                ]
+                for r in doc.get("sites", [])
+            ],
+        ),
+        (
             "ISAX latency (at the platform's memory latency L; fixed = compute, control and "
             "bus beats, memory = cycles waiting on L)",
             ["ISAX", "cycles", "fixed", "memory latency", "interface ops", "bus beats"],

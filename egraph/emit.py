@@ -34,6 +34,7 @@ from aquas.egraph.semantics import Executor, Unsupported
 from aquas.egraph.stateful import PRELOAD_REG
 from aquas.egraph.terms import Linear, Term, cmp, linear, linear_term, substitute
 from aquas.intops import to_signed
+from aquas.model.sites import SITE_BASE
 
 if TYPE_CHECKING:
     from aquas.egraph.finalcheck import Checker
@@ -879,6 +880,190 @@ def rewrite_c(result: MatchResult, check: bool = True) -> str:
     return _apply(source, [edits[id(d)] for d in result.matched])
 
 
+RT_HEADER = "aquas_rt.h"
+
+_LEAVES = re.compile(r"\b(return|goto|break|continue)\b")
+
+
+@dataclasses.dataclass
+class Site:
+    """A rewritten region of an application file, measured between region markers of its
+    own (``SITE_BASE + index``) in the site-instrumented builds."""
+
+    index: int
+    file: str
+    function: str
+    line: int
+    isax: str
+    instrumented: bool
+    why_not: str = ""
+
+    @property
+    def region(self) -> int:
+        return SITE_BASE + self.index
+
+
+def instrumented(result: MatchResult, first: int) -> tuple[str, str, list[Site]]:
+    """The application source as written and as :func:`rewrite_c` rewrites it, with every
+    rewritten region between ``AQUAS_REGION_BEGIN``/``END`` markers of its own site (numbered
+    from ``first``), and the sites: what ``aquas run`` measures the software and the
+    offloaded code of each site with. Call it after :func:`rewrite_c` (its final check may
+    refuse rewrites). A region that may leave its statements early (``return``, ``goto``,
+    ``break``, ``continue``) would skip its end marker: it is not instrumented."""
+    prog = result.program
+    assert prog is not None
+    source = prog.source
+    fns = {cf.name: cf for cf in prog.functions}
+    base: list[tuple[int, int, str]] = []
+    isax: list[tuple[int, int, str]] = []
+    sites: list[Site] = []
+    for k, d in enumerate(result.matched, start=first):
+        start, end, text = replacement(d, fns[d.function], source)
+        site = Site(k, result.app.name, d.function, d.line, d.isax, True)
+        sites.append(site)
+        cf = fns[d.function]
+        # the declarations just before the region that only it reads are the software it
+        # replaces too: after the rewrite they are dead, and the compiler drops them
+        first = _dead_prefix(cf, source, start, end, text)
+        after = source[end : cf.span.end]
+        # a region declaring no name read after it goes in braces (it may be the body of
+        # a loop or a branch); one that does cannot be such a body
+        braces = not any(
+            first <= v.span_start < end and re.search(rf"\b{re.escape(v.name)}\b", after)
+            for v in _declared(cf, source)
+        )
+        ind = _indent(source, first)
+        ret = cf.ret.c_name() if cf.ret else None
+        marked = [
+            _between_markers(
+                t, site.region, ind, braces, ret, *_live_scalars(cf, source, first, t, after)
+            )
+            for t in (source[first:end], source[first:start] + text)
+        ]
+        if isinstance(marked[0], str) and isinstance(marked[1], str):
+            base.append((first, end, marked[0]))
+            isax.append((first, end, marked[1]))
+        else:
+            site.instrumented = False
+            site.why_not = next(m.why for m in marked if isinstance(m, _Unmarked))
+            isax.append((start, end, text))
+    return _with_rt(_apply(source, base, header=False)), _with_rt(_apply(source, isax)), sites
+
+
+@dataclasses.dataclass(frozen=True)
+class _Declared:
+    name: str
+    span_start: int  # where its declaration statement starts in the source
+    ctype: cfront.CType
+    param: bool
+
+
+def _declared(cf: cfront.CFunction, source: str) -> list[_Declared]:
+    """The function's parameters and its locals, each with where it is declared."""
+    out = [_Declared(v.name, cf.span.start, v.ctype, True) for v in cf.params]
+    starts = {st.target: st.span.start for st in cf.stmts if st.kind == "decl" and st.target}
+    line_at = [0, *(m.end() for m in re.finditer("\n", source))]
+    for v in cf.locals.values():
+        # a declaration statement's start, else its declarator's (a for loop's counter)
+        at = starts.get(v.name, line_at[v.line - 1] + v.col - 1 if v.line > 0 else cf.span.start)
+        out.append(_Declared(v.name, at, v.ctype, False))
+    return out
+
+
+def _dead_prefix(cf: cfront.CFunction, source: str, start: int, end: int, text: str) -> int:
+    """Where the site of a region ``[start, end)`` replaced by ``text`` starts: the region,
+    extended back over the declarations right before it whose names neither the code
+    after it nor ``text`` reads."""
+    after = source[end : cf.span.end]
+    prev = sorted(
+        (st for st in cf.stmts if st.span.end <= start and st.span.start >= cf.span.start),
+        key=lambda st: -st.span.end,
+    )
+    first = start
+    for st in prev:
+        if st.span.end > first:
+            continue  # inside a statement already taken, or enclosing the region
+        if source[st.span.end : first].strip() or st.kind != "decl" or not st.target:
+            break
+        used = re.compile(rf"\b{re.escape(st.target)}\b")
+        if used.search(after) or used.search(text):
+            break
+        first = st.span.start
+    return first
+
+
+def _live_scalars(
+    cf: cfront.CFunction, source: str, first: int, body: str, after: str
+) -> tuple[list[str], list[str]]:
+    """The scalar and pointer variables of at most 32 bits that ``body`` (the site's code,
+    from ``first``) reads from before it (``ins``) and that the code ``after`` it may read
+    (``outs``). The markers pin them (``AQUAS_PIN``: an empty ``asm`` that takes and gives
+    the value in a register): the site's arithmetic then cannot move across its markers,
+    which order only memory accesses (``AQUAS_BARRIER``)."""
+    lines = source.splitlines()
+    ins, outs = [], []
+    for v in _declared(cf, source):
+        n = v.name
+        if not re.search(rf"\b{re.escape(n)}\b", body):
+            continue
+        if not (v.ctype.pointer or (v.ctype.obj is None and v.ctype.width <= 32)):
+            continue
+        if v.ctype.const and not v.ctype.pointer:
+            continue  # a const scalar cannot be an asm output
+        decl = "" if v.param else lines[source.count("\n", 0, v.span_start)]
+        if re.search(rf"\b{re.escape(n)}\s*\[", decl):
+            continue  # an array
+        if (v.param or v.span_start < first) and n not in ins:
+            ins.append(n)
+        if re.search(rf"\b{re.escape(n)}\b", after) and n not in outs:
+            outs.append(n)
+    return ins, outs
+
+
+@dataclasses.dataclass
+class _Unmarked:
+    why: str
+
+
+_FINAL_RETURN = re.compile(r"\breturn\b(?P<value>[^;]*);\s*$", re.S)
+
+
+def _between_markers(
+    body: str,
+    rid: int,
+    ind: str,
+    braces: bool,
+    ret: str | None,
+    ins: list[str],
+    outs: list[str],
+) -> str | _Unmarked:
+    """``body`` (statements) between the begin and end markers of region ``rid``, its
+    ``ins`` pinned after the begin marker and its ``outs`` before the end marker
+    (:func:`_live_scalars`). A final ``return v;`` (the function's return type ``ret``)
+    keeps its value and ends the region before returning it; any other way out of the
+    statements would skip the end marker."""
+    pin_in = "".join(f" AQUAS_PIN({n});" for n in ins)
+    end = "".join(f"AQUAS_PIN({n}); " for n in outs) + f"AQUAS_REGION_END({rid:#x});"
+    m = _FINAL_RETURN.search(body)
+    if m is not None and ret is not None and m.group("value").strip():
+        body = (
+            f"{body[: m.start()]}{{ {ret} aquas_site_value = ({m.group('value').strip()}); "
+            f"AQUAS_PIN(aquas_site_value); {end} return aquas_site_value; }}"
+        )
+        end = ""
+    elif m is not None and ret is None:
+        body, end = f"{body[: m.start()]}{{ {end} return; }}", ""
+    leaves = _LEAVES.search(body[: m.start()] if m is not None else body)
+    if leaves:
+        return _Unmarked(f"the region may leave by {leaves.group(1)}")
+    inner = f"AQUAS_REGION_BEGIN({rid:#x});{pin_in}\n{ind}{body}" + (f"\n{ind}{end}" if end else "")
+    return f"{{ {inner} }}" if braces else inner
+
+
+def _with_rt(text: str) -> str:
+    return _with_include(text, RT_HEADER)
+
+
 def _final_check(
     result: MatchResult,
     checker: Checker,
@@ -901,7 +1086,7 @@ def _final_check(
                 d.binding.proof = f"{d.binding.proof}; {note}" if d.binding.proof else note
 
 
-def _apply(source: str, edits: list[tuple[int, int, str]]) -> str:
+def _apply(source: str, edits: list[tuple[int, int, str]], header: bool = True) -> str:
     if not edits:
         return source
     edits = sorted(edits)
@@ -913,11 +1098,11 @@ def _apply(source: str, edits: list[tuple[int, int, str]]) -> str:
         out.append(text)
         pos = b
     out.append(source[pos:])
-    return _with_include("".join(out))
+    return _with_include("".join(out)) if header else "".join(out)
 
 
-def _with_include(text: str) -> str:
-    line = f'#include "{HEADER}"\n'
+def _with_include(text: str, header: str = HEADER) -> str:
+    line = f'#include "{header}"\n'
     if line in text:
         return text
     includes = list(re.finditer(r"^[ \t]*#[ \t]*include[^\n]*\n", text, re.M))

@@ -96,6 +96,31 @@ class TransferPrediction:
         }
 
 
+@dataclass(frozen=True)
+class ResidentBurst:
+    """A burst whose scratchpad the unit keeps resident (docs/synthesis.md, Resident
+    scratchpads): it fills ``nbytes`` from ``base + offset`` (``base``: ``rs1``, ``rs2`` or
+    ``0``), and a call that keeps its claim saves ``saving`` cycles (its wait state lasts one
+    cycle instead of the transfer's)."""
+
+    scratchpad: str
+    where: str
+    base: str
+    offset: int
+    nbytes: int
+    saving: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "scratchpad": self.scratchpad,
+            "where": self.where,
+            "base": self.base,
+            "offset": self.offset,
+            "bytes": self.nbytes,
+            "saving": round(self.saving, 2),
+        }
+
+
 @dataclass
 class IsaxPrediction:
     isax: str
@@ -108,6 +133,7 @@ class IsaxPrediction:
     # a call whose resident scratchpads keep their claims (synth/memengine.py): each such
     # burst's wait state lasts one cycle; None without resident bursts
     resident_total: float | None = None
+    resident: list[ResidentBurst] = field(default_factory=list)
 
     @property
     def written_bytes(self) -> int:
@@ -497,9 +523,24 @@ def predict_scheduled(
         transfer = sum(cyc.values())
         total = overlapped_cycles(compute, transfer, first, overlap)
         kept = None
+        resident = []
         if fsm.resident:
+            from aquas.synth.fsm import spm_of
+
             # a skipped burst's wait state ends in its request cycle
             kept = total - sum(cyc[op] - 1 for op in fsm.resident)
+            resident = [
+                ResidentBurst(
+                    spm_of(a.op).sym_name.data,
+                    _where(a.op),
+                    _base_name(a.base),
+                    a.offset,
+                    a.nbytes,
+                    cyc[a.op] - 1,
+                )
+                for a in accesses
+                if a.op in fsm.resident
+            ]
             if l2 == "warm" and claims_survive(accesses, fsm.resident, p.bus_bytes):
                 # a warm call repeats the one before with the same operands: its resident
                 # scratchpads still hold what that call filled
@@ -515,6 +556,7 @@ def predict_scheduled(
                 transfers=transfers,
                 notes=notes,
                 resident_total=kept,
+                resident=resident,
             )
         )
     return preds
@@ -522,6 +564,7 @@ def predict_scheduled(
 
 __all__ = [
     "IsaxPrediction",
+    "ResidentBurst",
     "TransferPrediction",
     "claims_survive",
     "dynamic_accesses",

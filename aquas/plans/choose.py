@@ -210,6 +210,7 @@ class InterfaceChoice:
             if kept is not None:
                 # a call whose resident scratchpads still hold their bytes
                 out["predicted_cycles_kept"] = round(kept, 2)
+                out["resident_bursts"] = [r.as_dict() for r in self.predictions[isax].resident]
         return out
 
 

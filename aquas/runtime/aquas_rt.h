@@ -49,6 +49,9 @@ char *strchr(const char *s, int c);
 /* ---- timing ------------------------------------------------------------------------ */
 /* Compiler barrier: keeps memory accesses from moving across a measurement point. */
 #define AQUAS_BARRIER() __asm__ __volatile__("" ::: "memory")
+/* A value in a register at this point: an empty asm that takes and gives it (site markers
+ * of aquas run keep a measured region's arithmetic between them with it). */
+#define AQUAS_PIN(x) __asm__ __volatile__("" : "+r"(x))
 
 static inline uint32_t aquas_cycles(void)
 {

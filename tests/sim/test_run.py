@@ -105,6 +105,35 @@ def test_first_run_measures_both_builds(first) -> None:  # type: ignore[no-untyp
     assert page.count("data:image/png;base64,") == 3
 
 
+def test_sites_are_measured_and_regions_predicted(first) -> None:  # type: ignore[no-untyped-def]
+    """Each rewritten function body is measured between site markers as written and
+    offloaded (main.c calls mulmod 64 times in region 1 and butterfly 32 times in region 2;
+    both bodies end in a return, which the markers keep; butterfly's declarations before
+    the replaced return belong to its site), and the model's cost of the ISAX calls,
+    replayed on the ISS, predicts each region of the ISAX build within the memory model
+    issue's 15 %. Per call, PicoRV32's ``cost.call_overhead`` (42) is above what the
+    call takes in this program (31 cycles with the ISAX): the prediction is an upper
+    bound there (docs/memory-model.md)."""
+    _, res = first
+    doc = res.doc
+    sites = {s["function"]: s for s in doc["sites"]}
+    assert set(sites) == {"mulmod", "butterfly"}
+    assert (sites["mulmod"]["calls"], sites["butterfly"]["calls"]) == (64, 32)
+    for s in sites.values():
+        assert s["instrumented"], s["why_not"]
+        assert s["software_per_call"] > 0 and s["offloaded_per_call"] > 0
+        assert s["speedup"] == pytest.approx(s["software_per_call"] / s["offloaded_per_call"])
+        assert s["offloaded_per_call"] <= s["predicted_per_call"] < 2 * s["offloaded_per_call"]
+        # the site holds the whole replaced computation: far more than the call in software
+        assert s["software_per_call"] > 4 * s["offloaded_per_call"]
+    for r in doc["regions"]:
+        pred, meas = r["predicted_isax_cycles"], r["isax_cycles"]
+        assert r["prediction_error"] == pytest.approx(abs(pred - meas) / meas)
+        assert r["prediction_error"] <= 0.15, r
+    md = (res.out_dir / "report.md").read_text()
+    assert "| kernels.c:9 mulmod | modmul_q | 64 |" in md
+
+
 def test_unchanged_project_skips_every_stage(first, project: Path) -> None:  # type: ignore[no-untyped-def]
     out, res1 = first
     res2 = run_project(load_project(project), out, jobs=2)

@@ -13,6 +13,9 @@
 
 #define AQUAS_HOST 1
 #define AQUAS_BARRIER() __asm__ __volatile__("" ::: "memory")
+/* A value in a register at this point: an empty asm that takes and gives it (site markers
+ * of aquas run keep a measured region's arithmetic between them with it). */
+#define AQUAS_PIN(x) __asm__ __volatile__("" : "+r"(x))
 
 static inline uint32_t aquas_cycles(void) { return 0; }
 static inline uint64_t aquas_cycles64(void) { return 0; }

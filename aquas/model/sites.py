@@ -1,0 +1,218 @@
+"""Offload sites in a program: what the model says each ISAX call costs the core, and per
+region the cycles the ISAX build should take.
+
+Data flow (``aquas run``, its sim stage; docs/memory-model.md, "Sites and regions"):
+
+* The ISAX build with site markers (``egraph.emit.instrumented``) runs on the ISS
+  (:mod:`aquas.runtime.iss`), the ISAXs on the golden interpreter. For every ISAX call
+  :func:`replay` records its ISAX, the site and the program's regions open around it,
+  which of its resident bursts keep their claim (the unit's rule, replayed on the ISS's
+  stores and the ISAX's own writes), and the D-cache lines its maintenance evicts.
+* :func:`call_cost` prices one call from the synthesis report of its ISAX: the model's
+  cycles of a call that fills its resident scratchpads, less the saving of each burst that
+  keeps its claim, plus ``cost.call_overhead`` and the coherence plan's maintenance (one
+  line refill per evicted line, or the whole-cache invalidate).
+* :func:`predict_regions`: a region of the ISAX build is the baseline's region with the
+  software of its sites (measured in the baseline build with site markers) replaced by
+  the predicted cost of the calls made in it. A site whose calls fall in several regions
+  splits its software cycles by its calls.
+
+The replay is functional: it fixes which calls keep their claims and how many lines each
+evicts, which are properties of the program's addresses and stores, not cycles.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aquas.dialects import aquas as aq
+from aquas.runtime.coherence import line_refill_cycles
+from aquas.runtime.coherence import plan as coherence_plan
+from aquas.runtime.iss import Iss, golden_isax_handler
+from aquas.target import Target
+
+SITE_BASE = 0x5173_0000
+"""Region id of site 0 in the builds with site markers (``egraph.emit.instrumented``): far
+above the ids a program gives its own regions."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One ISAX call of the program."""
+
+    isax: str
+    site: int | None  # the site index, None outside every site
+    regions: tuple[int, ...]  # the program's regions open around it
+    kept: tuple[bool, ...]  # per resident burst of the ISAX, in report order
+    evicted_lines: int
+
+
+@dataclass
+class Replay:
+    calls: list[Call] = field(default_factory=list)
+    site_regions: Counter[tuple[int, int]] = field(default_factory=Counter)
+    """(site, region) -> how often the site was entered with the region open."""
+    site_entries: Counter[int] = field(default_factory=Counter)
+
+
+class _ClaimIss(Iss):
+    """The ISS with the unit's resident claims: any store to a claimed bus block drops
+    the claim (the snoop port, docs/isax-port.md)."""
+
+    def __init__(self, platform: Target, bus_bytes: int):
+        super().__init__(platform)
+        self.bus_bytes = bus_bytes
+        self.claims: dict[str, tuple[int, int, int]] = {}  # scratchpad -> (addr, lo, hi block)
+        self.site_stack: list[int] = []
+        self.entries: list[tuple[int, tuple[int, ...]]] = []
+
+    def write(self, addr: int, size: int, value: int) -> None:
+        if self.claims:
+            lo, hi = addr // self.bus_bytes, (addr + size - 1) // self.bus_bytes
+            for spm, (_, clo, chi) in list(self.claims.items()):
+                if lo <= chi and clo <= hi:
+                    del self.claims[spm]
+        p = self.p
+        if addr == p.devices.region_begin and (value & 0xFFFFFFFF) >= SITE_BASE:
+            self.entries.append((value - SITE_BASE, tuple(self.user_regions())))
+        super().write(addr, size, value)
+
+    def user_regions(self) -> list[int]:
+        return sorted(r for r in self.region_open if r < SITE_BASE)
+
+    def open_site(self) -> int | None:
+        sites = [r - SITE_BASE for r in self.region_open if r >= SITE_BASE]
+        return sites[0] if len(sites) == 1 else None
+
+
+def replay(
+    elf: Path,
+    target: Target,
+    ext: aq.ExtensionOp,
+    reports: dict[str, dict[str, Any]],
+    max_instructions: int = 50_000_000,
+) -> Replay:
+    """Runs ``elf`` (the ISAX build with site markers) on the ISS with the ISAXs of ``ext``
+    on the golden interpreter, and records every ISAX call (module docstring).
+    ``reports``: the synthesis report per ISAX (its ``interface.resident_bursts``)."""
+    bus_bytes = target.isax_master.bus_width // 8
+    iss = _ClaimIss(target, bus_bytes)
+    golden = golden_isax_handler(ext)
+    table = {(i.opcode_value, i.funct3_value, i.funct7_value): i for i in ext.isaxs()}
+    spans = {i.sym_name.data: coherence_plan(i, target, _writes_memory(i)) for i in ext.isaxs()}
+    line = target.dcache.line_bytes
+    out = Replay()
+
+    def handler(insn: int, rs1: int, rs2: int, _: Iss) -> int | None:
+        isax = table.get((insn & 0x7F, (insn >> 12) & 7, insn >> 25))
+        if isax is None:
+            return golden(insn, rs1, rs2, iss)
+        name = isax.sym_name.data
+        regs = {"rs1": rs1, "rs2": rs2, "0": 0}
+        kept = []
+        for rb in reports.get(name, {}).get("interface", {}).get("resident_bursts", []):
+            base = regs.get(rb["base"])
+            if base is None:  # an address the replay cannot form: taken to refill
+                kept.append(False)
+                continue
+            addr = (base + rb["offset"]) & 0xFFFFFFFF
+            claim = iss.claims.get(rb["scratchpad"])
+            kept.append(claim is not None and claim[0] == addr)
+            if not kept[-1]:
+                iss.claims[rb["scratchpad"]] = (
+                    addr,
+                    addr // bus_bytes,
+                    (addr + rb["bytes"] - 1) // bus_bytes,
+                )
+        plan = spans[name]
+        evicted = 0
+        if plan.strategy == "evict-lines":
+            for sp in plan.spans:
+                a = (regs[sp.base or "0"] + sp.lo) & 0xFFFFFFFF
+                evicted += (a + sp.size - 1) // line - a // line + 1 if sp.size > 0 else 0
+        out.calls.append(
+            Call(name, iss.open_site(), tuple(iss.user_regions()), tuple(kept), evicted)
+        )
+        return golden(insn, rs1, rs2, iss)
+
+    iss.custom = handler
+    iss.load_elf(elf)
+    res = iss.run(max_instructions)
+    if res.timed_out or res.exit_code is None:
+        raise RuntimeError(f"the ISS did not finish {elf.name} in {max_instructions} instructions")
+    for site, regions in iss.entries:
+        out.site_entries[site] += 1
+        for r in regions:
+            out.site_regions[(site, r)] += 1
+    return out
+
+
+def _writes_memory(isax: aq.IsaxOp) -> bool:
+    return any(isinstance(o, aq.StoreOp | aq.BurstWriteOp) for o in isax.walk())
+
+
+def call_cost(call: Call, report: dict[str, Any], target: Target, isax: aq.IsaxOp) -> float:
+    """The model's cycles of ``call`` for the core: the ISAX (resident bursts kept or
+    filled), the call's overhead and its cache maintenance (module docstring)."""
+    iface = report.get("interface", {})
+    predicted = iface.get("predicted_cycles")
+    cycles = float(report["latency"]["cycles_max"] if predicted is None else predicted)
+    for rb, kept in zip(iface.get("resident_bursts", []), call.kept, strict=False):
+        if kept:
+            cycles -= rb["saving"]
+    plan = coherence_plan(isax, target, _writes_memory(isax))
+    maintenance = 0.0
+    if plan.strategy == "evict-lines":
+        maintenance = call.evicted_lines * line_refill_cycles(target)
+    elif plan.strategy == "invalidate-all":
+        maintenance = target.dcache.invalidate_cycles
+    return cycles + target.cost.call_overhead + maintenance
+
+
+def predict_regions(
+    rep: Replay,
+    ext: aq.ExtensionOp,
+    reports: dict[str, dict[str, Any]],
+    target: Target,
+    baseline: dict[str, dict[str, int]],
+    baseline_sites: dict[str, dict[str, int]],
+) -> dict[str, Any]:
+    """Per site the predicted cycles per call, and per region of the program the
+    predicted cycles of the ISAX build (module docstring). ``baseline``: the baseline
+    build's regions, ``baseline_sites``: the regions of the baseline with site markers."""
+    isaxs = {i.sym_name.data: i for i in ext.isaxs()}
+    site_calls: Counter[int] = Counter()
+    site_cost: dict[int, float] = {}
+    region_cost: dict[int, float] = {}
+    for c in rep.calls:
+        cost = call_cost(c, reports[c.isax], target, isaxs[c.isax])
+        if c.site is not None:
+            site_calls[c.site] += 1
+            site_cost[c.site] = site_cost.get(c.site, 0.0) + cost
+        for r in c.regions:
+            region_cost[r] = region_cost.get(r, 0.0) + cost
+    sites = {
+        str(s): {"calls": n, "predicted_per_call": site_cost[s] / n} for s, n in site_calls.items()
+    }
+    regions = {}
+    for rid, b in baseline.items():
+        r = int(rid)
+        if r >= SITE_BASE:
+            continue
+        software = 0.0
+        for (s, reg), n in rep.site_regions.items():
+            soft = baseline_sites.get(str(SITE_BASE + s))
+            if reg == r and soft and rep.site_entries[s]:
+                software += soft["cycles"] * n / rep.site_entries[s]
+        regions[rid] = {
+            "software_in_sites": round(software, 1),
+            "predicted_calls": round(region_cost.get(r, 0.0), 1),
+            "predicted": round(b["cycles"] - software + region_cost.get(r, 0.0), 1),
+        }
+    return {"sites": sites, "regions": regions}
+
+
+__all__ = ["SITE_BASE", "Call", "Replay", "call_cost", "predict_regions", "replay"]

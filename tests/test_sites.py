@@ -1,0 +1,100 @@
+"""Site markers (egraph/emit.instrumented): each rewritten region of an application file
+between region markers of its own, as written and as rewritten, for `aquas run` to measure
+both (docs/memory-model.md, "Sites and regions")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from aquas.egraph.driver import match_file
+from aquas.egraph.emit import _between_markers, _Unmarked, instrumented, rewrite_c
+from aquas.model.sites import SITE_BASE
+from aquas.runtime.build import runtime_include_dirs
+
+ROOT = Path(__file__).resolve().parents[1]
+PC = ROOT / "examples" / "pointcloud"
+
+MARKER_LINE = re.compile(r"AQUAS_(REGION_(BEGIN|END)\(0x[0-9a-f]+\)|PIN\(\w+\));")
+
+
+@pytest.fixture(scope="module")
+def point_cloud():  # type: ignore[no-untyped-def]
+    res = match_file(
+        PC / "icp_kernels.c",
+        PC / "pointcloud.isax",
+        clock_ns=5.67,
+        soc="vexriscv",
+        include_dirs=[PC, *runtime_include_dirs("vexriscv")],
+    )
+    rewritten = rewrite_c(res)
+    return res, rewritten, *instrumented(res, 4)
+
+
+def _unmarked(text: str) -> str:
+    """``text`` without the site markers, their pins, braces and the runtime include."""
+    text = text.replace('#include "aquas_rt.h"\n', "")
+    text = MARKER_LINE.sub("", text)
+    text = re.sub(
+        r"\{ \w+ aquas_site_value = \((.*?)\);\s*\s*return aquas_site_value; \}",
+        r"return \1;",
+        text,
+    )
+    return re.sub(r"\s+", "", text.replace("{", "").replace("}", ""))
+
+
+def test_every_rewritten_region_of_the_point_cloud_is_a_site(point_cloud) -> None:  # type: ignore[no-untyped-def]
+    _, rewritten, base, isax, sites = point_cloud
+    assert [(s.function, s.isax, s.instrumented) for s in sites] == [
+        ("icp_nearest", "vnearest", True),
+        ("icp_block_dist", "v3ddist", True),
+        ("icp_block_scatter", "vcovmat3d", True),
+    ]
+    # numbered from the index given, one region id each, far above the program's own
+    assert [s.region for s in sites] == [SITE_BASE + 4, SITE_BASE + 5, SITE_BASE + 6]
+    for s in sites:
+        for text in (base, isax):
+            assert text.count(f"AQUAS_REGION_BEGIN({s.region:#x});") == 1
+            assert text.count(f"AQUAS_REGION_END({s.region:#x});") == 1
+    # without the markers: the file as written, and as rewrite_c rewrote it
+    source = (PC / "icp_kernels.c").read_text()
+    assert _unmarked(base) == re.sub(r"\s+", "", source.replace("{", "").replace("}", ""))
+    assert _unmarked(isax) == _unmarked(rewritten)
+    assert '#include "aquas_rt.h"' in base and '#include "aquas_isax.h"' in isax
+
+
+def test_markers_pin_the_live_scalars(point_cloud) -> None:  # type: ignore[no-untyped-def]
+    _, _, base, isax, _ = point_cloud
+    # icp_block_dist: reads a, b and total (declared before the loop); total is read
+    # after it (the return): pinned before the end marker in both builds
+    assert "AQUAS_REGION_BEGIN(0x51730005); AQUAS_PIN(a); AQUAS_PIN(b); AQUAS_PIN(total);" in base
+    assert "AQUAS_PIN(total); AQUAS_REGION_END(0x51730005);" in base
+    assert "AQUAS_PIN(total); AQUAS_REGION_END(0x51730005);" in isax
+    # the loop counter i is declared inside the site: not pinned before it exists
+    assert "AQUAS_PIN(i)" not in base and "AQUAS_PIN(i)" not in isax
+    # icp_block_scatter's region ends in its return: the value is kept, the site ends,
+    # then the function returns it
+    assert (
+        "{ uint32_t aquas_site_value = ((uint32_t)(sxx + syy + szz)); "
+        "AQUAS_PIN(aquas_site_value); AQUAS_REGION_END(0x51730006); return aquas_site_value; }"
+    ) in base
+
+
+def test_a_region_that_may_leave_early_is_not_measured() -> None:
+    body = "for (i = 0; i < n; i++) { if (a[i]) goto out; s += a[i]; }"
+    got = _between_markers(body, SITE_BASE, "    ", True, "uint32_t", ["n"], ["s"])
+    assert isinstance(got, _Unmarked) and got.why == "the region may leave by goto"
+    # a return before the last statement would skip the end marker too
+    body = "if (n == 0) return 0; s = n * 3; return s;"
+    got = _between_markers(body, SITE_BASE, "", False, "uint32_t", ["n"], [])
+    assert isinstance(got, _Unmarked) and got.why == "the region may leave by return"
+
+
+def test_a_void_return_ends_the_site_first() -> None:
+    got = _between_markers("x[0] = n; return;", SITE_BASE + 1, "", True, None, ["n"], [])
+    assert got == (
+        "{ AQUAS_REGION_BEGIN(0x51730001); AQUAS_PIN(n);\n"
+        "x[0] = n; { AQUAS_REGION_END(0x51730001); return; } }"
+    )
