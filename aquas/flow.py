@@ -634,10 +634,10 @@ class Flow:
             )
         out: dict[str, Any] = {k: r.to_json() for k, r in results.items()}
         if "isax-sites" in elfs and self.synth_reports is not None:
-            out["model"] = self._predict_sites(elfs["isax-sites"], out)
+            out["model"] = self._predict_sites(elfs, out)
         return out
 
-    def _predict_sites(self, elf: Path, sims: dict[str, Any]) -> dict[str, Any]:
+    def _predict_sites(self, elfs: dict[str, Path], sims: dict[str, Any]) -> dict[str, Any]:
         """The model's cost of every ISAX call of the program (replayed on the ISS) per
         site, and per region the ISAX build's cycles it predicts (aquas.model.sites)."""
         from aquas.interpreter import find_extension
@@ -645,14 +645,16 @@ class Flow:
 
         assert self.synth_reports is not None
         ext = find_extension(self.spec_module()[0])
-        rep = replay(elf, self.platform, ext, self.synth_reports)
+        rep = replay(elfs["isax-sites"], self.platform, ext, self.synth_reports)
+        soft = replay(elfs["baseline-sites"], self.platform, ext, self.synth_reports)
         return predict_regions(
             rep,
+            soft,
             ext,
             self.synth_reports,
             self.platform,
             sims["baseline"]["regions"],
-            sims.get("baseline-sites", {}).get("regions", {}),
+            sims["baseline-sites"]["regions"],
         )
 
     def _area(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
@@ -811,17 +813,21 @@ def site_rows(sites: list[dict[str, Any]], sim: dict[str, Any]) -> list[dict[str
     rows = []
     for s in sites:
         b, h = soft.get(str(s["region"])), hard.get(str(s["region"]))
-        calls = b["count"] if b else 0
         row: dict[str, Any] = {
             k: s[k] for k in ("file", "function", "line", "isax", "instrumented", "why_not")
         }
+        # a site's function may run more often as written (inside another site that the
+        # ISAX build replaced): each build's figure is per its own entries
+        sw = b["cycles"] / b["count"] if b and b["count"] else None
+        hw = h["cycles"] / h["count"] if h and h["count"] else None
         row.update(
-            calls=calls,
+            calls=b["count"] if b else 0,
+            calls_offloaded=h["count"] if h else 0,
             software_cycles=b["cycles"] if b else None,
             offloaded_cycles=h["cycles"] if h else None,
-            software_per_call=b["cycles"] / calls if b and calls else None,
-            offloaded_per_call=h["cycles"] / h["count"] if h and h["count"] else None,
-            speedup=b["cycles"] / h["cycles"] if b and h and h["cycles"] else None,
+            software_per_call=sw,
+            offloaded_per_call=hw,
+            speedup=sw / hw if sw is not None and hw else None,
             predicted_per_call=predicted.get(str(s["index"]), {}).get("predicted_per_call"),
         )
         rows.append(row)

@@ -152,7 +152,7 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
             [
                 "site",
                 "ISAX",
-                "calls",
+                "calls (as written / offloaded)",
                 "software / call",
                 "offloaded / call",
                 "predicted / call",
@@ -162,7 +162,7 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
                 [
                     f"{r['file']}:{r['line']} {r['function']}",
                     r["isax"],
-                    str(r["calls"]),
+                    f"{r['calls']} / {r.get('calls_offloaded', r['calls'])}",
                     _fmt(r["software_per_call"], 1),
                     _fmt(r["offloaded_per_call"], 1),
                     _fmt(r.get("predicted_per_call"), 1),

@@ -98,3 +98,58 @@ def test_a_void_return_ends_the_site_first() -> None:
         "{ AQUAS_REGION_BEGIN(0x51730001); AQUAS_PIN(n);\n"
         "x[0] = n; { AQUAS_REGION_END(0x51730001); return; } }"
     )
+
+
+def test_region_predictions_count_only_outermost_sites() -> None:
+    """``predict_regions`` on replays written by hand: site 0 (a ``fqmul``) runs 100 times
+    in the baseline, 90 of them inside site 1 (a ``poly_ntt`` that calls it), 10 on its
+    own in region 2; site 1 runs twice in region 1. Only site 0's 10 outer entries count
+    for region 2 (a tenth of its 5,000 cycles); site 1's 200,000 cycles hold the rest,
+    and the markers of the 90 entries inside it, which are given back."""
+    from aquas.interpreter import find_extension
+    from aquas.model.sites import Call, Replay, predict_regions
+    from aquas.reencode import spec_for_target
+    from aquas.target import load_target
+
+    target = load_target(soc="vexriscv")
+    module, _ = spec_for_target(ROOT / "examples" / "crypto" / "kyber.isax", target, strict=False)
+    ext = find_extension(module)
+    reports = {
+        "ntt_bfly": {"interface": {"predicted_cycles": 6}},
+        "modmul_q": {"interface": {"predicted_cycles": 5}},
+    }
+    soft = Replay()
+    isax_entries = {1: 2, 0: 5}  # site 0 makes two ISAX calls per entry in the ISAX build
+    soft.site_entries.update({0: 100, 1: 2})
+    soft.site_regions.update({(0, 2): 10, (1, 1): 2})
+    # region 1: site 1 twice, site 0 90 times inside it; region 2: site 0 10 times
+    soft.region_entries.update({1: 92, 2: 10})
+    soft.region_nested.update({1: 90})
+    isax = Replay(
+        calls=[Call("ntt_bfly", 1, (1,), (), 0)] * 2 + [Call("modmul_q", 0, (2,), (), 0)] * 10
+    )
+    isax.site_entries.update(isax_entries)
+    got = predict_regions(
+        isax,
+        soft,
+        ext,
+        reports,
+        target,
+        {"1": {"cycles": 200_000, "count": 1}, "2": {"cycles": 3_000, "count": 1}},
+        {
+            # the markers add 920 cycles to region 1 (92 entries, 10 a pair) and 100 to
+            # region 2
+            "1": {"cycles": 200_920, "count": 1},
+            "2": {"cycles": 3_100, "count": 1},
+            str(SITE_BASE): {"cycles": 5_000, "count": 100},
+            str(SITE_BASE + 1): {"cycles": 200_000, "count": 2},
+        },
+    )
+    overhead = target.cost.call_overhead  # neither ISAX writes memory: no maintenance
+    # region 1: site 1's 200,000 cycles hold the 90 pairs of markers inside it (900)
+    assert got["regions"]["1"]["predicted"] == 200_000 - 200_000 + 900 + 2 * (6 + overhead)
+    assert got["regions"]["2"]["predicted"] == 3_000 - 5_000 * 10 / 100 + 10 * (5 + overhead)
+    assert got["sites"] == {
+        "1": {"isax_calls": 2, "entries": 2, "predicted_per_call": 6 + overhead},
+        "0": {"isax_calls": 10, "entries": 5, "predicted_per_call": 2 * (5 + overhead)},
+    }

@@ -13,9 +13,11 @@ Data flow (``aquas run``, its sim stage; docs/memory-model.md, "Sites and region
   keeps its claim, plus ``cost.call_overhead`` and the coherence plan's maintenance (one
   line refill per evicted line, or the whole-cache invalidate).
 * :func:`predict_regions`: a region of the ISAX build is the baseline's region with the
-  software of its sites (measured in the baseline build with site markers) replaced by
-  the predicted cost of the calls made in it. A site whose calls fall in several regions
-  splits its software cycles by its calls.
+  software of its sites (measured in the baseline with site markers) replaced by the
+  predicted cost of the calls made in it. The baseline with site markers is replayed
+  too, for where its sites run: a site entered inside another one is part of the outer
+  one's cycles, and a site whose entries fall in several regions, or inside other sites,
+  splits its software cycles evenly over its entries.
 
 The replay is functional: it fixes which calls keep their claims and how many lines each
 evicts, which are properties of the program's addresses and stores, not cycles.
@@ -54,8 +56,14 @@ class Call:
 class Replay:
     calls: list[Call] = field(default_factory=list)
     site_regions: Counter[tuple[int, int]] = field(default_factory=Counter)
-    """(site, region) -> how often the site was entered with the region open."""
+    """(site, region) -> how often the site was entered with the region open and no other
+    site (a site inside another is part of the outer one's cycles)."""
     site_entries: Counter[int] = field(default_factory=Counter)
+    """site -> how often it was entered, inside other sites or not."""
+    region_entries: Counter[int] = field(default_factory=Counter)
+    """region -> how often any site was entered with it open."""
+    region_nested: Counter[int] = field(default_factory=Counter)
+    """region -> how often a site was entered inside another one with it open."""
 
 
 class _ClaimIss(Iss):
@@ -66,8 +74,7 @@ class _ClaimIss(Iss):
         super().__init__(platform)
         self.bus_bytes = bus_bytes
         self.claims: dict[str, tuple[int, int, int]] = {}  # scratchpad -> (addr, lo, hi block)
-        self.site_stack: list[int] = []
-        self.entries: list[tuple[int, tuple[int, ...]]] = []
+        self.entries: list[tuple[int, tuple[int, ...], bool]] = []  # site, regions, nested
 
     def write(self, addr: int, size: int, value: int) -> None:
         if self.claims:
@@ -77,7 +84,8 @@ class _ClaimIss(Iss):
                     del self.claims[spm]
         p = self.p
         if addr == p.devices.region_begin and (value & 0xFFFFFFFF) >= SITE_BASE:
-            self.entries.append((value - SITE_BASE, tuple(self.user_regions())))
+            nested = any(r >= SITE_BASE for r in self.region_open)
+            self.entries.append((value - SITE_BASE, tuple(self.user_regions()), nested))
         super().write(addr, size, value)
 
     def user_regions(self) -> list[int]:
@@ -95,9 +103,10 @@ def replay(
     reports: dict[str, dict[str, Any]],
     max_instructions: int = 50_000_000,
 ) -> Replay:
-    """Runs ``elf`` (the ISAX build with site markers) on the ISS with the ISAXs of ``ext``
-    on the golden interpreter, and records every ISAX call (module docstring).
-    ``reports``: the synthesis report per ISAX (its ``interface.resident_bursts``)."""
+    """Runs ``elf`` (a build with site markers) on the ISS with the ISAXs of ``ext`` on the
+    golden interpreter, and records every ISAX call and every entry into a site (module
+    docstring). ``reports``: the synthesis report per ISAX (its
+    ``interface.resident_bursts``)."""
     bus_bytes = target.isax_master.bus_width // 8
     iss = _ClaimIss(target, bus_bytes)
     golden = golden_isax_handler(ext)
@@ -143,10 +152,14 @@ def replay(
     res = iss.run(max_instructions)
     if res.timed_out or res.exit_code is None:
         raise RuntimeError(f"the ISS did not finish {elf.name} in {max_instructions} instructions")
-    for site, regions in iss.entries:
+    for site, regions, nested in iss.entries:
         out.site_entries[site] += 1
         for r in regions:
-            out.site_regions[(site, r)] += 1
+            out.region_entries[r] += 1
+            if nested:
+                out.region_nested[r] += 1
+            else:
+                out.site_regions[(site, r)] += 1
     return out
 
 
@@ -174,6 +187,7 @@ def call_cost(call: Call, report: dict[str, Any], target: Target, isax: aq.IsaxO
 
 def predict_regions(
     rep: Replay,
+    soft: Replay,
     ext: aq.ExtensionOp,
     reports: dict[str, dict[str, Any]],
     target: Target,
@@ -181,8 +195,15 @@ def predict_regions(
     baseline_sites: dict[str, dict[str, int]],
 ) -> dict[str, Any]:
     """Per site the predicted cycles per call, and per region of the program the
-    predicted cycles of the ISAX build (module docstring). ``baseline``: the baseline
-    build's regions, ``baseline_sites``: the regions of the baseline with site markers."""
+    predicted cycles of the ISAX build (module docstring). ``rep``: the replay of the ISAX
+    build with site markers, ``soft``: of the baseline with site markers (where a site's
+    function may also run inside another site, as the Kyber NTT's ``fqmul`` does inside
+    ``poly_ntt``: only a site's entries outside every other site count, each with an even
+    share of its cycles); ``baseline`` and ``baseline_sites``: the regions of the
+    baseline without and with site markers, measured. A pair of markers costs cycles: the
+    pairs inside an outer site (90 % of the Kyber ``fqmul`` entries) are part of its
+    measured software, and are given back at the region's mean cost of a pair, what the
+    markers add to the region over all its entries."""
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
     site_calls: Counter[int] = Counter()
     site_cost: dict[int, float] = {}
@@ -194,23 +215,34 @@ def predict_regions(
             site_cost[c.site] = site_cost.get(c.site, 0.0) + cost
         for r in c.regions:
             region_cost[r] = region_cost.get(r, 0.0) + cost
+    # per entry into the site, which may make several ISAX calls (a strip-mined loop)
     sites = {
-        str(s): {"calls": n, "predicted_per_call": site_cost[s] / n} for s, n in site_calls.items()
+        str(s): {
+            "isax_calls": n,
+            "entries": rep.site_entries[s],
+            "predicted_per_call": site_cost[s] / max(1, rep.site_entries[s]),
+        }
+        for s, n in site_calls.items()
     }
     regions = {}
     for rid, b in baseline.items():
         r = int(rid)
         if r >= SITE_BASE:
             continue
+        marked = baseline_sites.get(rid, b)["cycles"]
+        pair = (marked - b["cycles"]) / soft.region_entries[r] if soft.region_entries[r] else 0.0
         software = 0.0
-        for (s, reg), n in rep.site_regions.items():
-            soft = baseline_sites.get(str(SITE_BASE + s))
-            if reg == r and soft and rep.site_entries[s]:
-                software += soft["cycles"] * n / rep.site_entries[s]
+        for (s, reg), n in soft.site_regions.items():
+            measured = baseline_sites.get(str(SITE_BASE + s))
+            if reg == r and measured and soft.site_entries[s]:
+                software += measured["cycles"] * n / soft.site_entries[s]
         regions[rid] = {
             "software_in_sites": round(software, 1),
             "predicted_calls": round(region_cost.get(r, 0.0), 1),
-            "predicted": round(b["cycles"] - software + region_cost.get(r, 0.0), 1),
+            "markers_inside_sites": round(soft.region_nested[r] * pair, 1),
+            "predicted": round(
+                b["cycles"] - software + soft.region_nested[r] * pair + region_cost.get(r, 0.0), 1
+            ),
         }
     return {"sites": sites, "regions": regions}
 

@@ -119,6 +119,7 @@ def test_sites_are_measured_and_regions_predicted(first) -> None:  # type: ignor
     sites = {s["function"]: s for s in doc["sites"]}
     assert set(sites) == {"mulmod", "butterfly"}
     assert (sites["mulmod"]["calls"], sites["butterfly"]["calls"]) == (64, 32)
+    assert [s["calls_offloaded"] for s in sites.values()] == [s["calls"] for s in sites.values()]
     for s in sites.values():
         assert s["instrumented"], s["why_not"]
         assert s["software_per_call"] > 0 and s["offloaded_per_call"] > 0
@@ -131,7 +132,7 @@ def test_sites_are_measured_and_regions_predicted(first) -> None:  # type: ignor
         assert r["prediction_error"] == pytest.approx(abs(pred - meas) / meas)
         assert r["prediction_error"] <= 0.15, r
     md = (res.out_dir / "report.md").read_text()
-    assert "| kernels.c:9 mulmod | modmul_q | 64 |" in md
+    assert "| kernels.c:9 mulmod | modmul_q | 64 / 64 |" in md
 
 
 def test_unchanged_project_skips_every_stage(first, project: Path) -> None:  # type: ignore[no-untyped-def]
