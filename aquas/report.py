@@ -129,7 +129,8 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
         (
             "ISAX build per region, predicted vs measured (predicted: the baseline's "
             "region with the software of its rewritten regions, measured in the baseline "
-            "with site markers, replaced by the model's cost of each ISAX call made in it; "
+            "with site markers, replaced by the model's cost of each ISAX call made in it "
+            "and the instructions around the calls priced by the core's cost model; "
             "the calls replayed on the ISS, docs/memory-model.md)",
             ["region", "measured", "predicted", "error"],
             [

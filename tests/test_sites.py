@@ -150,6 +150,90 @@ def test_region_predictions_count_only_outermost_sites() -> None:
     assert got["regions"]["1"]["predicted"] == 200_000 - 200_000 + 900 + 2 * (6 + overhead)
     assert got["regions"]["2"]["predicted"] == 3_000 - 5_000 * 10 / 100 + 10 * (5 + overhead)
     assert got["sites"] == {
-        "1": {"isax_calls": 2, "entries": 2, "predicted_per_call": 6 + overhead},
-        "0": {"isax_calls": 10, "entries": 5, "predicted_per_call": 2 * (5 + overhead)},
+        # the hand-written calls counted no glue: each pays cost.call_overhead
+        "1": {"isax_calls": 2, "entries": 2, "glue": 0.0, "predicted_per_call": 6 + overhead},
+        "0": {
+            "isax_calls": 10,
+            "entries": 5,
+            "glue": 0.0,
+            "predicted_per_call": 2 * (5 + overhead),
+        },
     }
+
+
+# A few RV32 encodings (the RISC-V unprivileged spec, chapter 2 and the M extension), to
+# hand-assemble the glue test's program.
+def _r(f7: int, rs2: int, rs1: int, f3: int, rd: int, opc: int) -> int:
+    return (f7 << 25) | (rs2 << 20) | (rs1 << 15) | (f3 << 12) | (rd << 7) | opc
+
+
+def _lui(rd: int, value: int) -> int:
+    return (value & 0xFFFFF000) | (rd << 7) | 0x37
+
+
+def _sw(rs2: int, rs1: int) -> int:  # sw rs2, 0(rs1)
+    return _r(0, rs2, rs1, 2, 0, 0x23)
+
+
+def _elf(path: Path, base: int, words: list[int]) -> Path:
+    """A minimal ELF32 executable: one PT_LOAD segment of ``words`` at ``base``."""
+    import struct
+
+    code = b"".join(struct.pack("<I", w) for w in words)
+    ident = b"\x7fELF\x01\x01\x01" + bytes(9)
+    header = ident + struct.pack("<HHIIIIIHHHHHH", 2, 0xF3, 1, base, 52, 0, 0, 52, 32, 1, 0, 0, 0)
+    ph = struct.pack("<8I", 1, 84, base, base, len(code), len(code), 5, 4)
+    path.write_bytes(header + ph + code)
+    return path
+
+
+def test_the_replay_prices_the_glue_of_a_site(tmp_path: Path) -> None:
+    """The instructions a site's entry executes in the ISAX build are priced with the
+    descriptor's software cost model, the custom instruction's own issue as an ALU
+    instruction; a call inside a site then pays no ``cost.call_overhead``, a call outside
+    every site does."""
+    from aquas.interpreter import find_extension
+    from aquas.model.sites import call_cost, replay
+    from aquas.reencode import spec_for_target
+    from aquas.target import load_target
+
+    target = load_target(soc="vexriscv")
+    module, _ = spec_for_target(ROOT / "examples" / "crypto" / "kyber.isax", target, strict=False)
+    ext = find_extension(module)
+    modmul = next(i for i in ext.isaxs() if i.sym_name.data == "modmul_q")
+    custom = _r(modmul.funct7_value, 11, 10, modmul.funct3_value, 10, modmul.opcode_value)
+    d = target.devices
+    t0, t1, t2, t3, t4, a0, a1, a2 = 5, 6, 7, 28, 29, 10, 11, 12
+    program = [
+        _lui(t0, d.region_begin),  # the device addresses sit on 4 KiB boundaries + 0x10..
+        _r(0, 0, 0, 0, 0, 0x13) | ((d.region_begin & 0xFFF) << 20) | (t0 << 15) | (t0 << 7),
+        _lui(t1, d.region_end),
+        _r(0, 0, 0, 0, 0, 0x13) | ((d.region_end & 0xFFF) << 20) | (t1 << 15) | (t1 << 7),
+        _lui(t2, SITE_BASE + 1),  # site 1 (SITE_BASE is 4 KiB aligned)
+        _r(0, 0, 0, 0, 0, 0x13) | (1 << 20) | (t2 << 15) | (t2 << 7),
+        _lui(t3, d.exit),
+        _r(0, 0, 0, 0, 0, 0x13) | ((d.exit & 0xFFF) << 20) | (t3 << 15) | (t3 << 7),
+        _lui(t4, target.memory.ram_base),
+        custom,  # outside every site
+        _sw(t2, t0),  # site 1 begins
+        _r(0, a1, a0, 0, a0, 0x33),  # add a0, a0, a1
+        _r(0, 0, t4, 2, a1, 0x03),  # lw a1, 0(t4)
+        _r(1, a1, a0, 0, a2, 0x33),  # mul a2, a0, a1
+        custom,  # the call inside the site
+        _r(0, 0, 0, 1, 0, 0x63),  # bne x0, x0: not taken
+        _sw(t2, t1),  # site 1 ends
+        _sw(0, t3),  # exit(0)
+    ]
+    elf = _elf(tmp_path / "glue.elf", target.memory.ram_base, program)
+    reports = {"modmul_q": {"interface": {"predicted_cycles": 5}}}
+    rep = replay(elf, target, ext, reports)
+    c = target.cost
+    # add, lw, mul, the custom instruction, bne, and the end marker's store
+    glue = c.alu + c.load + c.mul + c.alu + c.branch + c.store
+    assert rep.site_glue == {1: glue}
+    assert rep.region_glue == {}  # no program region was open
+    outside, inside = rep.calls
+    assert (outside.site, outside.glued) == (None, False)
+    assert (inside.site, inside.glued) == (1, True)
+    assert call_cost(outside, reports["modmul_q"], target, modmul) == 5 + c.call_overhead
+    assert call_cost(inside, reports["modmul_q"], target, modmul) == 5

@@ -10,8 +10,14 @@ Data flow (``aquas run``, its sim stage; docs/memory-model.md, "Sites and region
   stores and the ISAX's own writes), and the D-cache lines its maintenance evicts.
 * :func:`call_cost` prices one call from the synthesis report of its ISAX: the model's
   cycles of a call that fills its resident scratchpads, less the saving of each burst that
-  keeps its claim, plus ``cost.call_overhead`` and the coherence plan's maintenance (one
-  line refill per evicted line, or the whole-cache invalidate).
+  keeps its claim, plus the coherence plan's maintenance (one line refill per evicted
+  line, or the whole-cache invalidate), plus ``cost.call_overhead`` for a call made
+  outside every site.
+* The glue: the replay counts every instruction a site's entry executes in the ISAX
+  build (operand moves, the loop around a strip-mined or stateful call, the elements
+  left to software, the custom instruction's own issue) and prices each with the
+  descriptor's software cost model (``cost.alu``, ``mul``, ``div``, ``load``, ``store``,
+  ``branch``; :func:`instruction_cycles`).
 * :func:`predict_regions`: a region of the ISAX build is the baseline's region with the
   software of its sites (measured in the baseline with site markers) replaced by the
   predicted cost of the calls made in it. The baseline with site markers is replayed
@@ -31,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from aquas.dialects import aquas as aq
-from aquas.runtime.coherence import line_refill_cycles
+from aquas.runtime.coherence import line_fill_cycles, line_refill_cycles
 from aquas.runtime.coherence import plan as coherence_plan
 from aquas.runtime.iss import Iss, golden_isax_handler
 from aquas.target import Target
@@ -46,10 +52,11 @@ class Call:
     """One ISAX call of the program."""
 
     isax: str
-    site: int | None  # the site index, None outside every site
+    site: int | None  # the outermost open site's index, None outside every site
     regions: tuple[int, ...]  # the program's regions open around it
     kept: tuple[bool, ...]  # per resident burst of the ISAX, in report order
     evicted_lines: int
+    glued: bool = False  # its site's glue was counted: no ``cost.call_overhead``
 
 
 @dataclass
@@ -64,6 +71,10 @@ class Replay:
     """region -> how often any site was entered with it open."""
     region_nested: Counter[int] = field(default_factory=Counter)
     """region -> how often a site was entered inside another one with it open."""
+    site_glue: dict[int, float] = field(default_factory=dict)
+    """site -> the priced instructions of its entries outside every other site."""
+    region_glue: dict[int, float] = field(default_factory=dict)
+    """region -> the priced instructions of the site entries made with it open."""
 
 
 class _ClaimIss(Iss):
@@ -75,6 +86,9 @@ class _ClaimIss(Iss):
         self.bus_bytes = bus_bytes
         self.claims: dict[str, tuple[int, int, int]] = {}  # scratchpad -> (addr, lo, hi block)
         self.entries: list[tuple[int, tuple[int, ...], bool]] = []  # site, regions, nested
+        self.outer: tuple[int, tuple[int, ...]] | None = None  # open outermost site, regions
+        self.glue: list[tuple[int, tuple[int, ...], float]] = []  # per outer entry, priced
+        self.prices: dict[int, float] = {}  # pc -> cycles of its instruction
 
     def write(self, addr: int, size: int, value: int) -> None:
         if self.claims:
@@ -82,18 +96,46 @@ class _ClaimIss(Iss):
             for spm, (_, clo, chi) in list(self.claims.items()):
                 if lo <= chi and clo <= hi:
                     del self.claims[spm]
-        p = self.p
-        if addr == p.devices.region_begin and (value & 0xFFFFFFFF) >= SITE_BASE:
+        p, v = self.p, value & 0xFFFFFFFF
+        if addr == p.devices.region_begin and v >= SITE_BASE:
             nested = any(r >= SITE_BASE for r in self.region_open)
-            self.entries.append((value - SITE_BASE, tuple(self.user_regions()), nested))
+            regions = tuple(self.user_regions())
+            self.entries.append((v - SITE_BASE, regions, nested))
+            if not nested:  # count the instructions from here to its end marker
+                self.outer = (v - SITE_BASE, regions)
+                self.profile = Counter()
+        elif addr == p.devices.region_end and self.outer and v == SITE_BASE + self.outer[0]:
+            assert self.profile is not None
+            self.glue.append((*self.outer, self.priced(self.profile)))
+            self.outer, self.profile = None, None
         super().write(addr, size, value)
+
+    def priced(self, profile: Counter[int]) -> float:
+        total = 0.0
+        for pc, n in profile.items():
+            if pc not in self.prices:
+                self.prices[pc] = instruction_cycles(self.read(pc, 4), self.p)
+            total += n * self.prices[pc]
+        return total
 
     def user_regions(self) -> list[int]:
         return sorted(r for r in self.region_open if r < SITE_BASE)
 
-    def open_site(self) -> int | None:
-        sites = [r - SITE_BASE for r in self.region_open if r >= SITE_BASE]
-        return sites[0] if len(sites) == 1 else None
+
+def instruction_cycles(insn: int, target: Target) -> float:
+    """The descriptor's software cost of one RV32IM instruction (``[cost]``, the matcher's
+    model): loads, stores, control transfers, multiplies and divides by their class,
+    everything else (ALU, ``lui``/``auipc``, a custom instruction's own issue) as ALU."""
+    c, opc = target.cost, insn & 0x7F
+    if opc == 0x03:
+        return c.load
+    if opc == 0x23:
+        return c.store
+    if opc in (0x63, 0x67, 0x6F):
+        return c.branch
+    if opc == 0x33 and insn >> 25 == 1:
+        return c.div if (insn >> 12) & 7 >= 4 else c.mul
+    return c.alu
 
 
 def replay(
@@ -142,8 +184,9 @@ def replay(
             for sp in plan.spans:
                 a = (regs[sp.base or "0"] + sp.lo) & 0xFFFFFFFF
                 evicted += (a + sp.size - 1) // line - a // line + 1 if sp.size > 0 else 0
+        site = iss.outer[0] if iss.outer else None
         out.calls.append(
-            Call(name, iss.open_site(), tuple(iss.user_regions()), tuple(kept), evicted)
+            Call(name, site, tuple(iss.user_regions()), tuple(kept), evicted, site is not None)
         )
         return golden(insn, rs1, rs2, iss)
 
@@ -160,6 +203,10 @@ def replay(
                 out.region_nested[r] += 1
             else:
                 out.site_regions[(site, r)] += 1
+    for site, regions, cycles in iss.glue:
+        out.site_glue[site] = out.site_glue.get(site, 0.0) + cycles
+        for r in regions:
+            out.region_glue[r] = out.region_glue.get(r, 0.0) + cycles
     return out
 
 
@@ -169,7 +216,8 @@ def _writes_memory(isax: aq.IsaxOp) -> bool:
 
 def call_cost(call: Call, report: dict[str, Any], target: Target, isax: aq.IsaxOp) -> float:
     """The model's cycles of ``call`` for the core: the ISAX (resident bursts kept or
-    filled), the call's overhead and its cache maintenance (module docstring)."""
+    filled) and its cache maintenance, and ``cost.call_overhead`` unless the call's site
+    counted its instructions (module docstring)."""
     iface = report.get("interface", {})
     predicted = iface.get("predicted_cycles")
     cycles = float(report["latency"]["cycles_max"] if predicted is None else predicted)
@@ -179,10 +227,12 @@ def call_cost(call: Call, report: dict[str, Any], target: Target, isax: aq.IsaxO
     plan = coherence_plan(isax, target, _writes_memory(isax))
     maintenance = 0.0
     if plan.strategy == "evict-lines":
-        maintenance = call.evicted_lines * line_refill_cycles(target)
+        # a glued call's eviction loop is in its glue: only the line fills are added
+        per_line = line_fill_cycles(target) if call.glued else line_refill_cycles(target)
+        maintenance = call.evicted_lines * per_line
     elif plan.strategy == "invalidate-all":
         maintenance = target.dcache.invalidate_cycles
-    return cycles + target.cost.call_overhead + maintenance
+    return cycles + maintenance + (0 if call.glued else target.cost.call_overhead)
 
 
 def predict_regions(
@@ -220,7 +270,9 @@ def predict_regions(
         str(s): {
             "isax_calls": n,
             "entries": rep.site_entries[s],
-            "predicted_per_call": site_cost[s] / max(1, rep.site_entries[s]),
+            "glue": round(rep.site_glue.get(s, 0.0), 1),
+            "predicted_per_call": (site_cost[s] + rep.site_glue.get(s, 0.0))
+            / max(1, rep.site_entries[s]),
         }
         for s, n in site_calls.items()
     }
@@ -236,15 +288,25 @@ def predict_regions(
             measured = baseline_sites.get(str(SITE_BASE + s))
             if reg == r and measured and soft.site_entries[s]:
                 software += measured["cycles"] * n / soft.site_entries[s]
+        calls, glue = region_cost.get(r, 0.0), rep.region_glue.get(r, 0.0)
         regions[rid] = {
             "software_in_sites": round(software, 1),
-            "predicted_calls": round(region_cost.get(r, 0.0), 1),
+            "predicted_calls": round(calls, 1),
+            "glue": round(glue, 1),
             "markers_inside_sites": round(soft.region_nested[r] * pair, 1),
             "predicted": round(
-                b["cycles"] - software + soft.region_nested[r] * pair + region_cost.get(r, 0.0), 1
+                b["cycles"] - software + soft.region_nested[r] * pair + calls + glue, 1
             ),
         }
     return {"sites": sites, "regions": regions}
 
 
-__all__ = ["SITE_BASE", "Call", "Replay", "call_cost", "predict_regions", "replay"]
+__all__ = [
+    "SITE_BASE",
+    "Call",
+    "Replay",
+    "call_cost",
+    "instruction_cycles",
+    "predict_regions",
+    "replay",
+]

@@ -11,6 +11,7 @@ instructions through a callback.
 from __future__ import annotations
 
 import struct
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +112,9 @@ class Iss:
         self.csr: dict[int, int] = {}
         self.region_open: dict[int, int] = {}
         self.regions: dict[int, int] = {}
+        # when set, the number of times each pc executes (aquas.model.sites turns it on
+        # inside offload sites, to price the instructions around the ISAX calls)
+        self.profile: Counter[int] | None = None
 
     # ---- memory ------------------------------------------------------------------------
     def load_elf(self, elf: Path) -> None:
@@ -197,6 +201,8 @@ class Iss:
             if insn is None:
                 raise IssError(f"misaligned pc {pc:#x}")
             self.count += 1
+            if self.profile is not None:
+                self.profile[pc] += 1
             opc = insn & 0x7F
             rd = (insn >> 7) & 31
             f3 = (insn >> 12) & 7

@@ -111,9 +111,10 @@ def test_sites_are_measured_and_regions_predicted(first) -> None:  # type: ignor
     both bodies end in a return, which the markers keep; butterfly's declarations before
     the replaced return belong to its site), and the model's cost of the ISAX calls,
     replayed on the ISS, predicts each region of the ISAX build within the memory model
-    issue's 15 %. Per call, PicoRV32's ``cost.call_overhead`` (42) is above what the
-    call takes in this program (31 cycles with the ISAX): the prediction is an upper
-    bound there (docs/memory-model.md)."""
+    issue's 15 %. Per call, the site's instructions are priced by PicoRV32's cost model,
+    its end marker's store at ``cost.store`` (28, measured on back-to-back stores), more
+    than a lone store takes: the prediction is an upper bound there
+    (docs/memory-model.md)."""
     _, res = first
     doc = res.doc
     sites = {s["function"]: s for s in doc["sites"]}

@@ -68,7 +68,14 @@ def test_calls_fall_in_their_regions_and_sites(calls) -> None:  # type: ignore[n
     assert Counter(c.isax for c in rep.calls) == {"vnearest": 256, "vcovmat3d": 16, "v3ddist": 16}
     region = {"vnearest": (1,), "vcovmat3d": (2,), "v3ddist": (4,)}
     for c in rep.calls:
-        assert c.regions == region[c.isax] and c.site == site_of[c.isax]
+        assert c.regions == region[c.isax] and c.site == site_of[c.isax] and c.glued
+    # every site entry's instructions are priced; vnearest's entries run the same
+    # straight-line code (operand moves, the call, the end marker), the same cycles each
+    near = site_of["vnearest"]
+    assert set(rep.site_glue) == set(site_of.values())
+    assert rep.site_glue[near] % 256 == 0 and rep.site_glue[near] > 0
+    assert rep.region_glue[1] == rep.site_glue[near]
+    assert rep.region_glue[4] == rep.site_glue[site_of["v3ddist"]]
     assert rep.site_entries == {
         site_of["vnearest"]: 256,
         site_of["vcovmat3d"]: 16,
