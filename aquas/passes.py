@@ -95,6 +95,12 @@ def _aquas_interface_outstanding() -> type[ModulePass]:
     return AquasInterfaceOutstandingPass
 
 
+def _aquas_interface_early() -> type[ModulePass]:
+    from aquas.plans.early import AquasInterfaceEarlyPass
+
+    return AquasInterfaceEarlyPass
+
+
 def _aquas_interface_resident() -> type[ModulePass]:
     from aquas.plans.resident import AquasInterfaceResidentPass
 
@@ -135,6 +141,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-interface-split": _aquas_interface_split,
     "aquas-interface-single": _aquas_interface_single,
     "aquas-interface-outstanding": _aquas_interface_outstanding,
+    "aquas-interface-early": _aquas_interface_early,
     "aquas-interface-resident": _aquas_interface_resident,
     "aquas-unroll": _aquas_unroll,
     "aquas-fold-constants": _aquas_fold_constants,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,6 +198,11 @@ class State:
     # > 0 is *ahead*: its request is sent from an earlier state of the run
     run: list[State] | None = None
     run_pos: int = 0
+    # a request sent ahead across compute (aquas.early): the compute states before this
+    # wait state in which the engine sends its request, and the cycles the FSM spends in
+    # them (FsmBuilder.mark_early)
+    early: tuple[int, ...] = ()
+    early_cycles: int = 0
 
     @property
     def ahead(self) -> bool:
@@ -215,6 +220,9 @@ class IsaxFsm:
     # burst reads the unit skips while their scratchpad holds the same address's bytes
     # (resident_states)
     resident: frozenset[Operation] = frozenset()
+    # memory ops whose request is sent ahead across compute (aquas.early) -> the cycles
+    # of compute before their wait state, under which their latency runs
+    early: dict[Operation, int] = field(default_factory=dict)
 
 
 BUS_WIDTHS = (32, 64, 128)
@@ -279,6 +287,16 @@ def wait_cycles(op: Operation, bus_width: int = 32) -> Latency:
     return Latency(lo + 1, hi + 1, 1, 1, 1, 1)
 
 
+def early_cycles(op: Operation, bus_width: int = 32) -> Latency:
+    """Cycles of a wait state whose request was sent ahead across compute
+    (``State.early``): at least its first cycle and its beats (+ a write's
+    acknowledgement), when the latency ran under the compute; at most what
+    :func:`wait_cycles` says, when the port took the request only as the state began."""
+    lo, hi = mem_beats(op, bus_width, 0), mem_beats(op, bus_width)
+    w = int(isinstance(op, aq.StoreOp | aq.BurstWriteOp))
+    return Latency(lo + 1 + w, hi + w, 0, 1, 1 + w, w)
+
+
 def ahead_cycles(op: Operation, bus_width: int = 32) -> Latency:
     """Cycles of a wait state whose request was issued ahead (``State.ahead``): its data
     beats follow the previous transaction's back to back, without the request handshake
@@ -293,6 +311,11 @@ def ahead_cycles(op: Operation, bus_width: int = 32) -> Latency:
 OUTSTANDING_ATTR = "aquas.outstanding"
 """ISAX attribute (an integer >= 1): the memory requests its unit may keep in flight; set
 by the interface plans from the target (``isax_master.outstanding``). Absent: 1."""
+
+EARLY_ATTR = "aquas.early"
+"""ISAX attribute (unit) set by the plans (``aquas-interface-early``): the unit sends the
+request of a wait state ahead, during the compute states before it (:meth:`FsmBuilder.
+mark_early`), so the memory's latency runs under that compute."""
 
 RESIDENT_ATTR = "aquas.resident"
 """Unit attribute of an ``aquas.burst_read`` set by the plans (aquas-interface-resident,
@@ -315,6 +338,21 @@ _REMAT = (
     "arith.trunci",
     "arith.index_cast",
 )
+
+
+EARLY_WALK_LIMIT = 1_000_000
+"""States :meth:`FsmBuilder.mark_early` walks at most (an ISAX's fixed cycles)."""
+
+
+def static_address(v: SSAValue) -> bool:
+    """Whether ``v`` is index arithmetic (:data:`_REMAT`) over ``rs1``, ``rs2`` and
+    constants only: its value is the same in every cycle of a call."""
+    if not isinstance(v, OpResult):
+        return False
+    o = v.owner
+    if isinstance(o, arith.ConstantOp | aq.ReadRs1Op | aq.ReadRs2Op):
+        return True
+    return o.name in _REMAT and all(static_address(x) for x in o.operands)
 
 
 def _width(v: SSAValue) -> int:
@@ -519,11 +557,21 @@ class FsmBuilder:
 
         return patch
 
-    def anchor(self) -> tuple[State, bool]:
+    def anchor(self, reads: Sequence[SSAValue] = ()) -> tuple[State, bool]:
         """The state ending the current control point (created empty if there is none);
-        afterwards its Goto is the only pending transition. Returns (state, created)."""
-        if self.open is not None:
-            return self.open, False
+        afterwards its Goto is the only pending transition. Returns (state, created).
+
+        ``reads``: the values the caller will write to registers (or branch on) there. A
+        wait state whose load produces one of them is not reused: its register writes
+        repeat in each of its cycles, the last one included, when the load's value is
+        still on its way into its own register, so they would take the old value."""
+        st = self.open
+        if st is not None and isinstance(st.wait, aq.LoadOp):
+            loaded = st.wait.results[0]
+            if any(self.resolve(v) is loaded for v in reads):
+                st = None
+        if st is not None:
+            return st, False
         st = self.new_state()
         self.pending = [self.goto_patcher(st)]
         self.open = st
@@ -695,6 +743,87 @@ class FsmBuilder:
             return all(self.formable(x, at, owner_st) for x in o.operands)
         return False
 
+    # -- requests sent ahead across compute (aquas.early) --------------------------------
+
+    def mark_early(self, fsm: IsaxFsm, resp: int) -> None:
+        """Lets the wait states of an ISAX annotated ``aquas.early`` send their request
+        during the compute states before them (after :meth:`finish`; ``resp``: the
+        response state).
+
+        The FSM is walked from its entry as it runs, loops by their trip counts, up to
+        the response or the first data-dependent branch. The *window* of a wait state is
+        the set of states the walk visits since the wait state before it (or the entry);
+        the FSM spends one cycle in each visit, so the window's cycles are fixed. A wait
+        state gets its window when it runs once per call, its window is not empty, it is
+        not in a run nor resident nor split into two-beat elements, and its address is
+        index arithmetic over ``rs1``, ``rs2`` and constants (:func:`static_address`), so
+        that it holds in every state of the window. The memory engine then sends the
+        request in the window's states; the wait state starts with its data phase, and
+        the memory's latency has run for up to the window's cycles
+        (``synth/memengine.py``)."""
+        if EARLY_ATTR not in fsm.isax.attributes or fsm.entry < 0:
+            return
+        seen: set[int] = set()
+        repeated: set[int] = set()
+        found: dict[int, tuple[tuple[int, ...], int]] = {}
+        window: dict[int, None] = {}
+        cycles = 0
+        trips: dict[int, int] = {}
+        sid, steps = fsm.entry, 0
+        while sid != resp and steps < EARLY_WALK_LIMIT:
+            steps += 1
+            st = self.state(sid)
+            if st.wait is not None:
+                if sid in seen:
+                    repeated.add(sid)
+                elif window and self._early_ok(st, fsm):
+                    found[sid] = (tuple(window), cycles)
+                seen.add(sid)
+                window, cycles = {}, 0
+            else:
+                window[sid] = None
+                cycles += 1
+            t = st.next
+            if isinstance(t, Goto):
+                sid = t.target
+            elif isinstance(t, LoopLatch):
+                info = t.loop
+                n = trips.get(sid, 0) + 1
+                trip = max(1, (info.ub - info.lb + info.step - 1) // info.step)
+                trips[sid] = 0 if n >= trip else n
+                sid = t.body if n < trip else t.exit
+            else:
+                break  # a data-dependent branch: the cycles after it are not fixed
+        for wid, (states, c) in found.items():
+            if wid in repeated:
+                continue
+            st = self.state(wid)
+            assert st.wait is not None
+            st.early, st.early_cycles = states, c
+            fsm.early[st.wait] = c
+            # the wait state now takes between its first cycle and beats (the latency ran
+            # under the window) and the full latency (the port took the request late)
+            was, now = wait_cycles(st.wait, self.bus_width), early_cycles(st.wait, self.bus_width)
+            lat = fsm.latency
+            fsm.latency = Latency(
+                lat.min_fixed - was.min_fixed + now.min_fixed,
+                lat.max_fixed - was.max_fixed + now.max_fixed,
+                lat.min_mem - was.min_mem + now.min_mem,
+                lat.max_mem - was.max_mem + now.max_mem,
+                lat.min_ctl - was.min_ctl + now.min_ctl,
+                lat.max_ctl - was.max_ctl + now.max_ctl,
+            )
+
+    def _early_ok(self, st: State, fsm: IsaxFsm) -> bool:
+        op = st.wait
+        return (
+            op is not None
+            and st.run is None
+            and op not in fsm.resident
+            and elem_bytes(op) <= self.bus_width // 8
+            and static_address(op.addr)  # type: ignore[attr-defined]
+        )
+
     # -- control flow ------------------------------------------------------------------
 
     def for_op(self, op: scf.ForOp) -> Latency:
@@ -721,7 +850,7 @@ class FsmBuilder:
             self.value_regs[arg] = reg
         for res, reg in zip(op.results, info.iter_regs, strict=True):
             self.value_regs[res] = reg
-        init, created = self.anchor()
+        init, created = self.anchor(op.iter_args)
         init.writes.append((info.iv_reg, op.lb))
         for reg, init_val in zip(info.iter_regs, op.iter_args, strict=True):
             init.writes.append((reg, init_val))
@@ -782,7 +911,7 @@ class FsmBuilder:
         res_regs = [self.reg_name((r.name_hint or "sel") + "_if") for r in op.results]
         for r, name in zip(op.results, res_regs, strict=True):
             self.value_regs[r] = name
-        decide, created = self.anchor()
+        decide, created = self.anchor([op.cond])
         lat = Latency.steps(1) if created else Latency()
         br = Branch(op.cond)
         decide.next = br
@@ -804,11 +933,11 @@ class FsmBuilder:
             self.pending = [set_target]
             self.open = None
             b_lat = self.block(region.block)
-            last, created = self.anchor()
-            if created:
-                b_lat += Latency.steps(1)
             y = region.block.last_op
             assert isinstance(y, scf.YieldOp)
+            last, created = self.anchor(y.arguments)
+            if created:
+                b_lat += Latency.steps(1)
             for name, v in zip(res_regs, y.arguments, strict=True):
                 last.writes.append((name, v))
             ends.extend(self.pending)

@@ -98,7 +98,8 @@ class MemEngine:
         req_addr, size, beat_m1 = self.payload(op, addr, pre)
         resident = g.resident.get(st.id)
         hit, lost = self.resident_hit(resident, pre, here, addr) if resident else (None, None)
-        req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1, hit)
+        skip = self.early_request(st, pre, write) if st.early else hit
+        req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1, skip)
         if st.run is not None:
             self.run_requests(st, pre, here, req_fire)
         last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
@@ -260,6 +261,33 @@ class MemEngine:
         total = h.binop("comb.add", o9, h.const(n + per - 1, 9), f"{pre}_span")
         beats = h.binop("comb.shru", total, h.const(log2(per), 9), f"{pre}_beats")
         return req_addr, lb, h.binop("comb.sub", beats, h.const(1, 9), f"{pre}_beats_m1")
+
+    # -- a request sent ahead across compute (synth/fsm.py, FsmBuilder.mark_early) -------
+
+    def early_request(self, st: State, pre: str, write: bool) -> SSAValue:
+        """Sends the request of wait state ``st`` from the compute states before it (its
+        window) once, as soon as the port takes it: ``mem_early_q`` says it is out. The
+        wait state then spends one cycle where it would request (an SRAM burst write
+        reads its first beat there) and starts its data phase, with what is left of the
+        latency. Its address is the same in every cycle of the call (``static_address``),
+        so it is formed once, at the window's first state. Returns ``mem_early_q``: the
+        wait state's own request is skipped while it is set."""
+        g, h = self.g, self.h
+        op = st.wait
+        assert op is not None
+        q = g.reg("mem_early_q", 1)
+        addr = g.ref_at(op.addr, g.b.state(st.early[0]))
+        req_addr, size, beat_m1 = self.payload(op, addr, f"{pre}_early")
+        window = h.or_tree([g.is_state[s] for s in st.early], 1, f"{pre}_window")
+        active = h.and_(window, h.not_(q), hint=f"{pre}_early_req")
+        self.request(active, write, req_addr, size, beat_m1, f"{pre}_early")
+        fire = h.and_(active, g.port["mem_req_ready"], hint=f"{pre}_early_fire")
+        g.write("mem_early_q", fire, h.const(1, 1))
+        go = h.and_(g.is_state[st.id], self.ph0, q, hint=f"{pre}_early_go")
+        g.write("mem_early_q", go, h.const(0, 1))
+        self.phase_next.append((go, h.const(1, 2)))
+        self.beat_next.append((go, h.const(0, 9)))
+        return q
 
     # -- runs: requests sent ahead (synth/fsm.py, FsmBuilder.mark_runs) ------------------
 

@@ -85,6 +85,7 @@ def test_opt_lists_passes() -> None:
         "aquas-forward-state",
         "aquas-if-convert",
         "aquas-interface-burst",
+        "aquas-interface-early",
         "aquas-interface-outstanding",
         "aquas-interface-resident",
         "aquas-interface-single",

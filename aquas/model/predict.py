@@ -17,7 +17,7 @@ a burst). Distinct pointers are assumed not to conflict in the L2 (no dirty evic
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Hashable
+from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -300,6 +300,14 @@ def _window_miss(
     return absent / w * (1 - 1 / w) ** t
 
 
+def early_saving(p: MemParams, wait: int, early: int) -> int:
+    """Cycles a request sent ``early`` compute cycles before its wait state saves: the
+    controller took it in the window's first cycle, so its DMA setup and ``wait`` ran
+    under the compute, up to ``early`` cycles of them; the wait state keeps its own first
+    cycle and the beats."""
+    return min(p.setup + wait, early) if early > 0 else 0
+
+
 def _cost_once(
     p: MemParams,
     acc: _Access,
@@ -307,6 +315,7 @@ def _cost_once(
     base_at: dict[frozenset[tuple[Hashable, int]], int],
     ahead: bool = False,
     touches: dict[Any, int] | None = None,
+    early: int = 0,
 ) -> tuple[float, float]:
     """(cycles, L2 misses) of one execution. ``lines`` is the set of present L2 lines for
     a cold-L2 simulation (None: off or warm, no lookups). ``ahead``: the request was sent
@@ -314,7 +323,10 @@ def _cost_once(
     the transactions before it, so only its data cycles (and a write's acknowledgement)
     remain; a run needs a controller as deep as the run (``isax_master.outstanding``),
     which the target schema allows only without an L2. ``touches`` counts the accesses to
-    each window of a single access with a ``spread`` (:func:`_window_miss`)."""
+    each window of a single access with a ``spread`` (:func:`_window_miss`). ``early``:
+    the request was sent that many compute cycles before its wait state
+    (``FsmBuilder.mark_early``), so its DMA setup and wait ran under them, up to as many
+    cycles (:func:`early_saving`)."""
     addr = base_at.get(acc.base, 0) + acc.offset
     if _packed(acc, p.bus_bytes):
         per = p.bus_bytes
@@ -335,7 +347,9 @@ def _cost_once(
         # one request somewhere in the window: its cost expected over hit and miss
         q = _window_miss(acc, addr, line, lines, touches if touches is not None else {})
         hit, miss = (
-            request_cycles(p, n * bank, acc.write, access_wait(p, h)) for h in (True, False)
+            request_cycles(p, n * bank, acc.write, access_wait(p, h))
+            - early_saving(p, access_wait(p, h), early)
+            for h in (True, False)
         )
         return q * miss + (1 - q) * hit, q
     for req in split_bursts(n, p.max_burst_beats):
@@ -357,6 +371,8 @@ def _cost_once(
                         stalls += p.miss_penalty
                         lines.add(k2)
         occ.append(request_cycles(p, req * bank, acc.write, wait, stalls))
+        if not data:  # the first request is the one sent ahead
+            occ[-1] -= early_saving(p, wait, early)
         data.append(req * bank)
         addr += req * per
     return group_cycles(occ, data, p.channels * p.outstanding), misses
@@ -386,11 +402,16 @@ def _placements(
 
 
 def cost_accesses(
-    accesses: list[_Access], p: MemParams, ahead: Collection[Operation] = ()
+    accesses: list[_Access],
+    p: MemParams,
+    ahead: Collection[Operation] = (),
+    early: Mapping[Operation, int] | None = None,
 ) -> tuple[dict[Operation, float], dict[Operation, float], float]:
     """Expected cycles and L2 misses per op, and the first transfer's latency (for
     overlap), over the pointer placements (:func:`_placements`); the ops in ``ahead``
-    have their requests sent ahead (:func:`_cost_once`)."""
+    have their requests sent ahead in a run, those in ``early`` across that many compute
+    cycles (:func:`_cost_once`)."""
+    early = early or {}
     cycles: dict[Operation, float] = {a.op: 0.0 for a in accesses}
     misses: dict[Operation, float] = {a.op: 0.0 for a in accesses}
     places = _placements(accesses, p)
@@ -399,7 +420,7 @@ def cost_accesses(
         lines: set[tuple[Any, int]] | None = set() if p.l2 == "cold" else None
         touches: dict[Any, int] = {}
         for i, a in enumerate(accesses):
-            ci, mi = _cost_once(p, a, lines, place, a.op in ahead, touches)
+            ci, mi = _cost_once(p, a, lines, place, a.op in ahead, touches, early.get(a.op, 0))
             cycles[a.op] += ci / len(places)
             misses[a.op] += mi / len(places)
             if i == 0:
@@ -494,7 +515,7 @@ def predict_scheduled(
         # the dispatch cycle
         mem_fixed = sum(mem_beats(a.op, width) + int(a.write) for a in accesses)
         compute = lat.max_fixed + 1 - mem_fixed
-        cyc, miss, first = cost_accesses(accesses, p, fsm.ahead)
+        cyc, miss, first = cost_accesses(accesses, p, fsm.ahead, fsm.early)
         # one row per spec access: the unrolled copies of one access are merged
         rows: dict[tuple[Any, ...], TransferPrediction] = {}
         done: set[Operation] = set()
