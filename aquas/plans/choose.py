@@ -10,6 +10,11 @@ bus width and keeps, per ISAX, the plan :func:`choose_plan` picks with the cost:
   burst limit, L2), so the choice is the model's;
 * without one (a caller with no target), the scheduled latency at the memory latency
   ``L``, ``fixed_max + per_mem_latency_max * L`` (:func:`latency_cost`).
+
+Under ``auto`` every plan ends with ``aquas-interface-early`` (requests sent ahead across
+the compute before them, :mod:`aquas.plans.early`), kept for the ISAXs whose schedule has
+a window for one: it only ever saves cycles, for a request select and one flip-flop. The
+fixed plans are exactly what they say, without it.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class Candidate:
     memory_beats: int
     rejections: tuple[Rejection, ...] = ()
     prediction: IsaxPrediction | None = None  # the model's, when a target was given
+    early: int = 0  # requests sent ahead across compute (aquas-interface-early)
 
     def cycles_max(self, mem_latency: int) -> int:
         return self.fixed_max + self.per_mem_latency_max * mem_latency
@@ -58,6 +64,8 @@ class Candidate:
         }
         if self.prediction is not None:
             out["predicted_cycles"] = round(self.prediction.total, 2)
+        if self.early:
+            out["requests_sent_early"] = self.early
         return out
 
 
@@ -136,6 +144,7 @@ def _candidates(
     bus_width: int,
     target: Target | None,
     l2: L2Assumption,
+    early: bool = False,
 ) -> dict[str, Candidate]:
     from aquas.interpreter import find_extension
     from aquas.synth.flow import schedule_isaxs
@@ -144,6 +153,10 @@ def _candidates(
     m = module.clone()
     k = target.isax_master.outstanding if target is not None else 1
     found = apply_plan(m, plan, max_beats=max_beats, outstanding=k)
+    if early:
+        from aquas.plans.early import set_early
+
+        set_early(m)
     names = [i.sym_name.data for i in find_extension(m).isaxs()]
     beats = {
         i.sym_name.data: sum(
@@ -169,6 +182,7 @@ def _candidates(
             beats[name],
             tuple(r for r in found if r.isax == name),
             preds.get(name),
+            len(f.early),
         )
     return out
 
@@ -263,8 +277,10 @@ def apply_interface(
         for plan in PLANS:
             if progress:
                 progress(f"interface: scheduling every ISAX under plan {plan}")
+            # the last step of every plan: requests sent ahead across compute, where the
+            # schedule has a window for them (they only ever save cycles)
             for n, c in _candidates(
-                module, plan, clock_ns, lib, max_beats, bus_width, target, l2
+                module, plan, clock_ns, lib, max_beats, bus_width, target, l2, early=True
             ).items():
                 cands[n][plan] = c
         what = "lowest cost"
@@ -278,6 +294,11 @@ def apply_interface(
                 )
         for n in names:
             plan, why = choose_plan(cands[n], cost, what)
+            if cands[n][plan].early:
+                why += (
+                    f"; {cands[n][plan].early} request(s) sent ahead across compute "
+                    "(aquas-interface-early)"
+                )
             choice.plans[n], choice.reasons[n] = plan, why
             choice.candidates[n] = cands[n]
             choice.rejections[n] = list(cands[n][plan].rejections)
@@ -292,6 +313,11 @@ def apply_interface(
         from aquas.passes import parse_pipeline
 
         parse_pipeline(PRE).apply(make_context(), module)  # as a fixed plan would leave it
+        ahead = [n for n in names if cands[n][choice.plans[n]].early]
+        if ahead:
+            from aquas.plans.early import set_early
+
+            set_early(module, only=",".join(ahead))
     if target is not None and target.isax_master.outstanding > 1:
         from aquas.plans.outstanding import set_outstanding
 
