@@ -1,6 +1,7 @@
-"""Requests sent ahead across compute, in hardware: units of tests/sim/specs/early.isax
-under ``aquas-interface-early`` against the golden interpreter (random latency and
-back-pressure; fixed latency within the schedule's range), and measured behind the SoC's
+"""Requests sent ahead across compute, in hardware: the unit of tests/sim/specs/early.isax
+under ``aquas-interface-early`` through the checks of ``unit_checks.py`` (random latency
+and back-pressure against the golden interpreter; fixed latency within the schedule's
+range; lint), and measured behind the SoC's
 ``aquas_mem_ctrl`` on the VexRiscv descriptor, where every call takes the model's
 predicted cycles and each request sent ahead saves the DMA setup and memory latency, up
 to the compute cycles before its wait state, against the same ISAX without the plan. The
@@ -20,61 +21,57 @@ from aquas.synth.cosim import run_cosim
 from aquas.synth.flow import SynthResult, synthesize
 from aquas.target import load_target
 
-from helpers import check_fixed_cycles, require_tool
+from helpers import require_tool
+from unit_checks import (  # noqa: F401  (collected here, with this module's `unit`)
+    CLOCK_NS,
+    FIXED_L,
+    ROOT,
+    test_fixed_latency_cycles_equal_the_schedule,
+    test_lint_clean,
+    test_random_cases_match_the_golden_interpreter,
+)
 
 pytestmark = pytest.mark.sim
 
-ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "tests" / "sim" / "specs" / "early.isax"
-FIXED_L = 4
 
 
 def build(early: bool, out: Path, mem_latency: int = FIXED_L) -> SynthResult:
     m = lower_spec_file(SPEC)
     if early:
         set_early(m)
-    return synthesize(m, out, 10.0, mem_latency=mem_latency)
+    return synthesize(m, out, CLOCK_NS, mem_latency=mem_latency)
 
 
 @pytest.fixture(scope="module")
-def unit(tmp_path_factory: pytest.TempPathFactory) -> SynthResult:
+def unit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SynthResult]:
+    """The unit with every request it can send ahead sent ahead, for the checks of
+    ``unit_checks.py`` (random co-simulation, fixed-latency cycles within the schedule's
+    range, lint) collected here; tests/sim/test_spec_cosim.py checks the unit without."""
     require_tool("make", "make")
-    return build(True, tmp_path_factory.mktemp("early"))
+    res = build(True, tmp_path_factory.mktemp("early"))
+    assert "mem_early_q" in res.verilog_path.read_text()
+    return SPEC, res
 
 
-def test_random_cases_match_the_golden_interpreter(unit: SynthResult) -> None:
-    assert "mem_early_q" in unit.verilog_path.read_text()
+def test_a_request_sent_ahead_leaves_one_cycle_of_its_latency(
+    unit: tuple[Path, SynthResult],
+) -> None:
+    """At fixed latency L = 4, ``mix``'s 17-cycle window hides all but the wait state's
+    first cycle: each call takes the schedule's worst case less L - 1."""
+    _, res = unit
     cs = run_cosim(
         SPEC,
-        unit.verilog_path,
-        unit.unit.name,
-        cases=200,
-        seed=11,
-        mode="random",
-        cache_dir=ROOT / "build" / "cosim",
-    )
-    assert cs.mismatches == []
-    assert {k: v["cases"] for k, v in cs.stats.items()} == dict.fromkeys(
-        ("scale", "mix", "chain", "pick"), 200
-    )
-
-
-def test_fixed_latency_cycles_lie_in_the_schedules_range(unit: SynthResult) -> None:
-    cs = run_cosim(
-        SPEC,
-        unit.verilog_path,
-        unit.unit.name,
-        cases=8,
-        seed=3,
+        res.verilog_path,
+        res.unit.name,
+        cases=4,
+        seed=5,
         mode="fixed",
         latency=FIXED_L,
         cache_dir=ROOT / "build" / "cosim",
     )
     assert cs.mismatches == []
-    check_fixed_cycles(unit.reports, cs.stats, FIXED_L)
-    # the window is longer than L = 4: each request sent ahead leaves its wait state one
-    # cycle and its beats (reads) where it took 4 + beats
-    lat = unit.reports["mix"]["latency"]
+    lat = res.reports["mix"]["latency"]
     assert set(cs.stats["mix"]["cycles"]) == {lat["cycles_max"] - (FIXED_L - 1)}
 
 
