@@ -794,8 +794,18 @@ class FsmBuilder:
                 sid = t.body if n < trip else t.exit
             else:
                 break  # a data-dependent branch: the cycles after it are not fixed
+        if steps >= EARLY_WALK_LIMIT:
+            return
+        # a wait state inside a loop runs more than once even if the walk stopped (at a
+        # branch) before it came round again: a loop's states are the ids from its body's
+        # first state to its latch (states are made in program order)
+        loops = [
+            range(s.next.body, s.id + 1)
+            for s in self.states
+            if s.isax == fsm.isax.sym_name.data and isinstance(s.next, LoopLatch)
+        ]
         for wid, (states, c) in found.items():
-            if wid in repeated:
+            if wid in repeated or any(wid in r for r in loops):
                 continue
             st = self.state(wid)
             assert st.wait is not None

@@ -105,3 +105,31 @@ def test_a_loop_entered_from_a_load_starts_in_a_state_of_its_own() -> None:
         if st.isax in ("chain", "pick") and isinstance(st.wait, aq.LoadOp):
             assert not st.writes, st.id  # no loop initial value written here
             assert not isinstance(st.next, Branch), st.id  # nor a branch decided
+
+
+def test_a_wait_state_in_a_loop_gets_no_window_even_past_a_branch(tmp_path: Path) -> None:
+    """The walk stops at the data-dependent branch in the loop's first iteration, before it
+    sees the load again: the loop's states still rule the load out (its window would
+    differ from one iteration to the next)."""
+    spec = tmp_path / "loopy.isax"
+    spec.write_text(
+        "extension loopy;\n"
+        "#[opcode(custom0), funct7(0)]\n"
+        "isax walk(rs1, rs2) -> rd {\n"
+        "    var t: u32 = rs1;\n"
+        "    for i in 0..4 {\n"
+        "        t = (t * 3) ^ rs2;\n"
+        "        t = t + mem<u32>[rs2 + 4];\n"
+        "        if t > rs1 { mem<u32>[rs2 + 8] = t; }\n"
+        "    }\n"
+        "    return t;\n"
+        "}\n"
+    )
+    m = lower_spec_file(spec)
+    set_early(m)
+    b, (f,) = schedule_isaxs(m, 10.0, OperatorLibrary.load(), 32)
+    from aquas.synth.fsm import Branch, FsmBuilder
+
+    assert isinstance(b, FsmBuilder)
+    assert any(isinstance(s.next, Branch) for s in b.states)  # the walk does stop there
+    assert f.early == {}
