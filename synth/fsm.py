@@ -107,6 +107,9 @@ class Latency:
             self.max_ctl + o.max_ctl,
         )
 
+    def __sub__(self, o: Latency) -> Latency:
+        return self + o.times(-1)
+
     def times(self, n: int) -> Latency:
         return Latency(
             self.min_fixed * n,
@@ -199,10 +202,9 @@ class State:
     run: list[State] | None = None
     run_pos: int = 0
     # a request sent ahead across compute (aquas.early): the compute states before this
-    # wait state in which the engine sends its request, and the cycles the FSM spends in
-    # them (FsmBuilder.mark_early)
+    # wait state in which the engine sends its request (FsmBuilder.mark_early; the cycles
+    # spent in them are in IsaxFsm.early)
     early: tuple[int, ...] = ()
-    early_cycles: int = 0
 
     @property
     def ahead(self) -> bool:
@@ -809,19 +811,14 @@ class FsmBuilder:
                 continue
             st = self.state(wid)
             assert st.wait is not None
-            st.early, st.early_cycles = states, c
+            st.early = states
             fsm.early[st.wait] = c
             # the wait state now takes between its first cycle and beats (the latency ran
             # under the window) and the full latency (the port took the request late)
-            was, now = wait_cycles(st.wait, self.bus_width), early_cycles(st.wait, self.bus_width)
-            lat = fsm.latency
-            fsm.latency = Latency(
-                lat.min_fixed - was.min_fixed + now.min_fixed,
-                lat.max_fixed - was.max_fixed + now.max_fixed,
-                lat.min_mem - was.min_mem + now.min_mem,
-                lat.max_mem - was.max_mem + now.max_mem,
-                lat.min_ctl - was.min_ctl + now.min_ctl,
-                lat.max_ctl - was.max_ctl + now.max_ctl,
+            fsm.latency = (
+                fsm.latency
+                - wait_cycles(st.wait, self.bus_width)
+                + early_cycles(st.wait, self.bus_width)
             )
 
     def _early_ok(self, st: State, fsm: IsaxFsm) -> bool:

@@ -30,19 +30,15 @@ from xdsl.passes import ModulePass
 from aquas.synth.fsm import EARLY_ATTR
 
 
-def set_early(module: ModuleOp, only: str = "", on: bool = True) -> None:
+def set_early(module: ModuleOp, only: str = "") -> None:
     """Annotates the selected ISAXs of ``module`` (all when ``only`` is empty) to send
-    their requests ahead across compute; ``on=False`` removes the annotation."""
+    their requests ahead across compute."""
     from aquas.interpreter import find_extension
 
     names = {s for s in only.split(",") if s}
     for isax in find_extension(module).isaxs():
-        if names and isax.sym_name.data not in names:
-            continue
-        if on:
+        if not names or isax.sym_name.data in names:
             isax.attributes[EARLY_ATTR] = UnitAttr()
-        else:
-            isax.attributes.pop(EARLY_ATTR, None)
 
 
 @dataclass(frozen=True)
