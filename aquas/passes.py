@@ -101,6 +101,12 @@ def _aquas_interface_early() -> type[ModulePass]:
     return AquasInterfaceEarlyPass
 
 
+def _aquas_interface_stream() -> type[ModulePass]:
+    from aquas.plans.stream import AquasInterfaceStreamPass
+
+    return AquasInterfaceStreamPass
+
+
 def _aquas_interface_resident() -> type[ModulePass]:
     from aquas.plans.resident import AquasInterfaceResidentPass
 
@@ -142,6 +148,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-interface-single": _aquas_interface_single,
     "aquas-interface-outstanding": _aquas_interface_outstanding,
     "aquas-interface-early": _aquas_interface_early,
+    "aquas-interface-stream": _aquas_interface_stream,
     "aquas-interface-resident": _aquas_interface_resident,
     "aquas-unroll": _aquas_unroll,
     "aquas-fold-constants": _aquas_fold_constants,

@@ -205,6 +205,9 @@ class State:
     # wait state in which the engine sends its request (FsmBuilder.mark_early; the cycles
     # spent in them are in IsaxFsm.early)
     early: tuple[int, ...] = ()
+    # a burst read whose data streams into the compute after it (aquas.stream): its
+    # window (FsmBuilder.mark_stream); the wait state itself only sends the request
+    stream: StreamWindow | None = None
 
     @property
     def ahead(self) -> bool:
@@ -225,6 +228,8 @@ class IsaxFsm:
     # memory ops whose request is sent ahead across compute (aquas.early) -> the cycles
     # of compute before their wait state, under which their latency runs
     early: dict[Operation, int] = field(default_factory=dict)
+    # burst reads whose data streams into the compute after them (aquas.stream)
+    stream: dict[Operation, StreamWindow] = field(default_factory=dict)
 
 
 BUS_WIDTHS = (32, 64, 128)
@@ -318,6 +323,59 @@ EARLY_ATTR = "aquas.early"
 """ISAX attribute (unit) set by the plans (``aquas-interface-early``): the unit sends the
 request of a wait state ahead, during the compute states before it (:meth:`FsmBuilder.
 mark_early`), so the memory's latency runs under that compute."""
+
+STREAM_ATTR = "aquas.stream"
+"""ISAX attribute (unit) set by the plans (``aquas-interface-stream``): a burst read's wait
+state only sends the request, and the compute after it runs while the beats arrive, each
+state waiting for the elements it reads (:meth:`FsmBuilder.mark_stream`)."""
+
+
+@dataclass(frozen=True)
+class StreamWindow:
+    """The compute a streamed burst read overlaps (:meth:`FsmBuilder.mark_stream`): the
+    states the FSM runs after the burst's wait state up to the next wait state (or the
+    response, or a data-dependent branch), and, per cycle of that window as the FSM runs
+    it, ``(need, port0)``: the highest element of the burst (counted from its first) the
+    state reads from the scratchpad (-1: none of them), and whether it reads the
+    scratchpad through port 0 of an SRAM bank, the port the beats are written through
+    (a beat arriving in a cycle where such a state runs waits one cycle)."""
+
+    states: frozenset[int]
+    visits: tuple[tuple[int, frozenset[int]], ...]
+    # the beats' bank is known when each beat holds one element of a cyclic partition:
+    # beat k writes bank (bank0 + k) % cyclic, and a beat waits only for a state reading
+    # that bank; cyclic = 0: a beat waits for any state reading the SRAM scratchpad
+    cyclic: int = 0
+    bank0: int = 0
+
+
+def stream_cycles(
+    window: StreamWindow, beats: int, first_beat: int, per: int = 1, skip: int = 0
+) -> int:
+    """Cycles from a streamed burst's wait state to the end of its window, as the unit
+    spends them (``synth/memengine.py``; the model and the tests use it): the wait state
+    sends the request in cycle 0 and the window starts in cycle 1; beat ``k`` can arrive
+    from cycle ``first_beat + k`` on, one per cycle, and waits a cycle while a state
+    reading its bank through the beats' SRAM port runs (:class:`StreamWindow`); a state
+    runs once every element it reads has arrived (beat ``(skip + need) // per``: ``per``
+    elements a beat, ``skip`` elements before the burst's first in its first beat), the
+    window's last state once every beat has. A cycle-level simulation: the beats and the
+    states wait on each other, which no closed formula captures."""
+    c, got, offer = 1, 0, first_beat
+    visits, f = window.visits, window.cyclic
+    last = len(visits) - 1
+    for i, (need, banks) in enumerate(visits):
+        want = min((skip + need) // per, beats - 1) if need >= 0 else -1
+        while not (want < got and (i < last or got == beats)):
+            if got < beats and c >= offer:
+                got, offer = got + 1, c + 1
+            c += 1
+        taken = bool(banks) and (not f or (window.bank0 + got) % f in banks)
+        if got < beats and c >= offer and not taken:
+            got, offer = got + 1, c + 1
+        c += 1
+    return c
+
 
 RESIDENT_ATTR = "aquas.resident"
 """Unit attribute of an ``aquas.burst_read`` set by the plans (aquas-interface-resident,
@@ -770,6 +828,7 @@ class FsmBuilder:
         found: dict[int, tuple[tuple[int, ...], int]] = {}
         window: dict[int, None] = {}
         cycles = 0
+        streaming = False
         trips: dict[int, int] = {}
         sid, steps = fsm.entry, 0
         while sid != resp and steps < EARLY_WALK_LIMIT:
@@ -778,10 +837,13 @@ class FsmBuilder:
             if st.wait is not None:
                 if sid in seen:
                     repeated.add(sid)
-                elif window and self._early_ok(st, fsm):
+                elif window and not streaming and self._early_ok(st, fsm):
                     found[sid] = (tuple(window), cycles)
                 seen.add(sid)
                 window, cycles = {}, 0
+                # the window after a streamed burst moves its beats: no request goes
+                # ahead there
+                streaming = st.stream is not None
             else:
                 window[sid] = None
                 cycles += 1
@@ -826,10 +888,125 @@ class FsmBuilder:
         return (
             op is not None
             and st.run is None
+            and st.stream is None
             and op not in fsm.resident
             and elem_bytes(op) <= self.bus_width // 8
             and static_address(op.addr)  # type: ignore[attr-defined]
         )
+
+    # -- burst data streamed into the compute after it (aquas.stream) --------------------
+
+    def mark_stream(self, fsm: IsaxFsm, resp: int) -> None:
+        """Lets the burst reads of an ISAX annotated ``aquas.stream`` overlap their data
+        with the compute after them (after :meth:`finish`, before :meth:`mark_early`).
+
+        A burst read qualifies when its wait state runs once per call (not in a loop),
+        is not in a run nor resident nor early, its elements fit a beat, and its address
+        and scratchpad offset hold in every cycle of the call (:func:`static_address`, a
+        constant offset). Its *window* is walked from the state after it, loops by their
+        trip counts, up to the next wait state, the response or a data-dependent branch
+        (included): the window must not write the scratchpad, and every index it reads
+        the scratchpad at must be a constant plus constant multiples of the induction
+        variables of loops whose iterations the walk counts, so the element each cycle
+        needs is known (:class:`StreamWindow`). The wait state then ends with its
+        request; the memory engine moves the beats while the window runs, each window
+        state waits until the elements it reads have arrived, and the state that leaves
+        the window waits for the last beat (``synth/rtlgen.py``)."""
+        if STREAM_ATTR not in fsm.isax.attributes or fsm.entry < 0:
+            return
+        name = fsm.isax.sym_name.data
+        mine = [s for s in self.states if s.isax == name]
+        loops = [range(s.next.body, s.id + 1) for s in mine if isinstance(s.next, LoopLatch)]
+        # induction variable -> the latch state of its loop
+        ivs: dict[SSAValue, int] = {
+            s.next.loop.op.body.block.args[0]: s.id for s in mine if isinstance(s.next, LoopLatch)
+        }
+        for st in mine:
+            op = st.wait
+            if (
+                not isinstance(op, aq.BurstReadOp)
+                or st.run is not None
+                or op in fsm.resident
+                or elem_bytes(op) > self.bus_width // 8
+                or not static_address(op.addr)
+                or constant_value(op.offset) is None
+                or any(st.id in r for r in loops)
+                or not isinstance(st.next, Goto)
+            ):
+                continue
+            win = self._stream_window(st, op, resp, ivs)
+            if win is None:
+                continue
+            st.stream = win
+            fsm.stream[op] = win
+            # the window's cycles may all run under the burst: at least its request, the
+            # wait and the beats remain (Latency's lower bound; the model simulates it)
+            v = len(win.visits)
+            fsm.latency = fsm.latency - Latency(v, 0, 0, 0, v, 0)
+
+    def _stream_window(
+        self,
+        st: State,
+        op: aq.BurstReadOp,
+        resp: int,
+        ivs: dict[SSAValue, int],
+    ) -> StreamWindow | None:
+        spm = spm_of(op)
+        first = constant_value(op.offset)
+        assert first is not None
+        n, sram = op.length_value, is_sram(spm)
+        visits: list[tuple[int, frozenset[int]]] = []
+        states: set[int] = set()
+        trips: dict[int, int] = {}
+        assert isinstance(st.next, Goto)
+        sid = st.next.target
+        while sid != resp and len(visits) < EARLY_WALK_LIMIT:
+            s = self.state(sid)
+            if s.wait is not None or s.isax != st.isax:
+                break
+            need, banks = -1, frozenset[int]()
+            for o in s.ops:
+                if not isinstance(o, aq.SpmReadOp | aq.SpmWriteOp) or spm_of(o) is not spm:
+                    continue
+                if isinstance(o, aq.SpmWriteOp):
+                    return None  # a write the beats could overwrite
+                e = self._iv_value(o.index, ivs, trips)
+                if e is None:
+                    return None  # the element it needs is not known before it runs
+                if 0 <= e - first < n:
+                    need = max(need, e - first)
+                if sram:  # the state's first access of a bank takes its port 0
+                    banks |= spm_banks(o)
+            visits.append((need, banks))
+            states.add(sid)
+            t = s.next
+            if isinstance(t, Goto):
+                sid = t.target
+            elif isinstance(t, LoopLatch):
+                info = t.loop
+                k = trips.get(sid, 0) + 1
+                trip = max(1, (info.ub - info.lb + info.step - 1) // info.step)
+                trips[sid] = 0 if k >= trip else k
+                sid = t.body if k < trip else t.exit
+            else:
+                break  # a data-dependent branch: the window ends with it
+        if not visits or len(visits) >= EARLY_WALK_LIMIT:
+            return None
+        f = spm.factor_value
+        cyclic = f if spm.partition.data == "cyclic" and elem_bytes(op) * 8 == self.bus_width else 0
+        return StreamWindow(frozenset(states), tuple(visits), cyclic, first % f if cyclic else 0)
+
+    def _iv_value(self, v: SSAValue, ivs: dict[SSAValue, int], trips: dict[int, int]) -> int | None:
+        """``v`` in the current iteration of the walk (``trips``: iterations done per loop
+        latch state), when it is a constant plus constant multiples of induction
+        variables (linear in their loops' iteration counts); else None."""
+        c, terms = linear_form(self.resolve(v), 32)
+        for term, k in terms.items():
+            if term not in ivs:
+                return None
+            # an induction variable's term counts its loop's iterations (linear_form)
+            c += k * trips.get(ivs[term], 0)
+        return c
 
     # -- control flow ------------------------------------------------------------------
 

@@ -100,6 +100,8 @@ class MemEngine:
         hit, lost = self.resident_hit(resident, pre, here, addr) if resident else (None, None)
         skip = self.early_request(st, pre, write) if st.early else hit
         req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1, skip)
+        if st.stream is not None:
+            return self.stream(st, pre, addr, eb, beat_m1, req_fire)
         if st.run is not None:
             self.run_requests(st, pre, here, req_fire)
         last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
@@ -288,6 +290,59 @@ class MemEngine:
         self.phase_next.append((go, h.const(1, 2)))
         self.beat_next.append((go, h.const(0, 9)))
         return q
+
+    # -- a burst read streamed into the compute after it (FsmBuilder.mark_stream) --------
+
+    def stream(
+        self,
+        st: State,
+        pre: str,
+        addr: SSAValue,
+        eb: int,
+        beat_m1: SSAValue,
+        req_fire: SSAValue,
+    ) -> SSAValue:
+        """A streamed burst read: the wait state ends with its request's handshake, which
+        sets ``<pre>_stream_q``; the beats then arrive while the FSM runs the window
+        (``UnitGenerator.stream_gates`` holds each window state until the elements it
+        reads are in, and the one leaving the window until the last beat). A beat waits a
+        cycle while a window state reading the scratchpad's SRAM banks runs (their port 0
+        is the beats' port). Returns the request handshake: the wait state's 'done'."""
+        g, h = self.g, self.h
+        streaming = g.reg(f"{pre}_stream_q", 1)
+        g.write(f"{pre}_stream_q", req_fire, h.const(1, 1))
+        if self.bb // eb > 1:
+            # the burst's start within its first beat, for the beats after the request
+            lo = h.extract(addr, 0, log2(self.bb), f"{pre}_lane")
+            g.write(f"{pre}_skip_q", req_fire, lo)
+            addr = h.zext(self.stream_skip(st, pre), 32, f"{pre}_lane32")
+        last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
+        free = h.not_(g.stream_block[st.id], f"{pre}_port_free")
+        here = h.and_(streaming, free, hint=f"{pre}_streaming")
+        done = self.burst(st, pre, here, addr, eb, last_beat, False)
+        g.write(f"{pre}_stream_q", done, h.const(0, 1))
+        win = st.stream
+        if win.cyclic:  # the bank of the next beat's element, for the port check
+            bank = self.stream_bank(st, pre)
+            bits = bank.type.width.data  # type: ignore[attr-defined]
+            g.write(f"{pre}_bank_q", req_fire, h.const(win.bank0, bits))
+            fire = h.and_(here, self.ph1, g.port["mem_rsp_valid"], hint=f"{pre}_beat_in")
+            wrap = h.icmp("eq", bank, h.const(win.cyclic - 1, bits), f"{pre}_bank_wrap")
+            inc = h.binop("comb.add", bank, h.const(1, bits), f"{pre}_bank_inc")
+            nxt = h.mux(wrap, h.const(0, bits), inc, f"{pre}_bank_next")
+            g.write(f"{pre}_bank_q", h.and_(fire, h.not_(done), hint=None), nxt)
+        return req_fire
+
+    def stream_bank(self, st: State, pre: str) -> SSAValue:
+        """The bank the next beat of a streamed burst writes (a cyclic partition, one
+        element a beat): set at the request, advanced with each beat."""
+        assert st.stream is not None
+        return self.g.reg(f"{pre}_bank_q", max(1, (st.stream.cyclic - 1).bit_length()))
+
+    def stream_skip(self, st: State, pre: str) -> SSAValue:
+        """The low address bits of a streamed burst (its lane offset in the first beat),
+        held from its request on (its address wire is the wait state's)."""
+        return self.g.reg(f"{pre}_skip_q", log2(self.bb))
 
     # -- runs: requests sent ahead (synth/fsm.py, FsmBuilder.mark_runs) ------------------
 

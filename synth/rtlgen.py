@@ -35,6 +35,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue,
 from xdsl.printer import Printer
 
 from aquas.dialects import aquas as aq
+from aquas.dialects.aquas import constant_value
 from aquas.intops import BY_ARITH, PREDICATES
 from aquas.synth.binding import Binding, SharedUnits, emit_mul
 from aquas.synth.fsm import (
@@ -42,12 +43,15 @@ from aquas.synth.fsm import (
     FsmBuilder,
     Goto,
     IsaxFsm,
+    LoopInfo,
     LoopLatch,
     RegisterUse,
     State,
+    elem_bytes,
     op_error,
     resident_states,
     spm_banks,
+    spm_of,
 )
 from aquas.synth.hwemit import HwBuilder, basename_loc, width
 from aquas.synth.multicycle import MultiCycleUnits
@@ -208,6 +212,19 @@ class UnitGenerator:
         self.use = RegisterUse()
         self.ctx: State | None = None  # the state whose logic is being generated
         self.enable_state: dict[SSAValue, int] = {}  # a state's enable -> its id
+        # streamed burst reads (aquas.stream): window state -> its burst's wait state; per
+        # window state the stand-in of its gate (it runs once the elements it reads have
+        # arrived), the indices it reads the streamed scratchpad at, and whether it is
+        # present (the state register holds it; ``is_state`` is present and gated)
+        self.stream_of: dict[int, State] = {
+            sid: w for w in builder.states if w.stream is not None for sid in w.stream.states
+        }
+        self.gate_ph: dict[int, hw.ConstantOp] = {}
+        self.gates: dict[int, SSAValue] = {}
+        self.stream_reads: dict[int, list[SSAValue]] = {}
+        self.stream_banks: dict[int, set[int]] = {}  # SRAM banks a window state reads
+        self.present: dict[int, SSAValue] = {}
+        self.stream_block: dict[int, SSAValue] = {}  # wait state -> a beat must wait
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
         # the shared multi-cycle units (sequential dividers), one instance per width
@@ -347,6 +364,13 @@ class UnitGenerator:
         st_q = self.reg("state_q", sbits)
         for sid, sname in self.state_names.items():
             self.is_state[sid] = h.icmp("eq", st_q, self.state_const[sid], f"in_{sname}")
+            if sid in self.stream_of:
+                # a window state runs (its writes, reads and issues) only when its gate
+                # opens (``stream_gates``)
+                self.present[sid] = self.is_state[sid]
+                ph = self.gate_ph[sid] = hw.ConstantOp(1, 1)
+                h.block.add_op(ph)
+                self.is_state[sid] = h.and_(self.present[sid], ph.result, hint=f"run_{sname}")
         self.enable_state = {v: sid for sid, v in self.is_state.items() if sid > 1}
         idle, resp = self.is_state[0], self.is_state[1]
 
@@ -395,9 +419,14 @@ class UnitGenerator:
         self.carried_loops()
         stalls: list[SSAValue] = []  # a wait state still waiting: the FSM holds
         registered = bool(self.shared.binding.registered)
+        for sid, gate in self.stream_gates(mem).items():
+            if registered:
+                stalls.append(h.and_(self.present[sid], h.not_(gate), hint=None))
         for st in self.b.states:
             self.ctx = st
             nxt = self.transition(st)
+            if st.id in self.stream_of:
+                nxt = h.mux(self.gate_of(st.id), nxt, st_q, f"{self.state_names[st.id]}_hold")
             if st.wait is not None:
                 done = mem.wait_state(st)
                 h.loc = basename_loc(None)
@@ -519,13 +548,101 @@ class UnitGenerator:
                 c, self.state_value(t.if_true), self.state_value(t.if_false), f"{sname}_br"
             )
         assert isinstance(t, LoopLatch)
-        info = t.loop
+        more = self.loop_more(t.loop, st)
+        return h.mux(more, self.state_value(t.body), self.state_value(t.exit), f"{sname}_loop")
+
+    def loop_more(self, info: LoopInfo, st: State) -> SSAValue:
+        """In the latch state ``st`` of loop ``info``: whether it iterates again."""
+        h = self.h
         h.loc = basename_loc(info.op.location)
         iv = self.read(info.iv_reg, 32, st.id)
         base = info.iv_reg[:-2]  # without "_q"
         inc = h.binop("comb.add", iv, h.const(info.step, 32), f"{base}_next")
-        more = h.icmp("slt", inc, h.const(info.ub, 32), f"{base}_more")
-        return h.mux(more, self.state_value(t.body), self.state_value(t.exit), f"{sname}_loop")
+        return h.icmp("slt", inc, h.const(info.ub, 32), f"{base}_more")
+
+    # -- streamed burst reads (aquas.stream, FsmBuilder.mark_stream) -----------------------
+
+    def gate_of(self, sid: int) -> SSAValue:
+        return self.gates[sid]
+
+    def stream_gates(self, mem: Any) -> dict[int, SSAValue]:
+        """The gate of every window state of a streamed burst read, replacing its stand-in:
+        while the burst's beats are still arriving (``<pre>_stream_q``), the state runs only
+        when each element of the burst it reads has arrived (its beat is below the beat
+        counter), and a state that may leave the window only after the last beat. Records,
+        per burst, whether a state reading its SRAM scratchpad runs this cycle (a beat
+        then waits: the banks' port 0 is taken). Returns the gates."""
+        h = self.h
+        for w in {id(w): w for w in self.stream_of.values()}.values():
+            op, win = w.wait, w.stream
+            assert isinstance(op, aq.BurstReadOp) and win is not None
+            pre = self.state_names[w.id][2:]
+            h.loc = basename_loc(op.location)
+            streaming = self.reg(f"{pre}_stream_q", 1)
+            first = constant_value(op.offset)
+            assert first is not None
+            eb, bb = elem_bytes(op), self.bus_width // 8
+            per, n = bb // eb, op.length_value
+            beat_q = h.zext(mem.beat_q, 32, f"{pre}_got")
+            log2 = (per - 1).bit_length()
+            runs: list[SSAValue] = []
+            bank = mem.stream_bank(w, pre) if win.cyclic else None
+            for sid in sorted(win.states):
+                st = self.b.state(sid)
+                sname = self.state_names[sid]
+                ok: list[SSAValue] = []
+                for k, idx in enumerate(self.stream_reads.get(sid, [])):
+                    hint = f"{sname}_need{k}"
+                    rel = h.binop("comb.sub", idx, h.const(first, 32), f"{hint}_rel")
+                    outside = h.icmp("uge", rel, h.const(n, 32), f"{hint}_outside")
+                    if per > 1:  # elements before the burst's first in its first beat
+                        lanes = h.extract(
+                            mem.stream_skip(w, pre), (eb - 1).bit_length(), log2, f"{hint}_lanes"
+                        )
+                        skip = h.zext(lanes, 32, f"{hint}_skip")
+                        at = h.binop("comb.add", rel, skip, f"{hint}_slot")
+                        rel = h.binop("comb.shru", at, h.const(log2, 32), f"{hint}_beat")
+                    have = h.icmp("ult", rel, beat_q, f"{hint}_have")
+                    ok.append(h.binop("comb.or", outside, have, f"{hint}_ok"))
+                leaving = self.leaves(st, win.states)
+                if leaving is not None:
+                    ok.append(h.not_(leaving, f"{sname}_stays"))
+                gate = (
+                    h.binop("comb.or", h.not_(streaming), h.and_(*ok), f"{sname}_gate")
+                    if ok
+                    else h.const(1, 1)
+                )
+                ph = self.gate_ph.pop(sid)
+                ph.results[0].replace_all_uses_with(gate)
+                ph.detach()
+                ph.erase()
+                self.gates[sid] = gate
+                banks = self.stream_banks.get(sid)
+                if banks and bank is not None:  # only a read of the next beat's bank
+                    bits = bank.type.width.data
+                    at = [h.icmp("eq", bank, h.const(b, bits), None) for b in sorted(banks)]
+                    runs.append(h.and_(self.is_state[sid], h.or_tree(at, 1, f"{sname}_bank")))
+                elif banks:
+                    runs.append(self.is_state[sid])
+            self.stream_block[w.id] = h.or_tree(runs, 1, f"{pre}_port_taken")
+        return self.gates
+
+    def leaves(self, st: State, window: frozenset[int]) -> SSAValue | None:
+        """Whether ``st`` (running) leaves ``window`` this cycle; None: it never does."""
+        h, t = self.h, st.next
+        if isinstance(t, Goto):
+            return None if t.target in window else h.const(1, 1)
+        if isinstance(t, Branch):
+            return h.const(1, 1)
+        assert isinstance(t, LoopLatch)
+        if t.body in window and t.exit in window:
+            return None
+        more = self.loop_more(t.loop, st)
+        if t.body in window:
+            return h.not_(more)
+        if t.exit in window:
+            return more
+        return h.const(1, 1)
 
     def comb_op(self, op: Operation, st: State) -> None:
         h = self.h
@@ -553,6 +670,11 @@ class UnitGenerator:
             return
         if isinstance(op, aq.SpmReadOp):
             spm = op.scratchpad.root_reference.data
+            w = self.stream_of.get(st.id)
+            if w is not None and spm_of(w.wait) is spm_of(op):
+                self.stream_reads.setdefault(st.id, []).append(r(0))
+                if spm in self.sram:  # the state's first access of a bank takes port 0
+                    self.stream_banks.setdefault(st.id, set()).update(spm_banks(op))
             if op.result.name_hint is None:
                 hint = f"{st.isax}_{spm}_elem"
             if spm in self.sram:

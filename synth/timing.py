@@ -219,6 +219,7 @@ def schedule_extension(
             builder.finish(RESP_STATE)
             if fsm.entry < 0:
                 fsm.entry = RESP_STATE
+            builder.mark_stream(fsm, RESP_STATE)
             builder.mark_early(fsm, RESP_STATE)
             fsms.append(fsm)
         return builder, fsms

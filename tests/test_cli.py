@@ -90,6 +90,7 @@ def test_opt_lists_passes() -> None:
         "aquas-interface-resident",
         "aquas-interface-single",
         "aquas-interface-split",
+        "aquas-interface-stream",
         "aquas-narrow-arith",
         "aquas-pipeline-loops",
         "aquas-reencode",

@@ -41,7 +41,7 @@ from aquas.model.formulas import (
 from aquas.target import Target
 
 if TYPE_CHECKING:
-    from aquas.synth.fsm import IsaxFsm
+    from aquas.synth.fsm import IsaxFsm, StreamWindow
     from aquas.synth.oplib import OperatorLibrary
 
 #: The most pointer placements averaged for a cold L2 (a deterministic stride beyond).
@@ -308,6 +308,24 @@ def early_saving(p: MemParams, wait: int, early: int) -> int:
     return min(p.setup + wait, early) if early > 0 else 0
 
 
+def stream_saving(
+    p: MemParams, window: StreamWindow, beats: int, wait: int, skip: int, elem_bytes: int
+) -> int:
+    """Cycles a streamed burst read saves (``FsmBuilder.mark_stream``): its wait state
+    plus its window's compute, ``request_cycles + V`` with one cycle per window visit,
+    against the cycle-level run of the two together (``synth/fsm.stream_cycles``: the
+    request in cycle 0, beat ``k`` from cycle ``1 + setup + wait + k``, each window state
+    once the elements it reads are in, a beat delayed a cycle by a window state reading
+    the scratchpad's SRAM port). L2 stalls inside the burst are counted before its first
+    beat."""
+    from aquas.synth.fsm import stream_cycles
+
+    per = max(1, p.bus_bytes // elem_bytes)
+    v = len(window.visits)
+    plain = request_cycles(p, beats, False, wait) + v
+    return plain - stream_cycles(window, beats, 1 + p.setup + wait, per, skip)
+
+
 def _cost_once(
     p: MemParams,
     acc: _Access,
@@ -316,6 +334,7 @@ def _cost_once(
     ahead: bool = False,
     touches: dict[Any, int] | None = None,
     early: int = 0,
+    stream: StreamWindow | None = None,
 ) -> tuple[float, float]:
     """(cycles, L2 misses) of one execution. ``lines`` is the set of present L2 lines for
     a cold-L2 simulation (None: off or warm, no lookups). ``ahead``: the request was sent
@@ -326,8 +345,11 @@ def _cost_once(
     each window of a single access with a ``spread`` (:func:`_window_miss`). ``early``:
     the request was sent that many compute cycles before its wait state
     (``FsmBuilder.mark_early``), so its DMA setup and wait ran under them, up to as many
-    cycles (:func:`early_saving`)."""
+    cycles (:func:`early_saving`). ``stream``: a burst read whose beats arrive while its
+    window runs (``FsmBuilder.mark_stream``); its cycles are those the window's run takes
+    beyond the window's own compute cycles (:func:`stream_saving`)."""
     addr = base_at.get(acc.base, 0) + acc.offset
+    skip = (addr % p.bus_bytes) // acc.elem_bytes if _packed(acc, p.bus_bytes) else 0
     if _packed(acc, p.bus_bytes):
         per = p.bus_bytes
         addr -= addr % per  # the first beat is the aligned block holding the start
@@ -373,6 +395,8 @@ def _cost_once(
         occ.append(request_cycles(p, req * bank, acc.write, wait, stalls))
         if not data:  # the first request is the one sent ahead
             occ[-1] -= early_saving(p, wait, early)
+        if stream is not None:  # one request: the plans split bursts at the limit
+            occ[-1] -= stream_saving(p, stream, req, wait + stalls, skip, acc.elem_bytes)
         data.append(req * bank)
         addr += req * per
     return group_cycles(occ, data, p.channels * p.outstanding), misses
@@ -406,12 +430,14 @@ def cost_accesses(
     p: MemParams,
     ahead: Collection[Operation] = (),
     early: Mapping[Operation, int] | None = None,
+    stream: Mapping[Operation, StreamWindow] | None = None,
 ) -> tuple[dict[Operation, float], dict[Operation, float], float]:
     """Expected cycles and L2 misses per op, and the first transfer's latency (for
     overlap), over the pointer placements (:func:`_placements`); the ops in ``ahead``
     have their requests sent ahead in a run, those in ``early`` across that many compute
-    cycles (:func:`_cost_once`)."""
+    cycles, those in ``stream`` overlap their window (:func:`_cost_once`)."""
     early = early or {}
+    stream = stream or {}
     cycles: dict[Operation, float] = {a.op: 0.0 for a in accesses}
     misses: dict[Operation, float] = {a.op: 0.0 for a in accesses}
     places = _placements(accesses, p)
@@ -420,7 +446,16 @@ def cost_accesses(
         lines: set[tuple[Any, int]] | None = set() if p.l2 == "cold" else None
         touches: dict[Any, int] = {}
         for i, a in enumerate(accesses):
-            ci, mi = _cost_once(p, a, lines, place, a.op in ahead, touches, early.get(a.op, 0))
+            ci, mi = _cost_once(
+                p,
+                a,
+                lines,
+                place,
+                a.op in ahead,
+                touches,
+                early.get(a.op, 0),
+                stream.get(a.op),
+            )
             cycles[a.op] += ci / len(places)
             misses[a.op] += mi / len(places)
             if i == 0:
@@ -515,7 +550,7 @@ def predict_scheduled(
         # the dispatch cycle
         mem_fixed = sum(mem_beats(a.op, width) + int(a.write) for a in accesses)
         compute = lat.max_fixed + 1 - mem_fixed
-        cyc, miss, first = cost_accesses(accesses, p, fsm.ahead, fsm.early)
+        cyc, miss, first = cost_accesses(accesses, p, fsm.ahead, fsm.early, fsm.stream)
         # one row per spec access: the unrolled copies of one access are merged
         rows: dict[tuple[Any, ...], TransferPrediction] = {}
         done: set[Operation] = set()

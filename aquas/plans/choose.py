@@ -11,10 +11,12 @@ bus width and keeps, per ISAX, the plan :func:`choose_plan` picks with the cost:
 * without one (a caller with no target), the scheduled latency at the memory latency
   ``L``, ``fixed_max + per_mem_latency_max * L`` (:func:`latency_cost`).
 
-Under ``auto`` every plan ends with ``aquas-interface-early`` (requests sent ahead across
-the compute before them, :mod:`aquas.plans.early`), kept for the ISAXs whose schedule has
-a window for one: it only ever saves cycles, for a request select and one flip-flop. The
-fixed plans are exactly what they say, without it.
+Under ``auto`` every plan ends with ``aquas-interface-stream`` (burst reads whose data
+arrives while the compute after them runs, :mod:`aquas.plans.stream`) and
+``aquas-interface-early`` (requests sent ahead across the compute before them,
+:mod:`aquas.plans.early`), kept for the ISAXs whose schedule has a window for one: they
+only ever save cycles, for a few gates and flip-flops. The fixed plans are exactly what
+they say, without them.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class Candidate:
     rejections: tuple[Rejection, ...] = ()
     prediction: IsaxPrediction | None = None  # the model's, when a target was given
     early: int = 0  # requests sent ahead across compute (aquas-interface-early)
+    streamed: int = 0  # burst reads streamed into the compute after them
 
     def cycles_max(self, mem_latency: int) -> int:
         return self.fixed_max + self.per_mem_latency_max * mem_latency
@@ -66,6 +69,8 @@ class Candidate:
             out["predicted_cycles"] = round(self.prediction.total, 2)
         if self.early:
             out["requests_sent_early"] = self.early
+        if self.streamed:
+            out["bursts_streamed"] = self.streamed
         return out
 
 
@@ -145,6 +150,7 @@ def _candidates(
     target: Target | None,
     l2: L2Assumption,
     early: bool = False,
+    stream: bool = False,
 ) -> dict[str, Candidate]:
     from aquas.interpreter import find_extension
     from aquas.synth.flow import schedule_isaxs
@@ -153,6 +159,10 @@ def _candidates(
     m = module.clone()
     k = target.isax_master.outstanding if target is not None else 1
     found = apply_plan(m, plan, max_beats=max_beats, outstanding=k)
+    if stream:
+        from aquas.plans.stream import set_stream
+
+        set_stream(m)
     if early:
         from aquas.plans.early import set_early
 
@@ -183,6 +193,7 @@ def _candidates(
             tuple(r for r in found if r.isax == name),
             preds.get(name),
             len(f.early),
+            len(f.stream),
         )
     return out
 
@@ -273,16 +284,6 @@ def apply_interface(
                 f"; {len(mine)} access(es) left as written (see rejections)" if mine else ""
             )
     else:
-        cands: dict[str, dict[str, Candidate]] = {n: {} for n in names}
-        for plan in PLANS:
-            if progress:
-                progress(f"interface: scheduling every ISAX under plan {plan}")
-            # the last step of every plan: requests sent ahead across compute, where the
-            # schedule has a window for them (they only ever save cycles)
-            for n, c in _candidates(
-                module, plan, clock_ns, lib, max_beats, bus_width, target, l2, early=True
-            ).items():
-                cands[n][plan] = c
         what = "lowest cost"
         if cost is None:
             if target is not None:
@@ -292,8 +293,27 @@ def apply_interface(
                     latency_cost(mem_latency),
                     f"lowest scheduled cycles at L={mem_latency}:",
                 )
+        cands: dict[str, dict[str, Candidate]] = {n: {} for n in names}
+        for plan in PLANS:
+            if progress:
+                progress(f"interface: scheduling every ISAX under plan {plan}")
+            # the last steps of every plan: requests sent ahead across compute, where the
+            # schedule has a window for them (they only ever save cycles), and burst reads
+            # streamed into the compute after them where that costs less (a streamed
+            # burst's window sends no request ahead)
+            args = (module, plan, clock_ns, lib, max_beats, bus_width, target, l2)
+            sent = _candidates(*args, early=True)
+            flowing = _candidates(*args, early=True, stream=True)
+            for n, c in sent.items():
+                s = flowing[n]
+                cands[n][plan] = s if s.streamed and cost(s) < cost(c) else c
         for n in names:
             plan, why = choose_plan(cands[n], cost, what)
+            if cands[n][plan].streamed:
+                why += (
+                    f"; {cands[n][plan].streamed} burst read(s) streamed into the compute "
+                    "after them (aquas-interface-stream)"
+                )
             if cands[n][plan].early:
                 why += (
                     f"; {cands[n][plan].early} request(s) sent ahead across compute "
@@ -313,6 +333,11 @@ def apply_interface(
         from aquas.passes import parse_pipeline
 
         parse_pipeline(PRE).apply(make_context(), module)  # as a fixed plan would leave it
+        streamed = [n for n in names if cands[n][choice.plans[n]].streamed]
+        if streamed:
+            from aquas.plans.stream import set_stream
+
+            set_stream(module, only=",".join(streamed))
         ahead = [n for n in names if cands[n][choice.plans[n]].early]
         if ahead:
             from aquas.plans.early import set_early

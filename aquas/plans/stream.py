@@ -1,0 +1,60 @@
+"""``aquas-interface-stream``: a burst read's data arrives while the compute after it runs.
+
+The plan annotates each selected ISAX with ``aquas.stream`` (``synth/fsm.STREAM_ATTR``).
+Synthesis then finds, per burst read, the compute states the FSM runs after it up to the
+next memory access (its *window*, walked with loops by their trip counts:
+``FsmBuilder.mark_stream``). The burst's wait state ends once its request is out; the
+memory engine moves the beats into the scratchpad while the window runs, and each window
+state waits until the elements it reads have arrived (their beat is below the engine's
+beat counter), so a loop over the burst's data starts on its first beats. The state that
+leaves the window waits for the last beat, so the next access and the response find the
+port free (``synth/rtlgen.py``, ``synth/memengine.py``). A beat arriving while a window
+state reads the scratchpad's SRAM banks through the beats' port waits a cycle.
+
+A burst keeps its wait state when its address is not index arithmetic over ``rs1``,
+``rs2`` and constants or its scratchpad offset is not a constant, when it runs more than
+once per call, when it is part of a run (``aquas-interface-outstanding``) or a resident
+burst (``aquas-interface-resident``), when its elements are wider than a beat, when its
+window writes its scratchpad, or when a state of the window reads the scratchpad at an
+index that is not a constant plus constant multiples of the loop counters (the model
+could not tell when that state may run). A streamed burst's window sends no request ahead
+(``aquas-interface-early``): it moves data. Reads see exactly the bytes the burst brings,
+so the golden semantics are untouched: the annotation changes only the unit's timing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.passes import ModulePass
+
+from aquas.synth.fsm import STREAM_ATTR
+
+
+def set_stream(module: ModuleOp, only: str = "") -> None:
+    """Annotates the selected ISAXs of ``module`` (all when ``only`` is empty) to stream
+    their burst reads into the compute after them."""
+    from aquas.interpreter import find_extension
+
+    names = {s for s in only.split(",") if s}
+    for isax in find_extension(module).isaxs():
+        if not names or isax.sym_name.data in names:
+            isax.attributes[STREAM_ATTR] = UnitAttr()
+
+
+@dataclass(frozen=True)
+class AquasInterfaceStreamPass(ModulePass):
+    """Lets the units run the compute after a burst read while its beats arrive."""
+
+    name = "aquas-interface-stream"
+
+    only: str = ""
+    """Comma-separated ISAX names to annotate (empty: every ISAX)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        set_stream(op, self.only)
+
+
+__all__ = ["AquasInterfaceStreamPass", "set_stream"]
