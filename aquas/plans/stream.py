@@ -28,20 +28,51 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
+from aquas.dialects import aquas as aq
+from aquas.dialects.aquas import scratchpad_of
 from aquas.synth.fsm import STREAM_ATTR
 
 
 def set_stream(module: ModuleOp, only: str = "") -> None:
     """Annotates the selected ISAXs of ``module`` (all when ``only`` is empty) to stream
-    their burst reads into the compute after them."""
+    their burst reads into the compute after them, each read group ordered by
+    :func:`largest_read_last`."""
     from aquas.interpreter import find_extension
 
     names = {s for s in only.split(",") if s}
     for isax in find_extension(module).isaxs():
         if not names or isax.sym_name.data in names:
             isax.attributes[STREAM_ATTR] = UnitAttr()
+            largest_read_last(isax.body.block)
+
+
+def largest_read_last(block: Block) -> None:
+    """In each run of consecutive memory reads of ``block`` (loads and burst reads, with
+    only pure arithmetic between them), moves the largest burst read to the end of the
+    run: only the last access before compute has the compute after it as its window, and
+    the more beats run under it the more it saves. Reads commute with reads, and the
+    arithmetic between them touches no memory, so the semantics are unchanged."""
+    run: list[Operation] = []
+    for op in [*block.ops, None]:
+        if isinstance(op, aq.LoadOp | aq.BurstReadOp):
+            run.append(op)
+            continue
+        if (op is not None and op.dialect_name() == "arith") or isinstance(
+            op, aq.ReadRs1Op | aq.ReadRs2Op
+        ):
+            continue  # pure: stays where it is, the run goes on
+        bursts = [o for o in run if isinstance(o, aq.BurstReadOp)]
+        if bursts:
+            big = max(bursts, key=lambda o: o.length_value * scratchpad_of(o).width)
+            later = run[run.index(big) + 1 :]
+            # a later burst into the same scratchpad may overwrite what it brings
+            if later and not any(scratchpad_of(o) is scratchpad_of(big) for o in later):
+                big.detach()
+                block.insert_op_after(big, run[-1])
+        run = []
 
 
 @dataclass(frozen=True)
