@@ -901,7 +901,7 @@ class FsmBuilder:
         with the compute after them (after :meth:`finish`, before :meth:`mark_early`).
 
         A burst read qualifies when its wait state runs once per call (not in a loop),
-        is not in a run nor resident nor early, its elements fit a beat, and its address
+        is not in a run nor early, its elements fit a beat, and its address
         and scratchpad offset hold in every cycle of the call (:func:`static_address`, a
         constant offset). Its *window* is walked from the state after it, loops by their
         trip counts, up to the next wait state, the response or a data-dependent branch
@@ -926,7 +926,6 @@ class FsmBuilder:
             if (
                 not isinstance(op, aq.BurstReadOp)
                 or st.run is not None
-                or op in fsm.resident
                 or elem_bytes(op) > self.bus_width // 8
                 or not static_address(op.addr)
                 or constant_value(op.offset) is None

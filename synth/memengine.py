@@ -101,7 +101,7 @@ class MemEngine:
         skip = self.early_request(st, pre, write) if st.early else hit
         req_fire = self.own_request(pre, here, write, req_addr, size, beat_m1, skip)
         if st.stream is not None:
-            return self.stream(st, pre, addr, eb, beat_m1, req_fire)
+            return self.stream(st, pre, addr, eb, beat_m1, req_fire, hit, lost)
         if st.run is not None:
             self.run_requests(st, pre, here, req_fire)
         last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
@@ -301,21 +301,33 @@ class MemEngine:
         eb: int,
         beat_m1: SSAValue,
         req_fire: SSAValue,
+        hit: SSAValue | None,
+        lost: SSAValue | None,
     ) -> SSAValue:
         """A streamed burst read: the wait state ends with its request's handshake, which
         sets ``<pre>_stream_q``; the beats then arrive while the FSM runs the window
         (``UnitGenerator.stream_gates`` holds each window state until the elements it
         reads are in, and the one leaving the window until the last beat). A beat waits a
         cycle while a window state reading the scratchpad's SRAM banks runs (their port 0
-        is the beats' port). Returns the request handshake: the wait state's 'done'."""
+        is the beats' port). A resident scratchpad whose claim holds (``hit``) skips the
+        request and the stream; otherwise its fill completes with the last beat, at the
+        address the request was sent with (held: the wait state's address wire may come
+        from a register a window state reuses). Returns the wait state's 'done'."""
         g, h = self.g, self.h
         streaming = g.reg(f"{pre}_stream_q", 1)
         g.write(f"{pre}_stream_q", req_fire, h.const(1, 1))
-        if self.bb // eb > 1:
+        resident = g.resident.get(st.id)
+        if resident is not None:
+            # the wire in the wait state (the request cycle), then the held address
+            held = g.reg(f"{pre}_addr_q", 32)
+            g.write(f"{pre}_addr_q", req_fire, addr)
+            addr = h.mux(g.is_state[st.id], addr, held, f"{pre}_addr")
+        elif self.bb // eb > 1:
             # the burst's start within its first beat, for the beats after the request
             lo = h.extract(addr, 0, log2(self.bb), f"{pre}_lane")
+            skip = self.stream_skip(st, pre)
             g.write(f"{pre}_skip_q", req_fire, lo)
-            addr = h.zext(self.stream_skip(st, pre), 32, f"{pre}_lane32")
+            addr = h.zext(skip, 32, f"{pre}_lane32")
         last_beat = h.icmp("eq", self.beat_q, beat_m1, f"{pre}_last_beat")
         free = h.not_(g.stream_block[st.id], f"{pre}_port_free")
         here = h.and_(streaming, free, hint=f"{pre}_streaming")
@@ -331,7 +343,10 @@ class MemEngine:
             inc = h.binop("comb.add", bank, h.const(1, bits), f"{pre}_bank_inc")
             nxt = h.mux(wrap, h.const(0, bits), inc, f"{pre}_bank_next")
             g.write(f"{pre}_bank_q", h.and_(fire, h.not_(done), hint=None), nxt)
-        return req_fire
+        if resident is None or lost is None or hit is None:
+            return req_fire
+        self.resident_fill(resident, pre, streaming, addr, req_fire, done, lost)
+        return h.binop("comb.or", req_fire, hit, f"{pre}_sent_or_kept")
 
     def stream_bank(self, st: State, pre: str) -> SSAValue:
         """The bank the next beat of a streamed burst writes (a cyclic partition, one
@@ -342,6 +357,8 @@ class MemEngine:
     def stream_skip(self, st: State, pre: str) -> SSAValue:
         """The low address bits of a streamed burst (its lane offset in the first beat),
         held from its request on (its address wire is the wait state's)."""
+        if st.id in self.g.resident:
+            return self.h.extract(self.g.reg(f"{pre}_addr_q", 32), 0, log2(self.bb), None)
         return self.g.reg(f"{pre}_skip_q", log2(self.bb))
 
     # -- runs: requests sent ahead (synth/fsm.py, FsmBuilder.mark_runs) ------------------

@@ -179,13 +179,15 @@ def test_bursts_that_cannot_stream_keep_their_wait_state() -> None:
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*/*.isax"))
 
 
+@pytest.mark.parametrize("plan", ["as-written", "burst"])
 @pytest.mark.parametrize("spec", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_the_plan_keeps_every_example_isax_equivalent(spec: Path) -> None:
+def test_the_plan_keeps_every_example_isax_equivalent(spec: Path, plan: str) -> None:
     """The plan reorders reads (the largest burst of a run of reads last): checked on the
-    golden interpreter after the burst plan, which makes such runs, with aliasing
-    operands."""
+    golden interpreter as written (bursts next to loads) and after the burst plan (runs
+    of bursts), with aliasing operands."""
     m = lower_spec_file(spec)
-    apply_plan(m, "burst")
+    if plan != "as-written":
+        apply_plan(m, plan)
     ref = m.clone()
     set_stream(m)
     assert assert_same_behaviour(ref, m, calls=150, seed=13) >= 100

@@ -159,6 +159,10 @@ def _candidates(
     m = module.clone()
     k = target.isax_master.outstanding if target is not None else 1
     found = apply_plan(m, plan, max_beats=max_beats, outstanding=k)
+    if target is not None and target.isax_master.snoop_writes:
+        from aquas.plans.resident import mark_resident
+
+        mark_resident(m)  # as the flow marks them after the choice: the schedule's view
     if stream:
         from aquas.plans.stream import set_stream
 

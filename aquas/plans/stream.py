@@ -69,7 +69,8 @@ def largest_read_last(block: Block) -> None:
             big = max(bursts, key=lambda o: o.length_value * scratchpad_of(o).width)
             later = run[run.index(big) + 1 :]
             # a later burst into the same scratchpad may overwrite what it brings
-            if later and not any(scratchpad_of(o) is scratchpad_of(big) for o in later):
+            same = [o for o in later if o in bursts and scratchpad_of(o) is scratchpad_of(big)]
+            if later and not same:
                 big.detach()
                 block.insert_op_after(big, run[-1])
         run = []
