@@ -335,10 +335,10 @@ class StreamWindow:
     """The compute a streamed burst read overlaps (:meth:`FsmBuilder.mark_stream`): the
     states the FSM runs after the burst's wait state up to the next wait state (or the
     response, or a data-dependent branch), and, per cycle of that window as the FSM runs
-    it, ``(need, port0)``: the highest element of the burst (counted from its first) the
-    state reads from the scratchpad (-1: none of them), and whether it reads the
-    scratchpad through port 0 of an SRAM bank, the port the beats are written through
-    (a beat arriving in a cycle where such a state runs waits one cycle)."""
+    it, ``(need, banks)``: the highest element of the burst (counted from its first) the
+    state reads from the scratchpad (-1: none of them), and the SRAM banks it reads
+    (its first access of a bank takes port 0, the port the beats are written through: a
+    beat for such a bank arriving in a cycle where the state runs waits one cycle)."""
 
     states: frozenset[int]
     visits: tuple[tuple[int, frozenset[int]], ...]
@@ -901,7 +901,8 @@ class FsmBuilder:
         with the compute after them (after :meth:`finish`, before :meth:`mark_early`).
 
         A burst read qualifies when its wait state runs once per call (not in a loop),
-        is not in a run nor early, its elements fit a beat, and its address
+        is not in a run (a streamed one is never early), its elements fit a beat, and its
+        address
         and scratchpad offset hold in every cycle of the call (:func:`static_address`, a
         constant offset). Its *window* is walked from the state after it, loops by their
         trip counts, up to the next wait state, the response or a data-dependent branch
