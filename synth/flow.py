@@ -47,7 +47,8 @@ def isax_report(
     isax = fsm.isax
     mine = [s for s in states if s.isax == isax.sym_name.data]
     ops = list(isax.body.walk())
-    lo, hi = fsm.latency.at(mem_latency)
+    lat = fsm.reported
+    lo, hi = lat.at(mem_latency)
     lo, hi = lo + 1, hi + 1  # the dispatch cycle in which the command is accepted
     iface: dict[str, int] = {}
     for o in ops:
@@ -67,12 +68,12 @@ def isax_report(
         "multicycle": multicycle_report(mine),
         "latency": {
             "formula": "cycles = fixed + per_mem_latency * L (L = memory response latency)",
-            "fixed_min": fsm.latency.min_fixed + 1,
-            "fixed_max": fsm.latency.max_fixed + 1,
-            "per_mem_latency_min": fsm.latency.min_mem,
-            "per_mem_latency_max": fsm.latency.max_mem,
-            "control_min": fsm.latency.min_ctl + 1,
-            "control_max": fsm.latency.max_ctl + 1,
+            "fixed_min": lat.min_fixed + 1,
+            "fixed_max": lat.max_fixed + 1,
+            "per_mem_latency_min": lat.min_mem,
+            "per_mem_latency_max": lat.max_mem,
+            "control_min": lat.min_ctl + 1,
+            "control_max": lat.max_ctl + 1,
             "at_L": mem_latency,
             "cycles_min": lo,
             "cycles_max": hi,
@@ -266,7 +267,7 @@ def isax_latencies(
     )
     out = {}
     for f in fsms:
-        lo, hi = f.latency.at(mem_latency)
+        lo, hi = f.reported.at(mem_latency)
         out[f.isax.sym_name.data] = (lo + 1, hi + 1)  # + the dispatch cycle
     return out
 
@@ -405,7 +406,7 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
         )
     for f in unit.fsms:
         i = f.isax
-        lat = f.latency
+        lat = f.reported
         form = f"{lat.min_fixed + 1} + {lat.min_mem}L"
         if (lat.min_fixed, lat.min_mem) != (lat.max_fixed, lat.max_mem):
             form += f" .. {lat.max_fixed + 1} + {lat.max_mem}L"

@@ -231,6 +231,15 @@ class IsaxFsm:
     # burst reads whose data streams into the compute after them (aquas.stream)
     stream: dict[Operation, StreamWindow] = field(default_factory=dict)
 
+    @property
+    def reported(self) -> Latency:
+        """The latency as the reports give it: a streamed burst's window may run wholly
+        under its beats, so the lower bound drops by the window's cycles. ``latency``
+        itself stays the schedule's (without that overlap): resource sharing weighs the
+        compute against it (``synth/timing.py``), which streaming does not change."""
+        v = sum(len(w.visits) for w in self.stream.values())
+        return self.latency - Latency(v, 0, 0, 0, v, 0)
+
 
 BUS_WIDTHS = (32, 64, 128)
 """The ISAX master's data widths synthesis supports (``isax_master.bus_width``)."""
@@ -347,6 +356,9 @@ class StreamWindow:
     # that bank; cyclic = 0: a beat waits for any state reading the SRAM scratchpad
     cyclic: int = 0
     bank0: int = 0
+    # a window state reads the burst's last element: every beat is in before the window
+    # is left (the unit needs no gate on leaving)
+    drained: bool = False
 
 
 def stream_cycles(
@@ -938,11 +950,7 @@ class FsmBuilder:
             if win is None:
                 continue
             st.stream = win
-            fsm.stream[op] = win
-            # the window's cycles may all run under the burst: at least its request, the
-            # wait and the beats remain (Latency's lower bound; the model simulates it)
-            v = len(win.visits)
-            fsm.latency = fsm.latency - Latency(v, 0, 0, 0, v, 0)
+            fsm.stream[op] = win  # IsaxFsm.reported: the window may run under the beats
 
     def _stream_window(
         self,
@@ -994,7 +1002,11 @@ class FsmBuilder:
             return None
         f = spm.factor_value
         cyclic = f if spm.partition.data == "cyclic" and elem_bytes(op) * 8 == self.bus_width else 0
-        return StreamWindow(frozenset(states), tuple(visits), cyclic, first % f if cyclic else 0)
+        # the element in the last beat at any alignment: the burst's last
+        drained = any(need == n - 1 for need, _ in visits)
+        return StreamWindow(
+            frozenset(states), tuple(visits), cyclic, first % f if cyclic else 0, drained
+        )
 
     def _iv_value(self, v: SSAValue, ivs: dict[SSAValue, int], trips: dict[int, int]) -> int | None:
         """``v`` in the current iteration of the walk (``trips``: iterations done per loop

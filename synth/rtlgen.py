@@ -36,6 +36,7 @@ from xdsl.printer import Printer
 
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
+from aquas.dialects.linear import linear_form
 from aquas.intops import BY_ARITH, PREDICATES
 from aquas.synth.binding import Binding, SharedUnits, emit_mul
 from aquas.synth.fsm import (
@@ -221,7 +222,9 @@ class UnitGenerator:
         }
         self.gate_ph: dict[int, hw.ConstantOp] = {}
         self.gates: dict[int, SSAValue] = {}
-        self.stream_reads: dict[int, list[SSAValue]] = {}
+        # per window state: linear terms of a read's index -> (its constant, its wire); of
+        # reads differing only by a constant the highest element gates for all
+        self.stream_reads: dict[int, dict[Any, tuple[int, SSAValue]]] = {}
         self.stream_banks: dict[int, set[int]] = {}  # SRAM banks a window state reads
         self.present: dict[int, SSAValue] = {}
         self.stream_block: dict[int, SSAValue] = {}  # wait state -> a beat must wait
@@ -510,7 +513,7 @@ class UnitGenerator:
             h.loc = spec_loc(op)
             a, b = self.ref(op.operands[0], st), self.ref(op.operands[1], st)
             if op in self.shared:
-                self.shared.issue(op, en, a, b)
+                self.shared.issue(op, self.selects(st.id), a, b)
                 continue
             self.mc.issue(self.b.multicycle[op], op, en, a, b)
         for op in [*st.ops, *st.completes]:
@@ -565,6 +568,13 @@ class UnitGenerator:
     def gate_of(self, sid: int) -> SSAValue:
         return self.gates[sid]
 
+    def selects(self, sid: int) -> SSAValue:
+        """What selects state ``sid``'s operands at a shared multiplier: its presence, not
+        its gate (a window state's gate, an index compare, would otherwise lie in front of
+        the multiply). A present state that does not run writes nothing, and a registered
+        unit loads only when the state machine advances."""
+        return self.present.get(sid, self.is_state[sid])
+
     def stream_gates(self, mem: Any) -> dict[int, SSAValue]:
         """The gate of every window state of a streamed burst read, replacing its stand-in:
         while the burst's beats are still arriving (``<pre>_stream_q``), the state runs only
@@ -583,7 +593,12 @@ class UnitGenerator:
             assert first is not None
             eb, bb = elem_bytes(op), self.bus_width // 8
             per, n = bb // eb, op.length_value
-            beat_q = h.zext(mem.beat_q, 32, f"{pre}_got")
+            # the compares are as narrow as the scratchpad's indices (an index of it is
+            # below its size; one bit more keeps those before the burst apart from those
+            # after it): they sit in front of every enable of the window's states
+            k = spm_of(op).size.bit_length() + 1
+            wk = max(k, 9)
+            beat_q = h.zext(mem.beat_q, wk, f"{pre}_got")
             log2 = (per - 1).bit_length()
             runs: list[SSAValue] = []
             bank = mem.stream_bank(w, pre) if win.cyclic else None
@@ -591,20 +606,24 @@ class UnitGenerator:
                 st = self.b.state(sid)
                 sname = self.state_names[sid]
                 ok: list[SSAValue] = []
-                for k, idx in enumerate(self.stream_reads.get(sid, [])):
-                    hint = f"{sname}_need{k}"
-                    rel = h.binop("comb.sub", idx, h.const(first, 32), f"{hint}_rel")
-                    outside = h.icmp("uge", rel, h.const(n, 32), f"{hint}_outside")
+                for j, (_, idx) in enumerate(self.stream_reads.get(sid, {}).values()):
+                    hint = f"{sname}_need{j}"
+                    low = h.zext(h.extract(idx, 0, k, f"{hint}_low"), wk)
+                    rel = h.binop("comb.sub", low, h.const(first, wk), f"{hint}_rel")
+                    rel = h.zext(h.extract(rel, 0, k, None), wk, f"{hint}_relk")
+                    outside = h.icmp("uge", rel, h.const(n, wk), f"{hint}_outside")
                     if per > 1:  # elements before the burst's first in its first beat
                         lanes = h.extract(
                             mem.stream_skip(w, pre), (eb - 1).bit_length(), log2, f"{hint}_lanes"
                         )
-                        skip = h.zext(lanes, 32, f"{hint}_skip")
+                        skip = h.zext(lanes, wk, f"{hint}_skip")
                         at = h.binop("comb.add", rel, skip, f"{hint}_slot")
-                        rel = h.binop("comb.shru", at, h.const(log2, 32), f"{hint}_beat")
+                        rel = h.binop("comb.shru", at, h.const(log2, wk), f"{hint}_beat")
                     have = h.icmp("ult", rel, beat_q, f"{hint}_have")
                     ok.append(h.binop("comb.or", outside, have, f"{hint}_ok"))
-                leaving = self.leaves(st, win.states)
+                # a window that reads the burst's last element has all beats in before it
+                # can leave: no gate on leaving then
+                leaving = None if win.drained else self.leaves(st, win.states)
                 if leaving is not None:
                     ok.append(h.not_(leaving, f"{sname}_stays"))
                 gate = (
@@ -672,7 +691,11 @@ class UnitGenerator:
             spm = op.scratchpad.root_reference.data
             w = self.stream_of.get(st.id)
             if w is not None and spm_of(w.wait) is spm_of(op):
-                self.stream_reads.setdefault(st.id, []).append(r(0))
+                c, terms = linear_form(self.b.resolve(op.index), 32)
+                key = frozenset(terms.items())
+                reads = self.stream_reads.setdefault(st.id, {})
+                if key not in reads or reads[key][0] < c:
+                    reads[key] = (c, r(0))
                 if spm in self.sram:  # the state's first access of a bank takes port 0
                     self.stream_banks.setdefault(st.id, set()).update(spm_banks(op))
             if op.result.name_hint is None:
@@ -719,7 +742,7 @@ class UnitGenerator:
                 val = h.mux(over, fill, val, hint)
             out(val)
         elif op in self.shared:  # a multiply on a shared unit: its inputs select this state's
-            out(self.shared.use(op, self.is_state[st.id], r(0), r(1)))
+            out(self.shared.use(op, self.selects(st.id), r(0), r(1)))
         elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow
             out(emit_mul(h, op, r(0), r(1), hint))
         elif name in BY_ARITH:

@@ -186,7 +186,7 @@ def _candidates(
         preds = {p.isax: p for p in predict_scheduled(fsms, target, l2=l2)}
     out = {}
     for f, name in zip(fsms, names, strict=True):
-        lat = f.latency
+        lat = f.reported
         out[name] = Candidate(
             plan,
             lat.max_fixed + 1,  # + the dispatch cycle, as in the reports
