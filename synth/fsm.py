@@ -859,17 +859,10 @@ class FsmBuilder:
             else:
                 window[sid] = None
                 cycles += 1
-            t = st.next
-            if isinstance(t, Goto):
-                sid = t.target
-            elif isinstance(t, LoopLatch):
-                info = t.loop
-                n = trips.get(sid, 0) + 1
-                trip = max(1, (info.ub - info.lb + info.step - 1) // info.step)
-                trips[sid] = 0 if n >= trip else n
-                sid = t.body if n < trip else t.exit
-            else:
+            nxt = self.walk_step(st, trips)
+            if nxt is None:
                 break  # a data-dependent branch: the cycles after it are not fixed
+            sid = nxt
         if steps >= EARLY_WALK_LIMIT:
             return
         # a wait state inside a loop runs more than once even if the walk stopped (at a
@@ -894,6 +887,22 @@ class FsmBuilder:
                 - wait_cycles(st.wait, self.bus_width)
                 + early_cycles(st.wait, self.bus_width)
             )
+
+    @staticmethod
+    def walk_step(st: State, trips: dict[int, int]) -> int | None:
+        """The state the FSM runs after ``st``, walked as it runs: a loop latch goes back
+        to the body until its trip count (``trips``: iterations done per latch, kept by
+        the walk) and then exits; None at a data-dependent branch."""
+        t = st.next
+        if isinstance(t, Goto):
+            return t.target
+        if isinstance(t, LoopLatch):
+            info = t.loop
+            k = trips.get(st.id, 0) + 1
+            trip = max(1, (info.ub - info.lb + info.step - 1) // info.step)
+            trips[st.id] = 0 if k >= trip else k
+            return t.body if k < trip else t.exit
+        return None
 
     def _early_ok(self, st: State, fsm: IsaxFsm) -> bool:
         op = st.wait
@@ -987,17 +996,10 @@ class FsmBuilder:
                     banks |= spm_banks(o)
             visits.append((need, banks))
             states.add(sid)
-            t = s.next
-            if isinstance(t, Goto):
-                sid = t.target
-            elif isinstance(t, LoopLatch):
-                info = t.loop
-                k = trips.get(sid, 0) + 1
-                trip = max(1, (info.ub - info.lb + info.step - 1) // info.step)
-                trips[sid] = 0 if k >= trip else k
-                sid = t.body if k < trip else t.exit
-            else:
+            nxt = self.walk_step(s, trips)
+            if nxt is None:
                 break  # a data-dependent branch: the window ends with it
+            sid = nxt
         if not visits or len(visits) >= EARLY_WALK_LIMIT:
             return None
         f = spm.factor_value
