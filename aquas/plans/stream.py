@@ -13,13 +13,16 @@ state reads the scratchpad's SRAM banks through the beats' port waits a cycle.
 
 A burst keeps its wait state when its address is not index arithmetic over ``rs1``,
 ``rs2`` and constants or its scratchpad offset is not a constant, when it runs more than
-once per call, when it is part of a run (``aquas-interface-outstanding``) or a resident
-burst (``aquas-interface-resident``), when its elements are wider than a beat, when its
-window writes its scratchpad, or when a state of the window reads the scratchpad at an
-index that is not a constant plus constant multiples of the loop counters (the model
-could not tell when that state may run). A streamed burst's window sends no request ahead
-(``aquas-interface-early``): it moves data. Reads see exactly the bytes the burst brings,
-so the golden semantics are untouched: the annotation changes only the unit's timing.
+once per call, when it is part of a run (``aquas-interface-outstanding``), when its
+elements are wider than a beat, when its window writes its scratchpad, or when a state of
+the window reads the scratchpad at an index that is not a constant plus constant
+multiples of the loop counters (the model could not tell when that state may run). A
+resident burst (``aquas-interface-resident``) may stream: a call whose claim holds skips
+it, any other streams its fill. A streamed burst's window sends no request ahead
+(``aquas-interface-early``): it moves data. The plan also orders each run of reads with
+its largest burst last (:func:`largest_read_last`). Reads see exactly the bytes the burst
+brings, so the golden semantics are untouched: the annotation changes only the unit's
+timing.
 """
 
 from __future__ import annotations
