@@ -429,7 +429,7 @@ class UnitGenerator:
             self.ctx = st
             nxt = self.transition(st)
             if st.id in self.stream_of:
-                nxt = h.mux(self.gate_of(st.id), nxt, st_q, f"{self.state_names[st.id]}_hold")
+                nxt = h.mux(self.gates[st.id], nxt, st_q, f"{self.state_names[st.id]}_hold")
             if st.wait is not None:
                 done = mem.wait_state(st)
                 h.loc = basename_loc(None)
@@ -564,9 +564,6 @@ class UnitGenerator:
         return h.icmp("slt", inc, h.const(info.ub, 32), f"{base}_more")
 
     # -- streamed burst reads (aquas.stream, FsmBuilder.mark_stream) -----------------------
-
-    def gate_of(self, sid: int) -> SSAValue:
-        return self.gates[sid]
 
     def selects(self, sid: int) -> SSAValue:
         """What selects state ``sid``'s operands at a shared multiplier: its presence, not
