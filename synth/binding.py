@@ -451,6 +451,20 @@ class Sharing:
                     continue
                 s.split.add(c)
                 s.split_isaxs.update(isax_of[op] for op in ops)
+            else:
+                # A pipelined kernel's multiplies keep operators of their own: on a
+                # registered unit each would wait two states for its product, in every
+                # iteration, and the kernel would take that many states instead of its II
+                # (the point cloud's nearest-neighbour scan: 3 states a point instead of
+                # 1). The prologue's and epilogue's copies share the registered units. A
+                # #[mul_units(N)] directive asks for N units, kernel included.
+                ops = [
+                    op
+                    for op in ops
+                    if aq.KERNEL_CYCLE_ATTR not in op.attributes or isax_of[op] in s.directives
+                ]
+                if len(ops) < 2:
+                    continue
             s.registered.add(c)
             s.classes.update((op, c) for op in ops)
         for op in [op for op in s.widen if op not in s.classes]:

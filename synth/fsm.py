@@ -503,6 +503,74 @@ def affine_index(v: SSAValue, depth: int = AFFINE_DEPTH) -> Affine:
     return Affine.make(const, terms, bits)
 
 
+@dataclass(frozen=True)
+class BankRow:
+    """Where an SRAM access's element lies, read off its index at compile time: always
+    ``bank``, at row ``const + sum(k * iv)`` over the values of loop induction variables."""
+
+    bank: int
+    const: int
+    terms: tuple[tuple[SSAValue, int], ...]
+
+
+def bank_row(op: Operation) -> BankRow | None:
+    """The bank and row of an access to a cyclic-``F`` SRAM scratchpad whose index is
+    ``c + sum(a_i * iv_i)`` over loop induction variables with every ``a_i`` a multiple
+    of ``F`` (``p[3 * j + 2]`` into a cyclic-3 one: bank 2, row ``j``), else None.
+
+    The element is then ``F * (c // F + sum(a_i / F * iv_i)) + c % F``: its row is index
+    arithmetic on the induction variables, without the element index and its division by
+    ``F`` (a reciprocal multiply, ``sram.divmod_const``, in series with the index
+    arithmetic in front of the bank's address). As in ``spm_banks``, a factor that is not
+    a power of two needs the index proven not to wrap; a power of two divides the index's
+    modulus, and the row is only ever taken modulo a power of two (its address bits)."""
+    if not isinstance(op, aq.SpmReadOp | aq.SpmWriteOp) or constant_value(op.index) is not None:
+        return None
+    spm = spm_of(op)
+    f = spm.factor_value
+    if not is_sram(spm) or spm.partition.data != "cyclic" or f < 2:
+        return None
+    c, form = linear_form(op.index, AFFINE_DEPTH)
+    terms: list[tuple[SSAValue, int]] = []
+    for t, k in form.items():
+        loop = induction_loop(t)
+        lb, step = (
+            (None, None) if loop is None else (constant_value(loop.lb), constant_value(loop.step))
+        )
+        if lb is None or step is None or k % (step * f) or _width(t) != 32:
+            return None
+        assert isinstance(t, SSAValue)
+        a = k // step  # the induction variable's own coefficient: k = a * step
+        c -= a * lb  # linear_form counts the loop's trips from lb
+        terms.append((t, a // f))
+    if f & (f - 1) and _no_wrap_form(op.index) is None:
+        return None
+    return BankRow(c % f, c // f, tuple(terms))
+
+
+def index_only(op: Operation, memo: dict[Operation, bool] | None = None) -> bool:
+    """Whether ``op`` is index arithmetic whose every use is the index of an SRAM access
+    that takes its row from ``bank_row`` (or more such arithmetic): no hardware computes
+    it, so it gets no state, no delay and no register."""
+    memo = {} if memo is None else memo
+    if op in memo:
+        return memo[op]
+    memo[op] = False  # a cycle through block arguments is not index arithmetic
+    ok = isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.ShLIOp) and bool(
+        op.results[0].uses
+    )
+    for use in op.results[0].uses if ok else ():
+        user = use.operation
+        if isinstance(user, aq.SpmReadOp | aq.SpmWriteOp) and use.index == len(user.operands) - 1:
+            ok = bank_row(user) is not None
+        else:
+            ok = index_only(user, memo)
+        if not ok:
+            break
+    memo[op] = ok
+    return ok
+
+
 def op_error(op: Operation, msg: str, hint: str | None = None) -> AquasError:
     loc = loc_of(op)
     source = None
@@ -690,7 +758,7 @@ class FsmBuilder:
         """States for straight-line ``ops``. With ``carry`` (the last segment of a loop
         body), a carried read may sit in the last state: its data cycle is left to
         ``for_op``."""
-        work = [o for o in ops if not isinstance(o, FREE_OPS)]
+        work = [o for o in ops if not isinstance(o, FREE_OPS) and not index_only(o)]
         if not work:
             return Latency()
         cycles = self.schedule(work)

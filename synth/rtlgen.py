@@ -48,7 +48,9 @@ from aquas.synth.fsm import (
     LoopLatch,
     RegisterUse,
     State,
+    bank_row,
     elem_bytes,
+    index_only,
     op_error,
     resident_states,
     spm_banks,
@@ -692,23 +694,19 @@ class UnitGenerator:
                 key = frozenset(terms.items())
                 reads = self.stream_reads.setdefault(st.id, {})
                 if key not in reads or reads[key][0] < c:
-                    reads[key] = (c, r(0))
+                    reads[key] = (c, self.index_of(op, st, hint))
                 if spm in self.sram:  # the state's first access of a bank takes port 0
                     self.stream_banks.setdefault(st.id, set()).update(spm_banks(op))
             if op.result.name_hint is None:
                 hint = f"{st.isax}_{spm}_elem"
             if spm in self.sram:
-                self.sram_read(op, st, r(0), hint)
+                self.sram_read(op, st, hint)
             else:
                 out(self.spm_read(spm, r(0), hint))
             return
         if isinstance(op, aq.SpmWriteOp) and op.scratchpad.root_reference.data in self.sram:
             spm = op.scratchpad.root_reference.data
-            banks = spm_banks(op)
-            port = self.sram_port(st, spm, banks)
-            self.sram.access(
-                spm, banks, port, self.is_state[st.id], r(1), r(0), f"{st.isax}_{spm}_w"
-            )
+            self.sram_access(op, st, r(0), f"{st.isax}_{spm}_w")
             return
         if isinstance(op, aq.SpmWriteOp):
             self.spm_writes.setdefault(op.scratchpad.root_reference.data, []).append(
@@ -798,14 +796,58 @@ class UnitGenerator:
             self.sram_ports_used[(st.id, name, b)] = port + 1
         return port
 
-    def sram_read(self, op: aq.SpmReadOp, st: State, index: SSAValue, hint: str) -> None:
+    def affine(
+        self, const: int, terms: tuple[tuple[SSAValue, int], ...], st: State, hint: str
+    ) -> SSAValue:
+        """``const + sum(k * v)`` as a 32-bit wire, over values readable in ``st``."""
+        h = self.h
+        acc: SSAValue | None = None
+        for v, k in terms:
+            x = self.ref(v, st)
+            if k != 1:
+                x = h.binop("comb.mul", x, h.const(k % (1 << 32), 32), f"{hint}_term")
+            acc = x if acc is None else h.binop("comb.add", acc, x, f"{hint}_sum")
+        if acc is None:
+            return h.const(const % (1 << 32), 32)
+        if const % (1 << 32):
+            acc = h.binop("comb.add", acc, h.const(const % (1 << 32), 32), hint)
+        return acc
+
+    def index_of(self, op: aq.SpmReadOp | aq.SpmWriteOp, st: State, hint: str) -> SSAValue:
+        """The element index of scratchpad access ``op`` in ``st``: its index operand, or,
+        where no hardware computes that (``fsm.index_only``), the same sum over the
+        induction variables (the stream gates compare it with the beats received)."""
+        v = self.b.resolve(op.index)
+        br = bank_row(op)
+        if br is None or not (isinstance(v, OpResult) and index_only(v.owner)):
+            return self.ref(v, st)
+        f = self.spm[op.scratchpad.root_reference.data].factor_value
+        terms = tuple((t, k * f) for t, k in br.terms)
+        return self.affine(f * br.const + br.bank, terms, st, f"{hint}_index")
+
+    def sram_access(
+        self, op: aq.SpmReadOp | aq.SpmWriteOp, st: State, wdata: SSAValue | None, hint: str
+    ) -> tuple[set[int], int, SSAValue | None]:
+        """Issues ``op``'s access to its SRAM bank in ``st``, its row read off the
+        induction variables where it can be (``fsm.bank_row``); returns the banks it may
+        touch, the port, and the bank number for a read of several banks."""
+        name = op.scratchpad.root_reference.data
+        banks = spm_banks(op)
+        port = self.sram_port(st, name, banks)
+        en = self.is_state[st.id]
+        br = bank_row(op)
+        if br is None:
+            index = self.index_of(op, st, hint)
+            return banks, port, self.sram.access(name, banks, port, en, index, wdata, hint)
+        row = self.affine(br.const, br.terms, st, f"{hint}_row")
+        return banks, port, self.sram.access(name, banks, port, en, None, wdata, hint, row=row)
+
+    def sram_read(self, op: aq.SpmReadOp, st: State, hint: str) -> None:
         """Issues the read in ``st``; its data is the wire of the next state (the op's home
         in the builder), from the bank's read port."""
         h = self.h
         name = op.scratchpad.root_reference.data
-        banks = spm_banks(op)
-        port = self.sram_port(st, name, banks)
-        bank = self.sram.access(name, banks, port, self.is_state[st.id], index, None, hint)
+        banks, port, bank = self.sram_access(op, st, None, hint)
         home = self.b.def_state[op]
         if bank is None:
             (b,) = banks

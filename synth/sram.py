@@ -329,15 +329,21 @@ class SramBanks:
         banks: set[int] | list[int],
         port: int,
         enable: SSAValue,
-        index: SSAValue,
+        index: SSAValue | None,
         wdata: SSAValue | None,
         hint: str,
+        row: SSAValue | None = None,
     ) -> SSAValue | None:
         """One access to element ``index`` (a 32-bit wire) while ``enable``, through
         ``port`` of whichever of ``banks`` holds it. Returns, for a read of several
-        possible banks, the 32-bit bank number to remember for the data cycle."""
+        possible banks, the 32-bit bank number to remember for the data cycle. With
+        ``row`` (``fsm.bank_row``: the one bank is known), ``index`` is not used."""
         h = self.h
-        bank, row = self.split(name, index, hint)
+        if row is None:
+            assert index is not None
+            bank, row = self.split(name, index, hint)
+        else:
+            assert len(banks) == 1, "a row read off the index arithmetic has one bank"
         addr = self.row_bits(name, row, hint)
         for b in sorted(banks):
             en = enable

@@ -21,7 +21,7 @@ from xdsl.passes import ModulePass
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
 from aquas.synth.binding import ShareConfig
-from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, spm_of
+from aquas.synth.fsm import FREE_OPS, MEM_OPS, FsmBuilder, IsaxFsm, index_only, spm_of
 from aquas.synth.oplib import CMPI_PREDICATE_NAMES, MultiCycleOp, OperatorLibrary, arith_kind
 from aquas.synth.schedule import SCHEDULERS, Scheduler, list_schedule
 from aquas.synth.sram import is_sram
@@ -94,6 +94,8 @@ def op_delay(lib: OperatorLibrary, op: Operation) -> float:
         if isinstance(op, aq.SpmWriteOp):
             d = lib.delay_ns("icmp_eq", 32)
         return d
+    if index_only(op):  # an SRAM row read off the induction variables instead
+        return 0.0
     name = op.name
     pred = None
     if isinstance(op, arith.CmpiOp):

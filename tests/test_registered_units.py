@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aquas.dialects.aquas import KERNEL_CYCLE_ATTR
 from aquas.spec.frontend import lower_spec, lower_spec_file
 from aquas.synth.balance import _isax_of
 from aquas.synth.binding import REGISTERED_LATENCY, UnitClass
@@ -198,3 +199,54 @@ isax chain8(rs1, rs2) -> rd {
     return x7 as u32;
 }
 """
+
+
+# a pipelined kernel of 32-bit multiplies at the tight clock: its prologue and epilogue
+# copy each multiply once per stage, and those copies share registered units
+KERNEL = """
+extension kr;
+scratchpad a: [u32; 192] partition(cyclic, 3) impl(sram);
+
+#[opcode(custom0), funct7(0)]
+isax scan(rs1, rs2) -> rd {
+    for i in 0..64 {
+        a[3 * i] = rs1 + i;
+        a[3 * i + 1] = rs2 ^ i;
+        a[3 * i + 2] = rs1 - (rs2 << 3) + i;
+    }
+    var s: u32 = 0;
+    #[pipeline]
+    for j in 0..64 {
+        s = s + a[3 * j] * a[3 * j + 1] + a[3 * j + 2] * rs2;
+    }
+    return s;
+}
+"""
+
+
+def test_a_pipelined_kernel_keeps_its_multipliers_off_registered_units(tmp_path: Path) -> None:
+    """On a registered unit each kernel multiply would wait two states for its product,
+    in every iteration: the kernel would take three states, not its II. Its multiplies
+    keep operators of their own; the copies in the prologue and epilogue are registered."""
+    from aquas.synth.flow import loop_reports
+
+    builder, fsms = schedule(KERNEL, TIGHT_NS)
+    binding = builder.binding
+    assert binding is not None and binding.registered == frozenset({MUL32})
+    [rep] = loop_reports(builder)["scan"]
+    assert rep["ii"] == 1 and rep["kernel_states"] == 1, rep
+    kernel_muls = [
+        op
+        for op in builder.def_state
+        if op.name == "arith.muli" and KERNEL_CYCLE_ATTR in op.attributes
+    ]
+    assert len(kernel_muls) == 2
+    assert all(op not in binding.unit_of and op not in builder.multicycle for op in kernel_muls)
+    copies = [op for op in binding.unit_of if op.name == "arith.muli"]
+    assert copies and all(builder.multicycle[op].latency == REGISTERED_LATENCY for op in copies)
+    # as fast as with an operator for every multiply (no sharing at all)
+    _, plain = schedule_isaxs(lower_spec(KERNEL, "kr.isax"), TIGHT_NS, LIB, share=False)
+    assert fsms[0].latency.at(0)[1] <= plain[0].latency.at(0)[1] * 1.1
+    path = tmp_path / "kr.isax"
+    path.write_text(KERNEL)
+    cosim_random(path, tmp_path / "out", 200, 9, TIGHT_NS)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from xdsl.dialects import scf
+from xdsl.ir import Operation
 
 from aquas.cli import main
 from aquas.diagnostics import AquasError
@@ -433,3 +435,61 @@ isax t(rs1) -> rd {
     ext = find_extension(m)
     assert len(list(ext.scratchpads())) == 2
     assert sum(isinstance(o, aq.BurstReadOp) for o in ext.walk()) == 1
+
+
+# -- rows read off the induction variables ------------------------------------------------
+
+ROWS = """
+extension r;
+scratchpad tri: [u32; 48] partition(cyclic, 3) impl(sram);
+scratchpad two: [u32; 64] partition(cyclic, 2) impl(sram);
+scratchpad regs: [u32; 48] partition(cyclic, 3);
+#[opcode(custom0), funct7(0)]
+isax f(rs1) -> rd {
+  var s: u32 = 0;
+  for j in 0..14 {
+    s = s + tri[3 * j + 4] + tri[45 - 3 * j] + tri[2 * j + 1] + two[4 * j + 3]
+      + regs[3 * j + 1] + tri[3 * j + (rs1 & 1)];
+  }
+  return s;
+}
+"""
+
+
+def test_bank_row_reads_a_row_off_the_induction_variable() -> None:
+    """An index ``c + a * j`` with ``a`` a multiple of the cyclic factor ``F`` lies in bank
+    ``c % F`` at row ``c // F + a / F * j``; anything else keeps the run-time division."""
+    from aquas.synth.fsm import BankRow, bank_row, index_only
+    from aquas.synth.prepare import prepare
+
+    m = prepare(lower_spec(ROWS, "r.isax"))
+    reads = [o for o in m.walk() if isinstance(o, aq.SpmReadOp)]
+    [j] = {o.body.block.args[0] for o in m.walk() if isinstance(o, scf.ForOp)}
+    got = [bank_row(o) for o in reads]
+    assert got == [
+        BankRow(1, 1, ((j, 1),)),  # tri[3j + 4]: element 3 (j + 1) + 1
+        BankRow(0, 15, ((j, -1),)),  # tri[45 - 3j]
+        None,  # tri[2j + 1]: 2 is no multiple of 3
+        BankRow(1, 1, ((j, 2),)),  # two[4j + 3], a power of two
+        None,  # regs: registers, selected by the whole index
+        None,  # tri[3j + (rs1 & 1)]: a term that is no induction variable
+    ]
+    # the index arithmetic of the first, second and fourth is computed nowhere
+    owners = [o.index.owner for o in reads]
+    assert [isinstance(o, Operation) and index_only(o) for o in owners] == [
+        True,
+        True,
+        False,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_rows_off_the_induction_variable_need_no_reciprocal(tmp_path: Path) -> None:
+    """Without the element index there is no division by the factor: no reciprocal
+    multiply in the unit (the accesses that keep one still have it)."""
+    plain = ROWS.replace(" + tri[2 * j + 1]", "").replace(" + tri[3 * j + (rs1 & 1)]", "")
+    for src, recips in ((plain, False), (ROWS, True)):
+        res = synthesize(lower_spec(src, "r.isax"), tmp_path / str(recips), 10.0, 4)
+        assert ("_recip" in res.verilog_path.read_text()) is recips
