@@ -217,7 +217,8 @@ isax scan(rs1, rs2) -> rd {
     var s: u32 = 0;
     #[pipeline]
     for j in 0..64 {
-        s = s + a[3 * j] * a[3 * j + 1] + a[3 * j + 2] * rs2;
+        let d: u32 = a[3 * j] - a[3 * j + 1];
+        s = s + d * d + a[3 * j + 2] * rs2;
     }
     return s;
 }
@@ -227,7 +228,8 @@ isax scan(rs1, rs2) -> rd {
 def test_a_pipelined_kernel_keeps_its_multipliers_off_registered_units(tmp_path: Path) -> None:
     """On a registered unit each kernel multiply would wait two states for its product,
     in every iteration: the kernel would take three states, not its II. Its multiplies
-    keep operators of their own; the copies in the prologue and epilogue are registered."""
+    keep operators of their own (the square ``d * d`` a squarer, ``binding.square``); the
+    copies in the prologue and epilogue are registered."""
     from aquas.synth.flow import loop_reports
 
     builder, fsms = schedule(KERNEL, TIGHT_NS)

@@ -1,6 +1,6 @@
 """Split (two-cycle) shared multipliers (synth/binding.py, ``carry_save_parts``): the
 partial products reduced by word-wide carry-save adders to two vectors in one cycle, their
-sum in the next. Checked bit-exact against Python's own product (an evaluator of the
+sum in the next; and the squarer of an own multiply of a value by itself (``square``). Checked bit-exact against Python's own product (an evaluator of the
 generated comb ops), for depth with Yosys, and end to end in co-simulation."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from aquas.synth.binding import (
     carry_save_levels,
     carry_save_parts,
     split_stage_ns,
+    square,
 )
 from aquas.synth.flow import schedule_isaxs
 from aquas.synth.hwemit import HwBuilder
@@ -94,6 +95,8 @@ def _eval(op: Operation, val: dict[SSAValue, int]) -> int:
         return out
     if isinstance(op, comb.ReplicateOp):
         return m if xs[0] & 1 else 0
+    if isinstance(op, comb.ShrUOp):
+        return xs[0] >> xs[1] if xs[1] < w else 0
     raise AssertionError(f"no evaluator for {op.name}")
 
 
@@ -113,6 +116,20 @@ def test_the_two_vectors_add_up_to_the_product(k: int, w: int, narrow: Narrow | 
         signed = narrow is not None and narrow.signed
         want = _signed(a, k) * _signed(b, k) if signed else a * b
         assert (val[s] + val[c]) % (1 << w) == want % (1 << w), (a, b)
+
+
+@pytest.mark.parametrize(("k", "w"), [(32, 32), (16, 32), (33, 64), (1, 32), (5, 8), (8, 8)])
+def test_the_squarer_squares(k: int, w: int) -> None:
+    """``square`` (an own multiply of a value by itself): each bit product once."""
+    block = Block(arg_types=[IntegerType(k), IntegerType(k)])
+    h = HwBuilder(block, block.args[0], block.args[1])
+    out = square(h, block.args[0], w, "sq")
+    assert _width(out) == w
+    rng = random.Random(k * 100 + w)
+    xs = [0, 1, 2, 3, (1 << k) - 1, 1 << (k - 1), (1 << (k - 1)) - 1]
+    xs += [rng.getrandbits(k) for _ in range(500)]
+    for x in {x % (1 << k) for x in xs}:
+        assert _evaluate(block, [x, 0])[out] == x * x % (1 << w), x
 
 
 def test_the_carry_save_levels() -> None:
