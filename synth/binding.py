@@ -342,8 +342,8 @@ def square(h: object, x: SSAValue, w: int, hint: str) -> SSAValue:
     ``x_i x_j`` and ``x_j x_i`` and adds them in separate columns). Written out by hand
     for that reason: the diagonal word plus one row per bit, summed by one addition.
     On OSU018 a 32-bit square between registers maps to 58,332 um^2 and 4.19 ns against
-    100,883 um^2 and 4.85 ns for ``x * x`` (``tests/test_split_mul.py`` checks the value on
-    random and corner operands)."""
+    100,883 um^2 and 4.85 ns for ``x * x`` (``benchmarks/bench_square.py`` measures whole
+    units; ``tests/test_split_mul.py`` checks the value on random and corner operands)."""
     from aquas.synth.hwemit import HwBuilder, width
 
     assert isinstance(h, HwBuilder)
