@@ -84,8 +84,10 @@ def cycles(fsms) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
 
 
 def count_muls(verilog: str) -> int:
-    """Multipliers in the Verilog (`x * y` with no constant operand)."""
-    return len(re.findall(r"= \S+ \* [A-Za-z_]\S*;", verilog))
+    """Multiply operators in the Verilog: multipliers (`x * y` with no constant operand)
+    and squarers (an own `x * x`, ``binding.square``: one `<hint>_diag` word each)."""
+    multipliers = len(re.findall(r"= \S+ \* [A-Za-z_]\S*;", verilog))
+    return multipliers + len(re.findall(r"\w+_diag = ", verilog))
 
 
 def test_only_multipliers_are_worth_sharing() -> None:
