@@ -52,6 +52,8 @@ def main() -> None:
         for bits in WIDTHS:
             figs = []
             for square in (True, False):
+                what = "x * x" if square else "x * y"
+                print(f"{bits} bits, {what}: synthesizing and mapping ...", flush=True)
                 out = Path(tmp) / f"{bits}_{square}"
                 res = synthesize(lower_spec(spec(bits, square), "sq.isax"), out, args.clock_ns, 4)
                 assert ("_diag" in res.verilog_path.read_text()) is square
