@@ -274,10 +274,7 @@ def carry_save_parts(
     mask = (1 << w) - 1
 
     def shl(v: SSAValue, n: int, tag: str) -> SSAValue:
-        """``v << n`` in ``w`` bits (``v`` already ``w`` bits wide)."""
-        if n == 0:
-            return v
-        return h.concat(h.extract(v, 0, w - n, f"{hint}_{tag}_lo"), h.const(0, n), f"{hint}_{tag}")
+        return h.shl_const(v, n, f"{hint}_{tag}")
 
     vectors: list[SSAValue] = []
     if narrow is not None and narrow.signed:
@@ -351,13 +348,7 @@ def square(h: object, x: SSAValue, w: int, hint: str) -> SSAValue:
     xw = h.zext(x, w, f"{hint}_x") if k < w else x
     bits = [h.zext(h.extract(x, i, 1, f"{hint}_b{i}"), w, f"{hint}_z{i}") for i in range(k)]
 
-    def shl(v: SSAValue, n: int, tag: str) -> SSAValue:
-        if n == 0:
-            return v
-        lo = h.extract(v, 0, w - n, f"{hint}_{tag}_lo")
-        return h.concat(lo, h.const(0, n), f"{hint}_{tag}")
-
-    diag = [shl(bits[i], 2 * i, f"d{i}") for i in range(k) if 2 * i < w]
+    diag = [h.shl_const(bits[i], 2 * i, f"{hint}_d{i}") for i in range(k) if 2 * i < w]
     terms = [h.add(comb.OrOp(diag), f"{hint}_diag") if len(diag) > 1 else diag[0]]
     for i in range(k):
         if 2 * i + 2 >= w or i + 1 >= k:
@@ -366,7 +357,7 @@ def square(h: object, x: SSAValue, w: int, hint: str) -> SSAValue:
         above = h.binop("comb.shru", xw, h.const(i + 1, w), f"{hint}_hi{i}")
         mask = h.replicate(h.extract(x, i, 1, f"{hint}_m{i}"), w, f"{hint}_r{i}")
         row = h.add(comb.AndOp([above, mask]), f"{hint}_and{i}")
-        terms.append(shl(row, 2 * i + 2, f"row{i}"))
+        terms.append(h.shl_const(row, 2 * i + 2, f"{hint}_row{i}"))
     return terms[0] if len(terms) == 1 else h.add(comb.AddOp(terms), hint)
 
 

@@ -488,6 +488,9 @@ def _no_wrap_form(v: SSAValue) -> tuple[int, list[int]] | None:
     return const, list(terms.values())
 
 
+AFFINE_OPS = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp)
+"""Index arithmetic: what ``linear_form`` follows (by a constant, for multiplies and shifts)."""
+
 AFFINE_DEPTH = 24
 """How far ``affine_index`` follows index arithmetic back (unrolled index expressions are
 a few ops deep; deeper ones stay opaque terms)."""
@@ -548,27 +551,20 @@ def bank_row(op: Operation) -> BankRow | None:
     return BankRow(c % f, c // f, tuple(terms))
 
 
-def index_only(op: Operation, memo: dict[Operation, bool] | None = None) -> bool:
+def index_only(op: Operation) -> bool:
     """Whether ``op`` is index arithmetic whose every use is the index of an SRAM access
     that takes its row from ``bank_row`` (or more such arithmetic): no hardware computes
     it, so it gets no state, no delay and no register."""
-    memo = {} if memo is None else memo
-    if op in memo:
-        return memo[op]
-    memo[op] = False  # a cycle through block arguments is not index arithmetic
-    ok = isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.ShLIOp) and bool(
-        op.results[0].uses
-    )
-    for use in op.results[0].uses if ok else ():
+    if not isinstance(op, AFFINE_OPS) or not op.results[0].uses:
+        return False
+    for use in op.results[0].uses:
         user = use.operation
-        if isinstance(user, aq.SpmReadOp | aq.SpmWriteOp) and use.index == len(user.operands) - 1:
-            ok = bank_row(user) is not None
-        else:
-            ok = index_only(user, memo)
-        if not ok:
-            break
-    memo[op] = ok
-    return ok
+        if isinstance(user, aq.SpmReadOp | aq.SpmWriteOp):
+            if use.index != len(user.operands) - 1 or bank_row(user) is None:
+                return False  # stored as a value, or an index the bank is divided off
+        elif not index_only(user):
+            return False
+    return True
 
 
 def op_error(op: Operation, msg: str, hint: str | None = None) -> AquasError:

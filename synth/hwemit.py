@@ -216,6 +216,13 @@ class HwBuilder:
         op = comb.ConcatOp([hi, lo], IntegerType(width(hi) + width(lo)))
         return self.add(op, hint)
 
+    def shl_const(self, x: SSAValue, n: int, hint: str) -> SSAValue:
+        """``x << n`` within ``x``'s width: wiring (its low bits under ``n`` zeros)."""
+        if n == 0:
+            return x
+        lo = self.extract(x, 0, width(x) - n, f"{hint}_lo")
+        return self.concat(lo, self.const(0, n), hint)
+
     def zext(self, x: SSAValue, w_out: int, hint: str | None = None) -> SSAValue:
         w_in = width(x)
         if w_in == w_out:

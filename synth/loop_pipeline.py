@@ -51,7 +51,7 @@ from aquas.diagnostics import AquasError, loc_of
 from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import KERNEL_CYCLE_ATTR, PIPELINE_ATTR, UNROLL_ATTR, constant_value
 from aquas.synth.binding import UNITS_ATTR, class_of
-from aquas.synth.fsm import FREE_OPS, MEM_OPS, carried_read, sram_read
+from aquas.synth.fsm import AFFINE_OPS, FREE_OPS, MEM_OPS, carried_read, sram_read
 from aquas.synth.modulo import (
     CarriedDependence,
     LoopProblem,
@@ -65,9 +65,6 @@ from aquas.synth.schedule import Access, Affine, access_distance, list_schedule
 PIPELINE_MODES = ("auto", "directive", "off")
 """Flow modes: ``auto`` (directives, and loops over scratchpad data that are not unrolled,
 where it saves cycles), ``directive`` (only ``#[pipeline]`` loops), ``off``."""
-
-AFFINE_OPS = (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp)
-"""Index arithmetic ``affine_index`` follows (recomputed per stage, not carried)."""
 
 PIPELINE_OFF = -1
 """``aquas.pipeline`` value of ``#[pipeline(off)]``: never pipeline this loop."""
