@@ -299,6 +299,9 @@ def _burst(ex: _Exec, op: Operation) -> None:
 
 def _spm_read(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, aq.SpmReadOp)
+    if op.pred is not None and not ex.vals[op.pred]:
+        ex.vals[op.result] = 0  # undefined: the read does not happen
+        return
     sym = op.scratchpad.root_reference.data
     idx = ex.vals[op.index]
     ex.vals[op.result] = ex._spm(sym, idx)[idx]
@@ -306,6 +309,8 @@ def _spm_read(ex: _Exec, op: Operation) -> None:
 
 def _spm_write(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, aq.SpmWriteOp)
+    if op.pred is not None and not ex.vals[op.pred]:
+        return
     sym = op.scratchpad.root_reference.data
     idx = ex.vals[op.index]
     ex._spm(sym, idx)[idx] = ex.vals[op.value]
@@ -318,6 +323,8 @@ def _state_read(ex: _Exec, op: Operation) -> None:
 
 def _state_write(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, aq.StateWriteOp)
+    if op.pred is not None and not ex.vals[op.pred]:
+        return
     ex.state.regs[op.state.root_reference.data] = ex.vals[op.value]
 
 

@@ -43,6 +43,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_attr_def,
+    opt_operand_def,
     prop_def,
     region_def,
     result_def,
@@ -592,57 +593,82 @@ class BurstWriteOp(_BurstOp):
 
 @irdl_op_definition
 class SpmReadOp(IRDLOperation):
-    """Reads element ``index`` of a scratchpad."""
+    """Reads element ``index`` of a scratchpad.
+
+    With a predicate (``if %p``, made by ``aquas-pipeline-loops`` for a stage of a
+    predicated kernel, never written in a spec) the read happens only when ``%p`` is true;
+    its value is undefined otherwise (the golden interpreter gives 0), so ``index`` may
+    then be out of bounds."""
 
     name = "aquas.spm_read"
     index = operand_def(I32)
+    pred = opt_operand_def(IntegerType(1))
     scratchpad = prop_def(SymbolRefAttr)
     result = result_def(IntegerType)
     traits = traits_def(MemoryReadEffect())
-    assembly_format = "$scratchpad `[` $index `]` attr-dict `:` type($result)"
+    assembly_format = "$scratchpad `[` $index `]` (`if` $pred^)? attr-dict `:` type($result)"
 
-    def __init__(self, scratchpad: str, index: SSAValue | Operation, width: int):
+    def __init__(
+        self,
+        scratchpad: str,
+        index: SSAValue | Operation,
+        width: int,
+        pred: SSAValue | Operation | None = None,
+    ):
         super().__init__(
-            operands=[index],
+            operands=[index, [] if pred is None else [pred]],
             properties={"scratchpad": SymbolRefAttr(scratchpad)},
             result_types=[IntegerType(width)],
         )
 
     def verify_(self) -> None:
         spm = _scratchpad(self, self.scratchpad)
-        _verify_spm_access(self, spm, self.index, self.result.type)
+        _verify_spm_access(self, spm, self.index, self.result.type, self.pred is not None)
 
 
 @irdl_op_definition
 class SpmWriteOp(IRDLOperation):
-    """Writes element ``index`` of a scratchpad."""
+    """Writes element ``index`` of a scratchpad; with a predicate (``if %p``, as for
+    ``aquas.spm_read``) only when ``%p`` is true."""
 
     name = "aquas.spm_write"
     value = operand_def(IntegerType)
     index = operand_def(I32)
+    pred = opt_operand_def(IntegerType(1))
     scratchpad = prop_def(SymbolRefAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$value `,` $scratchpad `[` $index `]` attr-dict `:` type($value)"
+    assembly_format = (
+        "$value `,` $scratchpad `[` $index `]` (`if` $pred^)? attr-dict `:` type($value)"
+    )
 
-    def __init__(self, value: SSAValue | Operation, scratchpad: str, index: SSAValue | Operation):
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        scratchpad: str,
+        index: SSAValue | Operation,
+        pred: SSAValue | Operation | None = None,
+    ):
         super().__init__(
-            operands=[value, index],
+            operands=[value, index, [] if pred is None else [pred]],
             properties={"scratchpad": SymbolRefAttr(scratchpad)},
         )
 
     def verify_(self) -> None:
         spm = _scratchpad(self, self.scratchpad)
-        _verify_spm_access(self, spm, self.index, self.value.type)
+        _verify_spm_access(self, spm, self.index, self.value.type, self.pred is not None)
 
 
-def _verify_spm_access(op: Operation, spm: ScratchpadOp, index: SSAValue, t: Attribute) -> None:
+def _verify_spm_access(
+    op: Operation, spm: ScratchpadOp, index: SSAValue, t: Attribute, predicated: bool
+) -> None:
     if t != spm.memref.get_element_type():
         raise VerifyException(
             f"{op.name}: type {t} does not match scratchpad element type "
             f"{spm.memref.get_element_type()}"
         )
     idx = constant_value(index)
-    if idx is not None and not 0 <= idx < spm.size:
+    # a predicated access may be out of bounds (its predicate is then false)
+    if idx is not None and not 0 <= idx < spm.size and not predicated:
         raise VerifyException(
             f"{op.name}: index {idx} out of bounds for scratchpad @{spm.sym_name.data} "
             f"of {spm.size} elements"
@@ -681,16 +707,23 @@ class StateReadOp(IRDLOperation):
 @irdl_op_definition
 class StateWriteOp(IRDLOperation):
     """Writes a state register; the new value is visible to later reads and persists
-    across invocations."""
+    across invocations. With a predicate (``if %p``, as for ``aquas.spm_read``) only when
+    ``%p`` is true."""
 
     name = "aquas.state_write"
     value = operand_def(IntegerType)
+    pred = opt_operand_def(IntegerType(1))
     state = prop_def(SymbolRefAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$value `,` $state attr-dict `:` type($value)"
+    assembly_format = "$value `,` $state (`if` $pred^)? attr-dict `:` type($value)"
 
-    def __init__(self, value: SSAValue | Operation, state: str):
-        super().__init__(operands=[value], properties={"state": SymbolRefAttr(state)})
+    def __init__(
+        self, value: SSAValue | Operation, state: str, pred: SSAValue | Operation | None = None
+    ):
+        super().__init__(
+            operands=[value, [] if pred is None else [pred]],
+            properties={"state": SymbolRefAttr(state)},
+        )
 
     def verify_(self) -> None:
         st = _state(self, self.state)

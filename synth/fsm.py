@@ -560,7 +560,8 @@ def index_only(op: Operation) -> bool:
     for use in op.results[0].uses:
         user = use.operation
         if isinstance(user, aq.SpmReadOp | aq.SpmWriteOp):
-            if use.index != len(user.operands) - 1 or bank_row(user) is None:
+            index_at = 0 if isinstance(user, aq.SpmReadOp) else 1  # the index operand
+            if use.index != index_at or bank_row(user) is None:
                 return False  # stored as a value, or an index the bank is divided off
         elif not index_only(user):
             return False

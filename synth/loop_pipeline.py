@@ -66,6 +66,12 @@ PIPELINE_MODES = ("auto", "directive", "off")
 """Flow modes: ``auto`` (directives, and loops over scratchpad data that are not unrolled,
 where it saves cycles), ``directive`` (only ``#[pipeline]`` loops), ``off``."""
 
+PREDICATE_MODES = ("auto", "always", "never")
+"""Where ``pipeline_loops`` makes a predicated kernel instead of prologue, kernel and
+epilogue (``pipeline_loop``): ``auto`` where no operator is slower than a cycle, the
+kernel takes no more states and the loop at most one more cycle; ``always`` wherever
+the loop is ``predicable``; ``never``."""
+
 PIPELINE_OFF = -1
 """``aquas.pipeline`` value of ``#[pipeline(off)]``: never pipeline this loop."""
 
@@ -96,6 +102,8 @@ class LoopReport:
     requested: bool = False
     kernel_states: int = 0
     """The kernel's states as the FSM builder schedules it (the II realised)."""
+    predicated: bool = False
+    """A predicated kernel (``pipeline_loop``), not prologue, kernel and epilogue."""
     kernel: scf.ForOp | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, object]:
@@ -111,6 +119,7 @@ class LoopReport:
             "iteration_latency": self.iteration_latency,
             "not_pipelined": self.reason,
             "requested": self.requested,
+            "predicated": self.predicated,
         }
 
 
@@ -334,16 +343,42 @@ def kernel_states(
 ) -> int:
     """The states the FSM builder gives the kernel body (one segment: the same problem and
     list scheduling as ``synth/fsm.py``): the II realised."""
+    return segment_states(list(kernel.body.block.ops), clock_ns, budget_ns, lib)
+
+
+def segment_states(
+    ops: list[Operation], clock_ns: float, budget_ns: float, lib: OperatorLibrary
+) -> int:
+    """The states the FSM builder gives straight-line ``ops`` as one segment (0 when they
+    are all wiring)."""
     from aquas.synth.fsm import segment_problem
     from aquas.synth.timing import chained_delay
 
     work = [
         o
-        for o in kernel.body.block.ops
+        for o in ops
         if not isinstance(o, scf.YieldOp) and not (isinstance(o, FREE_OPS) and not o.operands)
     ]
+    if not work:
+        return 0
     problem = segment_problem(work, lambda o: chained_delay(lib, o, budget_ns), clock_ns, budget_ns)
     return sequential_cycles(LoopProblem(problem, sram_reads=_data_cycle_reads(work)))
+
+
+def loop_cycles(
+    rewrite: Rewrite, states: int, clock_ns: float, budget_ns: float, lib: OperatorLibrary
+) -> int:
+    """The cycles of a pipelined loop whose kernel takes ``states`` a trip, as the FSM
+    builder schedules it: the prologue and epilogue as segments of their own (they join
+    the code around them, so this is an upper bound), or a predicated kernel's
+    initialisation state."""
+    k = rewrite.inserted.index(rewrite.kernel)
+    trip = _trip(rewrite.kernel) or 0
+    edges = [
+        segment_states(part, clock_ns, budget_ns, lib)
+        for part in (rewrite.inserted[:k], rewrite.inserted[k + 1 :])
+    ]
+    return trip * states + (sum(edges) if any(edges) else 1)
 
 
 WIDTH_CASTS = (arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)
@@ -378,9 +413,40 @@ def sink_casts(
     return moved if not verify_modulo(problem, moved) else sched
 
 
-def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation]) -> Rewrite:
-    """Inserts ``loop`` rewritten into prologue, kernel and epilogue by ``sched`` before
-    it; ``commit`` the result to replace the loop."""
+PREDICATED_OPS = (aq.SpmReadOp, aq.SpmWriteOp, aq.StateWriteOp)
+"""The operations a predicated kernel predicates on their stage's valid bit: the storage
+accesses (a read of an invalid iteration may be out of bounds)."""
+
+
+def predicable(loop: scf.ForOp, n_stages: int) -> bool:
+    """Whether ``loop`` can become a predicated kernel: its induction variable, counted on
+    for ``S - 1`` more iterations, stays non-negative and below the sign bit of its type,
+    so that one unsigned comparison tells the valid iterations."""
+    lb, step, trip = constant_value(loop.lb), constant_value(loop.step), _trip(loop)
+    ty = loop.body.block.args[0].type
+    if lb is None or step is None or trip is None or not isinstance(ty, IntegerType):
+        return False
+    return lb >= 0 and lb + (trip + n_stages - 1) * step < 1 << (ty.width.data - 1)
+
+
+def pipeline_loop(
+    loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation], predicated: bool = False
+) -> Rewrite:
+    """Inserts ``loop`` rewritten by ``sched`` before it; ``commit`` the result to replace
+    the loop.
+
+    Without ``predicated``: a prologue, a kernel of ``T - S + 1`` iterations and an
+    epilogue. With it (``predicable``): the kernel alone, run ``T + S - 1`` times. Stage
+    ``s`` of kernel iteration ``k`` runs iteration ``k - s``, which is valid when
+    ``0 <= k - s < T``: a valid bit made in stage 0 (``iv < ub``) travels with the
+    iteration through ``S - 1`` one-bit slots whose initial values are false. A stage's
+    storage accesses are predicated on its bit, and an iteration value keeps its previous
+    value unless the iteration that yields it is valid (a select; folded into the value's
+    own select where it is one, ``best = select(closer, d, best)``). Nothing else needs
+    the bit: an invalid iteration's values reach only other operations of invalid
+    iterations. The prologue and epilogue copies go (``S - 1`` iterations of operators and
+    their states) for the same cycles within a few: the kernel's II states for each of
+    the ``S - 1`` extra iterations, where the straight-line copies are list-scheduled."""
     lb, step, trip = constant_value(loop.lb), constant_value(loop.step), _trip(loop)
     assert lb is not None and step is not None and trip is not None
     parent = loop.parent_block()
@@ -455,8 +521,22 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
             depth[key] = max(depth.get(key, 0), d)
     for y in yield_op.arguments:
         assert isinstance(y, OpResult)
-        if stage[y.owner] == 0:  # the loop result of the last iteration leaves the kernel
+        # the loop result of the last iteration leaves the kernel; predicated, the
+        # select keeping an iteration value reads the value's previous one
+        if stage[y.owner] == 0 or predicated:
             depth[y] = max(depth.get(y, 0), 1)
+    # predicated: the valid bit of stage 0's iteration, and of each later stage's
+    valid: SSAValue | None = None
+    valid_cmp: arith.CmpiOp | None = None
+    if predicated:
+        # its operands are the kernel's (made below): the loop's until then
+        valid_cmp = arith.CmpiOp(iv, loop.ub, "ult")
+        valid_cmp.result.name_hint = "valid"
+        valid = valid_cmp.result
+        users = [stage[o] for o in work if isinstance(o, PREDICATED_OPS)]
+        users += [stage[y.owner] for y in yield_op.arguments if isinstance(y, OpResult)]
+        if max(users, default=0):
+            depth[valid] = max(users)
 
     straight: dict[tuple[int, SSAValue], SSAValue] = {}
     final: dict[tuple[SSAValue, int], SSAValue] = {}
@@ -515,9 +595,10 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
             for r, nr in zip(o.results, new.results, strict=True):
                 straight[(j, r)] = nr
 
-    for k in range(n_st - 1):
-        for s in range(k, -1, -1):
-            emit_straight(s, k - s)
+    if not predicated:
+        for k in range(n_st - 1):
+            for s in range(k, -1, -1):
+                emit_straight(s, k - s)
 
     # the kernel: iv, then the slots of each value
     slots = [(v, d) for v in depth for d in range(1, depth[v] + 1)]
@@ -529,11 +610,20 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
         assert isinstance(v, OpResult)
         a.name_hint = f"{v.name_hint or v.owner.name.split('.')[-1]}_s{d}"
         slot_arg[(v, d)] = a
-    k0 = n_st - 1
+    k0 = 0 if predicated else n_st - 1
     inits = []
+    carried: dict[SSAValue, SSAValue] = {
+        y: init_of[y.owner] for y in yield_op.arguments if isinstance(y, OpResult)
+    }
     for v, d in slots:
-        assert isinstance(v, OpResult)
-        inits.append(lookup(k0 - stage[v.owner] - d, v))
+        if not predicated:
+            assert isinstance(v, OpResult)
+            inits.append(lookup(k0 - stage[v.owner] - d, v))
+        elif v in carried:  # no valid iteration has yielded it yet
+            inits.append(carried[v])
+        else:  # a value of an iteration before the first: never used (false: the bits)
+            assert isinstance(v.type, IntegerType)
+            inits.append(put(arith.ConstantOp(IntegerAttr(0, v.type))).results[0])
     current: dict[SSAValue, SSAValue] = {}
 
     def in_kernel(v: SSAValue, d: int) -> SSAValue:
@@ -551,6 +641,11 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
             kbody.add_op(sub)
             iv_s = sub.result
         memo: dict[SSAValue, SSAValue] = {}
+        if valid_cmp is not None and s == 0:
+            valid_cmp.operands = (k_iv, const(lb + trip * step))
+            valid_cmp.attributes[KERNEL_CYCLE_ATTR] = IntegerAttr(0, i64)
+            kbody.add_op(valid_cmp)
+            current[valid_cmp.result] = valid_cmp.result
         for o in work:
             if stage[o] != s:
                 continue
@@ -573,16 +668,29 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
                         src = yield_op.arguments[v.index - 1] if isinstance(v, BlockArgument) else v
                         mapper[v] = in_kernel(src, n[1])
             new = o.clone(value_mapper=mapper)
-            new.attributes[KERNEL_CYCLE_ATTR] = IntegerAttr(sched.cycle[o] % sched.ii, i64)
+            cycle = IntegerAttr(sched.cycle[o] % sched.ii, i64)
+            new.attributes[KERNEL_CYCLE_ATTR] = cycle
+            if valid is not None and isinstance(new, PREDICATED_OPS):
+                assert new.pred is None
+                new.operands = (*new.operands, in_kernel(valid, s))
             kbody.add_op(new)
             for r, nr in zip(o.results, new.results, strict=True):
                 current[r] = nr
+            if valid is not None and o.results and o.results[0] in carried:
+                y = o.results[0]
+                kept = _keep_unless(kbody, new, in_kernel(valid, s), slot_arg[(y, 1)])
+                assert isinstance(kept, OpResult)
+                kept.owner.attributes[KERNEL_CYCLE_ATTR] = cycle
+                current[y] = kept
     kbody.add_op(scf.YieldOp(*[current[v] if d == 1 else slot_arg[(v, d - 1)] for v, d in slots]))
-    kernel = put(scf.ForOp(const(lb + k0 * step), loop.ub, loop.step, inits, kbody))
+    ub = const(lb + (trip + n_st - 1) * step) if predicated else loop.ub
+    kernel = put(scf.ForOp(const(lb + k0 * step), ub, loop.step, inits, kbody))
     assert isinstance(kernel, scf.ForOp)
     kernel.location = loop.location
     for (v, d), r in zip(slots, kernel.results, strict=True):
         final[(v, d)] = r
+    if predicated:  # each iteration value as the last valid iteration left it
+        return Rewrite(loop, kernel, inserted, [final[(y, 1)] for y in yield_op.arguments])
 
     for k in range(trip, trip + n_st - 1):
         for s in range(n_st - 1, k - trip, -1):
@@ -592,16 +700,41 @@ def pipeline_loop(loop: scf.ForOp, sched: ModuloSchedule, work: list[Operation])
     return Rewrite(loop, kernel, inserted, results)
 
 
+def _keep_unless(block: Block, op: Operation, ok: SSAValue, prev: SSAValue) -> SSAValue:
+    """The iteration value ``op`` yields where ``ok`` holds, else ``prev`` (its value
+    before), added to ``block``. A select keeping ``prev`` already (``best =
+    select(closer, d, best)``) takes ``closer & ok`` as its condition instead of a
+    second select after it (one AND gate off the recurrence's data path)."""
+    if isinstance(op, arith.SelectOp) and op.operands[2] is prev:
+        both = arith.AndIOp(op.operands[0], ok)
+        block.insert_op_before(both, op)
+        both.attributes[KERNEL_CYCLE_ATTR] = op.attributes[KERNEL_CYCLE_ATTR]
+        op.operands = (both.result, *op.operands[1:])
+        return op.results[0]
+    sel = arith.SelectOp(ok, op.results[0], prev)
+    block.add_op(sel)
+    return sel.result
+
+
 def _reads_scratchpad(loop: scf.ForOp) -> bool:
     return any(isinstance(o, aq.SpmReadOp | aq.SpmWriteOp) for o in loop.body.walk())
 
 
 def pipeline_loops(
-    module: ModuleOp, clock_ns: float, lib: OperatorLibrary | None = None, auto: bool = False
+    module: ModuleOp,
+    clock_ns: float,
+    lib: OperatorLibrary | None = None,
+    auto: bool = False,
+    predicate: str = "auto",
 ) -> list[LoopReport]:
     """Pipelines the loops of ``module`` that ask for it (with ``auto``, also the loops
-    over scratchpad data that are not unrolled); returns one report per candidate."""
-    from aquas.synth.timing import OVERHEAD_LEVELS
+    over scratchpad data that are not unrolled); returns one report per candidate.
+    ``predicate`` (``PREDICATE_MODES``): where to make predicated kernels."""
+    if predicate not in PREDICATE_MODES:
+        raise AquasError(
+            f"unknown predication mode {predicate!r}", hint="use " + ", ".join(PREDICATE_MODES)
+        )
+    from aquas.synth.timing import OVERHEAD_LEVELS, op_delay
 
     lib = lib or OperatorLibrary.load()
     budget = clock_ns - OVERHEAD_LEVELS * lib.ns_per_level
@@ -654,6 +787,31 @@ def pipeline_loops(
             # stage to the next is opaque to its bank and conflict analysis, which may
             # serialise accesses the modulo schedule overlapped.
             rep.kernel_states = kernel_states(rewrite.kernel, clock_ns, budget, lib)
+            if (
+                predicate != "never"
+                and sched.stages > 1
+                and predicable(loop, sched.stages)
+                and (predicate == "always" or not any(op_delay(lib, o) > budget for o in work))
+            ):
+                # One copy of the operators instead of S, unless the valid bits cost the
+                # kernel a state (their AND or select did not fit where the modulo
+                # schedule packed the stage). Not where an operator is slower than a
+                # cycle on the (derated) library: the state machine makes it multi-cycle
+                # on a split unit, the kernel then takes more states than its II, and
+                # each of the S - 1 extra iterations pays them all (the point cloud's
+                # v3ddist at derate 1.32: 171 -> 198 cycles) where the copies overlap.
+                alt = pipeline_loop(loop, sched, work, predicated=True)
+                states = kernel_states(alt.kernel, clock_ns, budget, lib)
+                # a cycle more, for the initialisation state the prologue took
+                if predicate == "always" or (
+                    states <= rep.kernel_states
+                    and loop_cycles(alt, states, clock_ns, budget, lib)
+                    <= 1 + loop_cycles(rewrite, rep.kernel_states, clock_ns, budget, lib)
+                ):
+                    rewrite.rollback()
+                    rewrite, rep.kernel_states, rep.predicated = alt, states, True
+                else:
+                    alt.rollback()
             # iterations start every II cycles and the last one takes its full latency
             pipelined = (trip - 1) * rep.kernel_states + rep.iteration_latency
             if want is None and pipelined >= trip * rep.body_cycles:
@@ -718,9 +876,12 @@ class AquasPipelineLoopsPass(ModulePass):
     auto: bool = False
     """Also pipeline loops over scratchpad data that are not unrolled."""
 
+    predicate: str = "auto"
+    """Where to make predicated kernels (``PREDICATE_MODES``)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.clock_ns > 0 or self.clock_ns == float("inf"):
             raise AquasError(
                 f"aquas-pipeline-loops: clock-ns must be a positive number, not {self.clock_ns}"
             )
-        pipeline_loops(op, float(self.clock_ns), auto=self.auto)
+        pipeline_loops(op, float(self.clock_ns), auto=self.auto, predicate=self.predicate)

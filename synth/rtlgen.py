@@ -684,7 +684,7 @@ class UnitGenerator:
         if isinstance(op, aq.StateWriteOp):
             s = op.state.root_reference.data
             self.reg(f"{s}_q", width(op.value))
-            self.write(f"{s}_q", self.is_state[st.id], r(0))
+            self.write(f"{s}_q", self.enable(op, st), r(0))
             return
         if isinstance(op, aq.SpmReadOp):
             spm = op.scratchpad.root_reference.data
@@ -710,7 +710,7 @@ class UnitGenerator:
             return
         if isinstance(op, aq.SpmWriteOp):
             self.spm_writes.setdefault(op.scratchpad.root_reference.data, []).append(
-                (self.is_state[st.id], r(1), r(0), None)
+                (self.enable(op, st), r(1), r(0), None)
             )
             return
         w = width(op.results[0])
@@ -813,6 +813,14 @@ class UnitGenerator:
             acc = h.binop("comb.add", acc, h.const(const % (1 << 32), 32), hint)
         return acc
 
+    def enable(self, op: aq.SpmReadOp | aq.SpmWriteOp | aq.StateWriteOp, st: State) -> SSAValue:
+        """When ``op`` accesses its storage: in ``st``, and where it is predicated (a
+        stage of a predicated kernel, ``synth/loop_pipeline.py``) when its predicate holds."""
+        en = self.is_state[st.id]
+        if op.pred is None:
+            return en
+        return self.h.and_(en, self.ref(op.pred, st))
+
     def index_of(self, op: aq.SpmReadOp | aq.SpmWriteOp, st: State, hint: str) -> SSAValue:
         """The element index of scratchpad access ``op`` in ``st``: its index operand, or,
         where no hardware computes that (``fsm.index_only``), the same sum over the
@@ -834,7 +842,7 @@ class UnitGenerator:
         name = op.scratchpad.root_reference.data
         banks = spm_banks(op)
         port = self.sram_port(st, name, banks)
-        en = self.is_state[st.id]
+        en = self.enable(op, st)
         br = bank_row(op)
         if br is None:
             index = self.index_of(op, st, hint)

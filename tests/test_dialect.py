@@ -95,6 +95,22 @@ def test_good_module_verifies() -> None:
     assert roundtrip(GOOD) == GOOD
 
 
+def test_predicated_accesses_round_trip_and_may_be_out_of_bounds() -> None:
+    # the predicate of a predicated kernel's stage (synth/loop_pipeline.py); a constant
+    # index out of bounds is accepted when the access is predicated, refused otherwise
+    text = GOOD.replace(
+        "      aquas.state_write %2, @acc : i32\n",
+        "      %3 = arith.constant 8 : i32\n"
+        "      %4 = arith.cmpi ult, %1, %3 : i32\n"
+        "      %5 = aquas.spm_read @buf[%3] if %4 : i32\n"
+        "      aquas.spm_write %5, @buf[%3] if %4 : i32\n"
+        "      aquas.state_write %2, @acc if %4 : i32\n",
+    )
+    assert roundtrip(text) == text
+    with pytest.raises(Exception, match="index 8 out of bounds"):
+        roundtrip(text.replace("@buf[%3] if %4", "@buf[%3]", 1))
+
+
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [

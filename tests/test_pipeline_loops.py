@@ -11,12 +11,14 @@ a cycle (7.2 ns), three do not."""
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, i64
 
+import aquas.synth.loop_pipeline as lp
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
 from aquas.passes import parse_pipeline
@@ -188,8 +190,13 @@ def test_cycles_of_a_pipelined_loop() -> None:
     assert (rep["ii"], rep["kernel_states"], rep["stages"], rep["body_cycles"]) == (2, 2, 2, 4)
     # ports: the loop's init state, 8 x 3 states and the return state (26 cycles) become
     # a 2-state prologue, 7 x 2 kernel states and a 1-state epilogue holding the return
-    # (17 cycles)
+    # (17 cycles). Predicated, it would take 20 (test_both_forms_of_a_pipelined_loop), so
+    # the flow keeps the copies.
     assert cycles(PORTS, "off") - cycles(PORTS, "directive") == 9
+    # recurrence: predicated, the select keeping %acc in an invalid iteration would
+    # follow the xor the kernel's stage ends with, in a third state: prologue and epilogue
+    [rep] = loop_reports(schedule_isaxs(lower_spec(RECURRENCE, "t.isax"), 10.0, LIB)[0])["r"]
+    assert (rep["predicated"], rep["kernel_states"]) == (False, 2)
 
 
 @pytest.mark.parametrize(
@@ -233,32 +240,73 @@ def test_pipeline_off_and_outer_loops() -> None:
 
 
 # DIST 3 with 13 iterations: the last writes s[15]
+@pytest.mark.parametrize("predicate", ["always", "never"])
 @pytest.mark.parametrize(
     "src", [RECURRENCE, PORTS, CARRIED.replace("DIST", "3").replace("0..14", "0..13")]
 )
-def test_the_pass_keeps_semantics(src: str) -> None:
+def test_the_pass_keeps_semantics(src: str, predicate: str) -> None:
     before = lower_spec(src, "t.isax")
-    after = apply(lower_spec(src, "t.isax"), "aquas-pipeline-loops")
+    after = apply(lower_spec(src, "t.isax"), f"aquas-pipeline-loops{{predicate={predicate}}}")
     loops = [o for o in after.walk() if isinstance(o, scf.ForOp)]
     assert not any(aq.PIPELINE_ATTR in o.attributes for o in loops)  # all were pipelined
     assert_equivalent(before, after, cases=40, seed=7)
+
+
+def kernel_form(m: object) -> tuple[int, int, int]:
+    """(kernel trip count, predicated accesses, accesses outside the last loop)."""
+    loops = [o for o in m.walk() if isinstance(o, scf.ForOp)]  # type: ignore[attr-defined]
+    kernel = loops[-1]
+    lb, ub = (aq.constant_value(v) for v in (kernel.lb, kernel.ub))
+    assert lb is not None and ub is not None
+    accesses = (aq.SpmReadOp, aq.SpmWriteOp, aq.StateWriteOp)
+    inside = [o for o in kernel.body.walk() if isinstance(o, accesses)]
+    outside = [
+        o
+        for o in m.walk()  # type: ignore[attr-defined]
+        if isinstance(o, accesses) and o not in inside and o.parent_op() is not loops[0]
+    ]
+    return ub - lb, sum(o.pred is not None for o in inside), len(outside)
+
+
+def test_both_forms_of_a_pipelined_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PORTS at II 2 in 2 stages, 8 iterations. Prologue, kernel and epilogue: the kernel
+    # runs 7 times, the prologue's two reads and the epilogue's none (its stage 1 reads
+    # nothing) are outside it. Predicated: the kernel runs 8 + 1 times, its two reads
+    # predicated on stage 0's valid bit, nothing outside it.
+    edges = apply(lower_spec(PORTS, "t.isax"), "aquas-pipeline-loops")
+    assert kernel_form(edges) == (7, 0, 2)  # the flow's choice (auto): 35 cycles
+    pred = apply(lower_spec(PORTS, "t.isax"), "aquas-pipeline-loops{predicate=always}")
+    assert kernel_form(pred) == (9, 2, 0)
+    # the loop's init state again, and 8 + 1 kernel trips of 2 states (20 cycles, 17
+    # with the copies)
+    monkeypatch.setattr(lp, "pipeline_loops", partial(pipeline_loops, predicate="always"))
+    assert cycles(PORTS, "directive") == 38
+    # a write of an iteration that is not valid would clobber an element: FUZZ writes
+    # s[i + 5] in its last stage, and an iteration value and a state register join it;
+    # the three reads outside are the return's
+    src = FUZZ.replace("PART", "").replace("TRIP", "12").replace("R", "3").replace("W", "5")
+    src = src.replace("STATE", "st = st + x;")
+    m = apply(lower_spec(src, "t.isax"), PIPELINE_PREP + ",aquas-pipeline-loops{predicate=always}")
+    assert kernel_form(m) == (13, 3, 3)
+    assert_equivalent(lower_spec(src, "t.isax"), m, cases=40, seed=2)
 
 
 EXAMPLES = sorted((ROOT / "examples").rglob("*.isax"))
 EXAMPLES += sorted((ROOT / "tests" / "sim" / "specs").glob("*.isax"))
 
 
+@pytest.mark.parametrize("predicate", ["always", "never"])
 @pytest.mark.parametrize("path", EXAMPLES, ids=[str(p.relative_to(ROOT)) for p in EXAMPLES])
-def test_every_example_loop_pipelined_keeps_semantics(path: Path) -> None:
+def test_every_example_loop_pipelined_keeps_semantics(path: Path, predicate: str) -> None:
     """Every loop of every example asks for pipelining (after the flow's preparation);
-    the pipelined ISAXs compute what the originals do."""
+    the pipelined ISAXs compute what the originals do, in either form."""
     after = lower_spec_file(path)
     for o in after.walk():
         if isinstance(o, scf.ForOp):
             o.attributes[aq.PIPELINE_ATTR] = IntegerAttr(0, i64)
     prepare(after)
     try:
-        reports: list[LoopReport] = pipeline_loops(after, 10.0, LIB)
+        reports: list[LoopReport] = pipeline_loops(after, 10.0, LIB, predicate=predicate)
     except AquasError as e:  # a directive on an outer loop
         assert e.message == "only innermost loops can be pipelined"
         return
@@ -345,8 +393,9 @@ isax f(rs1, rs2) -> rd {
 """
 
 
+@pytest.mark.parametrize("predicate", ["always", "never"])
 @pytest.mark.parametrize("seed", range(24))
-def test_random_carried_dependences_keep_semantics(seed: int) -> None:
+def test_random_carried_dependences_keep_semantics(seed: int, predicate: str) -> None:
     """Reads and writes of one scratchpad at random offsets (so dependences between
     iterations at random distances, both ways), an iteration value and a state register:
     the pipelined loop computes what the loop did (20 of the 24 loops are pipelined, at
@@ -362,7 +411,10 @@ def test_random_carried_dependences_keep_semantics(seed: int) -> None:
         .replace("STATE", rng.choice(["", "st = st + x;", "st = st * 3 + acc;"]))
     )
     before = lower_spec(src, "t.isax")
-    after = apply(lower_spec(src, "t.isax"), PIPELINE_PREP + ",aquas-pipeline-loops")
+    after = apply(
+        lower_spec(src, "t.isax"),
+        PIPELINE_PREP + f",aquas-pipeline-loops{{predicate={predicate}}}",
+    )
     assert_equivalent(before, after, cases=12, seed=seed)
 
 
@@ -385,7 +437,7 @@ isax s(rs1, rs2) -> rd {
 """
 
 
-def test_an_sram_scan_pipelines_at_ii_1() -> None:
+def test_an_sram_scan_pipelines_at_ii_1(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each bank is read once per iteration and the reads' data reach the next stage
     # through the banks' read ports (carried reads, synth/fsm.py): II 1, and the kernel
     # is one state in the state machine (the FSM builder adds none for the reads' data).
@@ -398,8 +450,15 @@ def test_an_sram_scan_pipelines_at_ii_1() -> None:
     [rep2] = builder.loop_reports
     assert rep2.kernel_states == 1
     [loop] = [st.latches[0] for st in builder.states if st.latches and st.latches[0].carried]
-    # the three reads feed the next stage through the ports; the loop's results are used
-    # by the epilogue, so the state the loop exits into takes them from the ports
+    # the three reads feed the next stage through the ports; the predicated kernel's
+    # results are its kept iteration values (registers)
+    assert rep2.predicated and len(loop.carried) == 3 and loop.first == loop.last
+    assert loop.catch < 0
+    # prologue, kernel and epilogue: the loop's results are used by the epilogue, so the
+    # state the loop exits into takes them from the ports
+    monkeypatch.setattr(lp, "pipeline_loops", partial(lp.pipeline_loops, predicate="never"))
+    builder, _ = schedule_isaxs(lower_spec(src, "t.isax"), 10.0, LIB)
+    [loop] = [st.latches[0] for st in builder.states if st.latches and st.latches[0].carried]
     assert len(loop.carried) == 3 and loop.first == loop.last and loop.catch >= 0
 
 

@@ -7,13 +7,17 @@ later, and the unit still serves every state."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+
+import pytest
 
 from aquas.dialects.aquas import KERNEL_CYCLE_ATTR
 from aquas.spec.frontend import lower_spec, lower_spec_file
 from aquas.synth.balance import _isax_of
 from aquas.synth.binding import REGISTERED_LATENCY, UnitClass
 from aquas.synth.flow import schedule_isaxs
+from aquas.synth.loop_pipeline import pipeline_loops as PIPELINE_LOOPS
 from aquas.synth.oplib import OperatorLibrary
 
 from helpers import cosim_random
@@ -144,20 +148,21 @@ def test_registered_units_cosimulate_bit_exact_and_lint_clean(tmp_path: Path) ->
 def test_dsp_spreads_its_multiplies_over_units_at_the_core_clock_after_closure() -> None:
     """The case that motivated spread and registered units: DSP at VexRiscv's 5.68 ns
     with the delays derated by 1.13 (timing closure's second round). No 16-bit multiply
-    (4.07 ns) fits behind the select of all 41 users (0.79 ns) in 4.68 ns, so each used to
-    keep an operator of its own; behind a select of ceil(41 / 3) = 14 (0.57 ns) they fit.
-    All 41 share 4 units, none serving more than 14, at the cycles of 41 operators."""
+    (4.07 ns) fits behind the select of all 29 users (41 before vdot32's loop became a
+    predicated kernel without prologue and epilogue copies) in 4.68 ns, so each used to
+    keep an operator of its own; behind a select of ceil(29 / 2) = 15 they fit. All 29
+    share 4 units (the most any state uses), 7 or 8 each, at the cycles of 29 operators."""
     lib = LIB.derated(1.13)
     module = lower_spec_file(ROOT / "examples" / "dsp" / "dsp.isax")
     _, plain_fsms = schedule_isaxs(module.clone(), 5.68, lib, share=False)
     builder, fsms = schedule_isaxs(module, 5.68, lib)
     sharing, binding = builder.sharing, builder.binding
     assert sharing is not None and binding is not None
-    assert sharing.spread == {MUL32: 3} and sharing.registered == set()
-    assert len(binding.unit_of) == 41 and binding.dedicated == []
+    assert sharing.spread == {MUL32: 2} and sharing.registered == set()
+    assert len(binding.unit_of) == 29 and binding.dedicated == []
     assert {c.key: n for c, n in binding.counts().items()} == {"mul32": 4}
     per_unit = sorted(len(ops) for ops in binding.users.values())
-    assert sum(per_unit) == 41 and per_unit[-1] <= 14 and per_unit[-1] - per_unit[0] <= 1
+    assert sum(per_unit) == 29 and per_unit[-1] <= 15 and per_unit[-1] - per_unit[0] <= 1
     assert sorted({_isax_of(op) for op in binding.unit_of}) == [
         "biquad",
         "fir8",
@@ -225,30 +230,42 @@ isax scan(rs1, rs2) -> rd {
 """
 
 
-def test_a_pipelined_kernel_keeps_its_multipliers_off_registered_units(tmp_path: Path) -> None:
+def test_a_pipelined_kernel_keeps_its_multipliers_off_registered_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On a registered unit each kernel multiply would wait two states for its product,
     in every iteration: the kernel would take three states, not its II. Its multiplies
-    keep operators of their own (the square ``d * d`` a squarer, ``binding.square``); the
-    copies in the prologue and epilogue are registered."""
+    keep operators of their own (the square ``d * d`` a squarer, ``binding.square``).
+    The flow makes the loop a predicated kernel, so there is nothing else to share; with
+    prologue and epilogue, their copies are registered."""
+    import aquas.synth.loop_pipeline as lp
     from aquas.synth.flow import loop_reports
 
-    builder, fsms = schedule(KERNEL, TIGHT_NS)
-    binding = builder.binding
-    assert binding is not None and binding.registered == frozenset({MUL32})
-    [rep] = loop_reports(builder)["scan"]
-    assert rep["ii"] == 1 and rep["kernel_states"] == 1, rep
-    kernel_muls = [
-        op
-        for op in builder.def_state
-        if op.name == "arith.muli" and KERNEL_CYCLE_ATTR in op.attributes
-    ]
-    assert len(kernel_muls) == 2
-    assert all(op not in binding.unit_of and op not in builder.multicycle for op in kernel_muls)
-    copies = [op for op in binding.unit_of if op.name == "arith.muli"]
-    assert copies and all(builder.multicycle[op].latency == REGISTERED_LATENCY for op in copies)
-    # as fast as with an operator for every multiply (no sharing at all)
-    _, plain = schedule_isaxs(lower_spec(KERNEL, "kr.isax"), TIGHT_NS, LIB, share=False)
-    assert fsms[0].latency.at(0)[1] <= plain[0].latency.at(0)[1] * 1.1
     path = tmp_path / "kr.isax"
     path.write_text(KERNEL)
-    cosim_random(path, tmp_path / "out", 200, 9, TIGHT_NS)
+    _, plain = schedule_isaxs(lower_spec(KERNEL, "kr.isax"), TIGHT_NS, LIB, share=False)
+    for predicate in ("auto", "never"):
+        monkeypatch.setattr(lp, "pipeline_loops", partial(PIPELINE_LOOPS, predicate=predicate))
+        builder, fsms = schedule(KERNEL, TIGHT_NS)
+        binding = builder.binding
+        [rep] = loop_reports(builder)["scan"]
+        assert rep["ii"] == 1 and rep["kernel_states"] == 1, rep
+        assert rep["predicated"] == (predicate == "auto")
+        kernel_muls = [
+            op
+            for op in builder.def_state
+            if op.name == "arith.muli" and KERNEL_CYCLE_ATTR in op.attributes
+        ]
+        assert len(kernel_muls) == 2
+        assert not any(op in builder.multicycle for op in kernel_muls)
+        if predicate == "auto":
+            assert binding is None  # two multiplies, both the kernel's own
+        else:
+            assert binding is not None and binding.registered == frozenset({MUL32})
+            assert not any(op in binding.unit_of for op in kernel_muls)
+            copies = [op for op in binding.unit_of if op.name == "arith.muli"]
+            assert copies
+            assert all(builder.multicycle[op].latency == REGISTERED_LATENCY for op in copies)
+        # as fast as with an operator for every multiply (no sharing at all)
+        assert fsms[0].latency.at(0)[1] <= plain[0].latency.at(0)[1] * 1.1
+        cosim_random(path, tmp_path / f"out_{predicate}", 200, 9, TIGHT_NS)

@@ -20,7 +20,7 @@ from aquas.synth.binding import (
     select_cells,
     worth_sharing,
 )
-from aquas.synth.flow import build_unit, export_verilog, schedule_isaxs
+from aquas.synth.flow import build_unit, export_verilog, loop_reports, schedule_isaxs
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.schedule import Schedule
 
@@ -230,13 +230,14 @@ def test_pointcloud_default_shares_within_ten_percent() -> None:
             assert hi <= int(before[name][1] * 1.1), (mem, name, before[name], after[name])
     assert builder.binding is not None
     counts = {c.key: n for c, n in builder.binding.counts().items()}
-    # 34 32-bit multiplies (vgemv4 16; v3ddist's and vnearest's pipelined loops 9 each:
-    # their three stages copy the 3 multiplies into prologue, kernel and epilogue) and 18
-    # 64-bit ones (vcovmat3d's 6, in its three stages) without sharing
+    # 22 32-bit multiplies (vgemv4 16; v3ddist's and vnearest's pipelined loops 3 each:
+    # predicated kernels, without prologue and epilogue copies; 9 each with the copies)
+    # and 6 64-bit ones (vcovmat3d's kernel; 18 with the copies) without sharing
     ops: dict[str, int] = {}
     for (c, _), users in builder.binding.users.items():
         ops[c.key] = ops.get(c.key, 0) + len(users)
-    assert ops == {"mul32": 34, "mul64": 18}
+    assert ops == {"mul32": 22, "mul64": 6}
+    assert all(r["predicated"] for loops in loop_reports(builder).values() for r in loops)
     # bound to 3 units of 32 bits and 6 of 64 (33-bit signed operands: the kernel's six
     # products in one cycle), with no cycle lost
     assert counts == {"mul32": 3, "mul64": 6}
@@ -380,7 +381,8 @@ def test_pointcloud_covariance_multiplies_are_33_bits() -> None:
     from aquas.synth.binding import narrowing
 
     words = [op for op, c in builder.sharing.classes.items() if op.results[0].type.width.data == 32]
-    assert len(words) == 34 and narrowing(words) is None
+    # vgemv4's 16 and the predicated kernels' 3 each of v3ddist and vnearest
+    assert len(words) == 22 and narrowing(words) is None
     assert {builder.sharing.classes[op].key for op in words} == {"mul32"}
 
 
