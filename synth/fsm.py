@@ -55,6 +55,10 @@ from aquas.synth.sram import is_sram
 MEM_OPS = (aq.LoadOp, aq.StoreOp, aq.BurstReadOp, aq.BurstWriteOp)
 FREE_OPS = (arith.ConstantOp, aq.ReadRs1Op, aq.ReadRs2Op)
 
+WIDENING_OPS = (arith.ExtSIOp, arith.ExtUIOp)
+"""Width extensions: wiring, so a value they make is never held in a register of its
+own; the narrower operand is (``FsmBuilder.hold``)."""
+
 
 def sram_read(op: Operation) -> bool:
     """A read of an SRAM scratchpad: its data arrives one cycle after the read."""
@@ -1213,24 +1217,36 @@ class FsmBuilder:
 
     def allocate_registers(self) -> None:
         """Gives a register to every op result read in a state other than its own (and to
-        every load result, which is captured from the bus)."""
+        every load result, which is captured from the bus). A width extension read in
+        another state is wiring there (``rtlgen.UnitGenerator.ref``): its operand is
+        held instead, at its narrower width."""
         for st in self.states:
             self.isax_name = st.isax
             for v in self.reads_of(st):
-                v = self.resolve(v)
-                if not isinstance(v, OpResult) or isinstance(v.owner, FREE_OPS):
-                    continue
-                if v in self.value_regs:
-                    continue
-                home = self.def_state.get(v.owner)
-                if home is None:
-                    continue
-                if home != st.id or isinstance(v.owner, aq.LoadOp):
-                    self.value_regs[v] = self.reg_name(v.name_hint)
+                self.hold(v, st)
         for op, sid in self.def_state.items():
             if isinstance(op, aq.LoadOp) and op.result not in self.value_regs:
                 self.isax_name = self.state(sid).isax
                 self.value_regs[op.result] = self.reg_name(op.result.name_hint or "ld")
+
+    def hold(self, v: SSAValue, st: State) -> None:
+        """Gives ``v`` a register if state ``st`` reads it after its home state, or, for
+        an extension (``WIDENING_OPS``), its operand: the LLM unit's values, sign-extended
+        bytes and halves, keep 619 of their 2,471 register bits that way."""
+        v = self.resolve(v)
+        if not isinstance(v, OpResult) or isinstance(v.owner, FREE_OPS):
+            return
+        if v in self.value_regs:
+            return
+        home = self.def_state.get(v.owner)
+        if home is None:
+            return
+        if home == st.id and not isinstance(v.owner, aq.LoadOp):
+            return
+        if isinstance(v.owner, WIDENING_OPS):
+            self.hold(v.owner.operands[0], st)
+        else:
+            self.value_regs[v] = self.reg_name(v.name_hint)
 
     def pooled_registers(self, use: RegisterUse | None = None) -> dict[str, str]:
         """Register name -> the flip-flop row it shares with other value registers.

@@ -40,6 +40,7 @@ from aquas.dialects.linear import linear_form
 from aquas.intops import BY_ARITH, PREDICATES
 from aquas.synth.binding import Binding, SharedUnits, emit_mul
 from aquas.synth.fsm import (
+    WIDENING_OPS,
     Branch,
     FsmBuilder,
     Goto,
@@ -326,6 +327,13 @@ class UnitGenerator:
                 return self.wires[(v, st.id)]
         if v in self.b.value_regs:
             return self.read(self.b.value_regs[v], w, st.id)
+        if isinstance(v, OpResult) and isinstance(v.owner, WIDENING_OPS):
+            # read after its home state: extended again here from its held operand
+            x = self.ref(v.owner.operands[0], st)
+            hint = f"{st.isax}_{v.name_hint or 'ext'}"
+            ext = self.h.sext if isinstance(v.owner, arith.ExtSIOp) else self.h.zext
+            self.wires[(v, st.id)] = ext(x, w, hint)
+            return self.wires[(v, st.id)]
         if isinstance(v, BlockArgument):
             raise AssertionError(f"unmapped block argument {v}")
         raise AssertionError(f"value without a home: {v} in state {st.id}")

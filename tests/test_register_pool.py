@@ -200,3 +200,52 @@ def test_registers_of_one_isax_share_when_their_values_never_meet(tmp_path: Path
     # across ISAXs alone the unit would keep fold8's registers; within it, values that
     # never meet share rows
     assert len(value_rows) < logical["fold8"][32] // 2, sorted(value_rows)
+
+
+# Values made by a width extension and read in later states: the extension is wiring
+# there, so the narrower operand is held (a load's 32 bits, a byte), not the extended value
+EXTEND = """
+extension ext;
+scratchpad b: [u8; 2];
+
+#[opcode(custom0), funct7(1)]
+isax widen(rs1, rs2) -> rd {
+    let x: i64 = sext<i64>(mem<i32>[rs1]);
+    let y: u64 = zext<u64>(mem<u32>[rs2]);
+    b[0] = trunc<u8>(rs1);
+    b[1] = trunc<u8>(rs2 >> 3);
+    let p: i32 = sext<i32>(b[0] as i8);
+    let q: u32 = zext<u32>(b[1]);
+    let z: u64 = mem<u64>[rs1 + 8];
+    mem<i64>[rs2 + 8] = x * x + (z as i64) + sext<i64>(p * (q as i32));
+    return trunc<u32>(y * y + z) ^ (p as u32) ^ q;
+}
+"""
+
+
+def test_extended_values_are_held_at_their_narrow_width(tmp_path: Path) -> None:
+    from xdsl.dialects import arith
+    from xdsl.ir import OpResult
+
+    from aquas.dialects import aquas as aq
+
+    builder, _ = schedule_isaxs(lower_spec(EXTEND, "ext.isax"), 10.0, OperatorLibrary.load())
+    builder.allocate_registers()
+    held = list(builder.value_regs)
+    assert not any(
+        isinstance(v, OpResult) and isinstance(v.owner, arith.ExtSIOp | arith.ExtUIOp) for v in held
+    )
+
+    # the loads at their own widths (x and y at 32 bits, not 64), the byte reads at 8
+    def widths(kind: type) -> list[int]:
+        return sorted(
+            v.type.width.data  # type: ignore[attr-defined]
+            for v in held
+            if isinstance(v, OpResult) and isinstance(v.owner, kind)
+        )
+
+    assert widths(aq.LoadOp) == [32, 32, 64]
+    assert widths(aq.SpmReadOp) == [8, 8]
+    path = tmp_path / "ext.isax"
+    path.write_text(EXTEND)
+    cosim_random(path, tmp_path / "out", 200, 3)
