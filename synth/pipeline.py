@@ -258,7 +258,8 @@ def _close_timing(
         if path <= clock_ns:
             met.append((attempts[-1], cycles))
             missed = [a["derate"] for a in attempts if a["fit"] == fit and a["derate"] < derate]
-            first = len(met) == 1 and not fit and branch is None
+            # the first round that meets without fits (the branch's, after a fit round)
+            first = not fit and branch is None and sum(not a["fit"] for a, _ in met) == 1
             if first and missed and derate / max(missed) > CLOSURE_BISECT_RATIO:
                 say("timing closure: met; trying deratings between the last miss and this")
                 bisect = [max(missed), derate]
