@@ -259,8 +259,8 @@ def _close_timing(
             met.append((attempts[-1], cycles))
             missed = [a["derate"] for a in attempts if a["fit"] == fit and a["derate"] < derate]
             # the first round that meets without fits (the branch's, after a fit round)
-            first = not fit and branch is None and sum(not a["fit"] for a, _ in met) == 1
-            if first and missed and derate / max(missed) > CLOSURE_BISECT_RATIO:
+            first_met = not fit and branch is None and sum(not a["fit"] for a, _ in met) == 1
+            if first_met and missed and derate / max(missed) > CLOSURE_BISECT_RATIO:
                 say("timing closure: met; trying deratings between the last miss and this")
                 bisect = [max(missed), derate]
                 derate = math.sqrt(bisect[0] * bisect[1])
