@@ -1231,8 +1231,8 @@ class FsmBuilder:
 
     def hold(self, v: SSAValue, st: State) -> None:
         """Gives ``v`` a register if state ``st`` reads it after its home state, or, for
-        an extension (``WIDENING_OPS``), its operand: the LLM unit's values, sign-extended
-        bytes and halves, keep 619 of their 2,471 register bits that way."""
+        an extension (``WIDENING_OPS``), its operand: the LLM unit's value registers, many
+        of them sign-extended bytes and halves, take 1,849 bits instead of 2,471."""
         v = self.resolve(v)
         if not isinstance(v, OpResult) or isinstance(v.owner, FREE_OPS):
             return
