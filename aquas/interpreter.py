@@ -297,9 +297,14 @@ def _burst(ex: _Exec, op: Operation) -> None:
             ex._mem_write((addr + i * size) & 0xFFFFFFFF, size, arr[off + i])
 
 
+def _off(ex: _Exec, op: aq.SpmReadOp | aq.SpmWriteOp | aq.StateWriteOp) -> bool:
+    """Whether a predicated access (a predicated kernel's stage) is predicated off."""
+    return op.pred is not None and not ex.vals[op.pred]
+
+
 def _spm_read(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, aq.SpmReadOp)
-    if op.pred is not None and not ex.vals[op.pred]:
+    if _off(ex, op):
         ex.vals[op.result] = 0  # undefined: the read does not happen
         return
     sym = op.scratchpad.root_reference.data
@@ -309,7 +314,7 @@ def _spm_read(ex: _Exec, op: Operation) -> None:
 
 def _spm_write(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, aq.SpmWriteOp)
-    if op.pred is not None and not ex.vals[op.pred]:
+    if _off(ex, op):
         return
     sym = op.scratchpad.root_reference.data
     idx = ex.vals[op.index]
@@ -323,7 +328,7 @@ def _state_read(ex: _Exec, op: Operation) -> None:
 
 def _state_write(ex: _Exec, op: Operation) -> None:
     assert isinstance(op, aq.StateWriteOp)
-    if op.pred is not None and not ex.vals[op.pred]:
+    if _off(ex, op):
         return
     ex.state.regs[op.state.root_reference.data] = ex.vals[op.value]
 

@@ -526,17 +526,15 @@ def pipeline_loop(
         if stage[y.owner] == 0 or predicated:
             depth[y] = max(depth.get(y, 0), 1)
     # predicated: the valid bit of stage 0's iteration, and of each later stage's
-    valid: SSAValue | None = None
-    valid_cmp: arith.CmpiOp | None = None
+    valid: arith.CmpiOp | None = None
     if predicated:
         # its operands are the kernel's (made below): the loop's until then
-        valid_cmp = arith.CmpiOp(iv, loop.ub, "ult")
-        valid_cmp.result.name_hint = "valid"
-        valid = valid_cmp.result
+        valid = arith.CmpiOp(iv, loop.ub, "ult")
+        valid.result.name_hint = "valid"
         users = [stage[o] for o in work if isinstance(o, PREDICATED_OPS)]
         users += [stage[y.owner] for y in yield_op.arguments if isinstance(y, OpResult)]
         if max(users, default=0):
-            depth[valid] = max(users)
+            depth[valid.result] = max(users)
 
     straight: dict[tuple[int, SSAValue], SSAValue] = {}
     final: dict[tuple[SSAValue, int], SSAValue] = {}
@@ -641,11 +639,11 @@ def pipeline_loop(
             kbody.add_op(sub)
             iv_s = sub.result
         memo: dict[SSAValue, SSAValue] = {}
-        if valid_cmp is not None and s == 0:
-            valid_cmp.operands = (k_iv, const(lb + trip * step))
-            valid_cmp.attributes[KERNEL_CYCLE_ATTR] = IntegerAttr(0, i64)
-            kbody.add_op(valid_cmp)
-            current[valid_cmp.result] = valid_cmp.result
+        if valid is not None and s == 0:
+            valid.operands = (k_iv, const(lb + trip * step))
+            valid.attributes[KERNEL_CYCLE_ATTR] = IntegerAttr(0, i64)
+            kbody.add_op(valid)
+            current[valid.result] = valid.result
         for o in work:
             if stage[o] != s:
                 continue
@@ -672,13 +670,13 @@ def pipeline_loop(
             new.attributes[KERNEL_CYCLE_ATTR] = cycle
             if valid is not None and isinstance(new, PREDICATED_OPS):
                 assert new.pred is None
-                new.operands = (*new.operands, in_kernel(valid, s))
+                new.operands = (*new.operands, in_kernel(valid.result, s))
             kbody.add_op(new)
             for r, nr in zip(o.results, new.results, strict=True):
                 current[r] = nr
             if valid is not None and o.results and o.results[0] in carried:
                 y = o.results[0]
-                kept = _keep_unless(kbody, new, in_kernel(valid, s), slot_arg[(y, 1)])
+                kept = _keep_unless(kbody, new, in_kernel(valid.result, s), slot_arg[(y, 1)])
                 assert isinstance(kept, OpResult)
                 kept.owner.attributes[KERNEL_CYCLE_ATTR] = cycle
                 current[y] = kept

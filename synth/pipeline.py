@@ -213,10 +213,10 @@ def _close_timing(
         verilog = result.synth.verilog_path.read_text()
         if verilog in seen and bisect is not None:
             # bisecting reached a schedule timed before: its verdict narrows the interval
-            bisect[seen[verilog]] = derate
-            if bisect[1] / bisect[0] <= CLOSURE_BISECT_RATIO:
+            mid = _narrow(bisect, seen[verilog], derate)
+            if mid is None:
                 break
-            derate = math.sqrt(bisect[0] * bisect[1])
+            derate = mid
             continue
         if verilog in seen:  # a schedule timed before: derate further before timing it
             derate *= CLOSURE_STEP
@@ -248,12 +248,12 @@ def _close_timing(
             f"({fig.logic_area_um2:,.0f} um^2 of logic, {sum(cycles.values())} ISAX cycles)"
         )
         if bisect is not None:
-            bisect[path <= clock_ns] = derate
             if path <= clock_ns:
                 met.append((attempts[-1], cycles))
-            if k >= limit or bisect[1] / bisect[0] <= CLOSURE_BISECT_RATIO:
+            mid = _narrow(bisect, path <= clock_ns, derate)
+            if k >= limit or mid is None:
                 break
-            derate = math.sqrt(bisect[0] * bisect[1])
+            derate = mid
             continue
         if path <= clock_ns:
             met.append((attempts[-1], cycles))
@@ -303,6 +303,16 @@ def _close_timing(
         )
     result.timing_closure = attempts
     return result
+
+
+def _narrow(bisect: list[float], met: bool, derate: float) -> float | None:
+    """Moves the met (or missed) end of the bisected interval ``[missed, met]`` to
+    ``derate``; returns the next derating to try, its geometric midpoint, or None once
+    the ends are within ``CLOSURE_BISECT_RATIO``."""
+    bisect[met] = derate
+    if bisect[1] / bisect[0] <= CLOSURE_BISECT_RATIO:
+        return None
+    return math.sqrt(bisect[0] * bisect[1])
 
 
 def _cycles(result: UnitResult) -> dict[str, int]:
