@@ -92,6 +92,7 @@ def multicycle_report(states: list[Any]) -> list[dict[str, Any]]:
     the op, its unit, the states it starts and is read in (ISAX-relative), and whether
     it shares another op's division (quotient and remainder of one)."""
     index = {s.id: k for k, s in enumerate(states)}
+    issued = {op: index[s.id] for s in states for op in s.issues}
     out = []
     for s in states:
         for op in s.completes:
@@ -101,7 +102,8 @@ def multicycle_report(states: list[Any]) -> list[dict[str, Any]]:
                 {
                     "op": op.name,
                     "unit": spec.key,
-                    "issue_state": index[s.id] - spec.latency,
+                    # a product in flight is read in a state of the next iteration
+                    "issue_state": issued.get(op, index[s.id] - spec.latency),
                     "result_state": index[s.id],
                     "shares_division": not any(op in t.issues for t in states),
                     "source": f"{Path(loc.filename).name}:{loc.line}:{loc.column}" if loc else None,

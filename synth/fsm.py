@@ -650,6 +650,8 @@ class FsmBuilder:
         # for ``for_op`` to give a data state; and the body arguments they feed, by the
         # state whose references take the read port's data: (argument, state) -> read
         self.carry_pending: list[Operation] = []
+        # multiplies of the body being built whose product the next iteration takes
+        self.late_pending: list[Operation] = []
         self.bypass: dict[tuple[SSAValue, int], tuple[Operation, LoopInfo]] = {}
         # a loop whose carried results are used later: the next state created catches them
         self.catch_pending: LoopInfo | None = None
@@ -744,26 +746,28 @@ class FsmBuilder:
     def block(self, block: Block, loop_body: bool = False) -> Latency:
         lat = Latency()
         segment: list[Operation] = []
+        whole = loop_body
         for op in block.ops:
             if isinstance(op, scf.YieldOp):
                 break
             if isinstance(op, scf.ForOp | scf.IfOp):
                 lat += self.segment(segment)
-                segment = []
+                segment, whole = [], False
                 lat += self.for_op(op) if isinstance(op, scf.ForOp) else self.if_op(op)
             else:
                 segment.append(op)
-        return lat + self.segment(segment, carry=loop_body)
+        return lat + self.segment(segment, carry=loop_body, whole=whole)
 
-    def segment(self, ops: list[Operation], carry: bool = False) -> Latency:
+    def segment(self, ops: list[Operation], carry: bool = False, whole: bool = False) -> Latency:
         """States for straight-line ``ops``. With ``carry`` (the last segment of a loop
         body), a carried read may sit in the last state: its data cycle is left to
-        ``for_op``."""
+        ``for_op``. With ``whole`` (the segment is the loop body), a multiply on a
+        pipelined unit may also be in flight across the latch (``in_flight``)."""
         work = [o for o in ops if not isinstance(o, FREE_OPS) and not index_only(o)]
         if not work:
             return Latency()
         cycles = self.schedule(work)
-        problem = self.schedules[-1][0]
+        problem, sched = self.schedules[-1]
         lat = Latency()
         if self.catch_pending is not None and any(
             isinstance(o, MEM_OPS) and cycles[o] == 0 for o in work
@@ -774,23 +778,20 @@ class FsmBuilder:
             self.pending = [self.goto_patcher(catch)]
             lat += Latency.steps(1)
         carried = {o for o in work if carry and carried_read(o)}
-        # an SRAM read's data is taken in the cycle after it: that cycle is in the segment
-        n = max(
-            [
-                problem.span(self.schedules[-1][1]),
-                *(cycles[o] + 2 for o in work if sram_read(o) and o not in carried),
-            ]
-        )
+        late = self.in_flight(work, cycles, problem, sched, carried) if whole else {}
+        n = self.span(work, cycles, problem, sched, carried, late)
         states = [self.new_state() for _ in range(n)]
         for a, b in itertools.pairwise(states):
             a.next = Goto(b.id)
+        self.late_pending.extend(late)
         for op in work:
             st = states[cycles[op]]
             self.state_of[op] = st.id
             self.cycle_of[op] = cycles[op]
             if op in self.multicycle:
-                # the result is home in the state that reads it from the unit
-                done = states[cycles[op] + self.multicycle[op].latency]
+                # the result is home in the state that reads it from the unit (in flight:
+                # that state of the next iteration)
+                done = states[late[op] if op in late else cycles[op] + self.multicycle[op].latency]
                 if op not in self.riders:
                     st.issues.append(op)
                     st.units[op] = self.multicycle[op]
@@ -821,6 +822,87 @@ class FsmBuilder:
             else:
                 lat += wait_cycles(st.wait, self.bus_width)
         return lat
+
+    @staticmethod
+    def span(
+        work: list[Operation],
+        cycles: dict[Operation, int],
+        problem: SchedulingProblem,
+        sched: Schedule,
+        carried: set[Operation],
+        late: dict[Operation, int],
+    ) -> int:
+        """The segment's states: through each op's cycle and each multi-cycle op's result
+        cycle but those in flight across the latch (``late``), and the data cycle of each
+        SRAM read but the carried ones."""
+        return max(
+            [
+                *(
+                    c + (0 if o in late else problem.latency.get(o, 0)) + 1
+                    for o, c in sched.cycle.items()
+                ),
+                *(cycles[o] + 2 for o in work if sram_read(o) and o not in carried),
+            ]
+        )
+
+    def in_flight(
+        self,
+        work: list[Operation],
+        cycles: dict[Operation, int],
+        problem: SchedulingProblem,
+        sched: Schedule,
+        carried: set[Operation],
+    ) -> dict[Operation, int]:
+        """The multiplies of a loop body (``work``, the whole body) whose products are
+        taken in flight by the next iteration -> the state of the body (its index) in
+        which the next iteration reads the product from the unit.
+
+        A multiply on a pipelined unit (a registered or split shared multiplier,
+        ``binding.Sharing``) whose only use is the loop's ``scf.yield`` (a pipelined
+        kernel's product going to a later stage) need not finish within the body: issued
+        in cycle ``c`` of an ``n``-state body, its product is in the unit's result register
+        in cycle ``j = c + latency - n`` of the next iteration, where the iteration
+        register takes it (from the second iteration on, like a carried SRAM read's data,
+        ``LoopInfo.carried``). So the body keeps ``n`` states instead of waiting. Only when
+        the body has no wait state (a state is a cycle), ``0 <= j < n``, every user of the
+        iteration value in the body is in state ``j`` or later (the modulo schedule places
+        them there: ``loop_pipeline.split_unit_op``), and the loop's result for it is unused
+        after the loop (a predicated kernel's: the last products are of invalid
+        iterations)."""
+        if any(isinstance(o, MEM_OPS) for o in work):
+            return {}
+        inside = set(work)
+        cand: dict[Operation, tuple[scf.ForOp, int]] = {}  # op -> its loop, yield index
+        for o in work:
+            spec = self.multicycle.get(o)
+            if spec is None or not spec.pipelined or o in self.riders or len(o.results) != 1:
+                continue
+            uses = list(o.results[0].uses)
+            if len(uses) != 1 or not isinstance(uses[0].operation, scf.YieldOp):
+                continue
+            loop = uses[0].operation.parent_op()
+            if not isinstance(loop, scf.ForOp):
+                continue
+            k = uses[0].index
+            arg = loop.body.block.args[k + 1]
+            if not loop.results[k].uses and all(
+                u.operation in inside or isinstance(u.operation, scf.YieldOp) for u in arg.uses
+            ):
+                cand[o] = (loop, k)
+        while True:
+            n = self.span(work, cycles, problem, sched, carried, dict.fromkeys(cand, 0))
+            late: dict[Operation, int] = {}
+            for o, (loop, k) in cand.items():
+                j = cycles[o] + self.multicycle[o].latency - n
+                if not 0 <= j < n:
+                    continue
+                arg = loop.body.block.args[k + 1]
+                if any(u.operation in inside and cycles[u.operation] < j for u in arg.uses):
+                    continue
+                late[o] = j
+            if len(late) == len(cand):
+                return late
+            cand = {o: cand[o] for o in late}
 
     # -- requests in flight --------------------------------------------------------------
 
@@ -1124,8 +1206,10 @@ class FsmBuilder:
         lat = Latency.steps(1) if created else Latency()
         self.open = None  # the body starts in a state of its own
         outer_pending, self.carry_pending = self.carry_pending, []
+        outer_late, self.late_pending = self.late_pending, []
         body_lat = self.block(body, loop_body=True)
         reads, self.carry_pending = self.carry_pending, outer_pending
+        late, self.late_pending = self.late_pending, outer_late
         assert isinstance(init.next, Goto) and init.next.target != -1
         first = init.next.target
         if reads and self.state(first).wait is not None:
@@ -1140,6 +1224,7 @@ class FsmBuilder:
         last, created = self.anchor()
         if created:
             body_lat += Latency.steps(1)
+        assert not (late and created), "a product in flight needs the body's last state as latch"
         for o in reads:
             # the read's data cycle: the latch state of its own, or (carried in the read
             # port) the next iteration's first state and the state the loop exits into
@@ -1148,9 +1233,11 @@ class FsmBuilder:
         assert isinstance(yield_op, scf.YieldOp)
         for k, (reg, yv) in enumerate(zip(info.iter_regs, yield_op.arguments, strict=True)):
             yv = self.resolve(yv)
-            if not created and isinstance(yv, OpResult) and yv.owner in reads:
+            if not created and isinstance(yv, OpResult) and (yv.owner in reads or yv.owner in late):
+                # taken where the read's data or the product arrives: the next iteration's
+                # first state (a read), its state j (a product in flight, ``in_flight``)
                 info.carried[k] = yv.owner
-                self.bypass[(body.args[k + 1], first)] = (yv.owner, info)
+                self.bypass[(body.args[k + 1], self.def_state[yv.owner])] = (yv.owner, info)
             else:
                 last.writes.append((reg, yv))
         latch = LoopLatch(info, first)

@@ -59,7 +59,7 @@ from aquas.synth.modulo import (
     modulo_schedule,
     verify_modulo,
 )
-from aquas.synth.oplib import OperatorLibrary
+from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 from aquas.synth.schedule import Access, Affine, access_distance, list_schedule
 
 PIPELINE_MODES = ("auto", "directive", "off")
@@ -171,9 +171,12 @@ def loop_problem(
     budget_ns: float,
     lib: OperatorLibrary,
     units: int | None = None,
+    split: bool = True,
 ) -> tuple[LoopProblem, list[Operation]] | str:
     """The modulo-scheduling problem of ``loop``'s body and its operations in program
-    order, or why the loop cannot be pipelined; ``units``: the ISAX's ``#[mul_units]``."""
+    order, or why the loop cannot be pipelined; ``units``: the ISAX's ``#[mul_units]``.
+    With ``split``, a split unit's multiply (``split_unit_op``) is read its latency after
+    its issue (``problem.body.latency``); else it is chained in a cycle like any op."""
     from aquas.synth.fsm import segment_problem
     from aquas.synth.timing import op_delay
 
@@ -204,9 +207,11 @@ def loop_problem(
         if y.owner in producers:
             return "two iteration values are the same value"
         producers.append(y.owner)
-    problem = segment_problem(
-        work, lambda o: dl[o], clock_ns, budget_ns, shared=_unit_limit(units, lib)
-    )
+    slow = {}
+    if split:
+        slow = {o: spec for o in work if (spec := split_unit_op(lib, o, budget_ns)) is not None}
+    shared = _unit_limit(units, lib, len(work) if slow else None)
+    problem = segment_problem(work, lambda o: dl[o], clock_ns, budget_ns, slow, shared=shared)
     loop_p = LoopProblem(problem, sram_reads=_data_cycle_reads(work))
     # iteration values: the yielded value of one iteration feeds the next
     for arg, y, init in zip(body.args[1:], yield_op.arguments, loop.iter_args, strict=True):
@@ -217,7 +222,7 @@ def loop_problem(
         what = f"%{name}" if name else "an iteration value"
         for use in arg.uses:
             if use.operation in work:
-                d = 1 if sram_read(src) else 0
+                d = 1 if sram_read(src) else slow[src].latency if src in slow else 0
                 loop_p.carried.append(
                     CarriedDependence(src, use.operation, d, 1, f"{what} to the next iteration")
                 )
@@ -271,16 +276,55 @@ def _chained_with_select(lib: OperatorLibrary, op: Operation, budget_ns: float) 
     return with_select if with_select <= budget_ns else d
 
 
+def split_unit_op(lib: OperatorLibrary, op: Operation, budget_ns: float) -> MultiCycleOp | None:
+    """How the state machine will run ``op`` when it is a multiply the binding puts on a
+    split unit (``binding.Sharing.plan``: slower than a cycle alone on the derated library,
+    without multi-cycle fits, each split stage within the cycle): issued behind the
+    unit's input select, its product read ``REGISTERED_LATENCY + 1`` cycles later, a new
+    issue every cycle. Else None.
+
+    The modulo schedule then places the product's users that many cycles after the issue,
+    usually in a later stage: the kernel issues the multiply and the next kernel iteration
+    takes its product in flight (``fsm.FsmBuilder.segment``), so the kernel keeps its II
+    instead of waiting for the product within the iteration (the point cloud's covariance:
+    6 states a point on two split units, not the II of 3)."""
+    from aquas.synth.binding import REGISTERED_LATENCY, narrowing, select_ns, split_stage_ns
+    from aquas.synth.timing import op_delay
+
+    c = class_of(op, lib)
+    if lib.derate_fit or c is None or op_delay(lib, op) <= budget_ns:
+        return None
+    if max(split_stage_ns(lib, c, narrowing([op]))) > budget_ns:
+        return None
+    ext = op.parent_op()
+    while ext is not None and not isinstance(ext, aq.ExtensionOp):
+        ext = ext.parent_op()
+    if ext is not None and sum(class_of(o, lib) == c for o in ext.walk()) < 2:
+        return None  # a class of one op shares nothing: it keeps its own operator
+    return MultiCycleOp(
+        unit=c.kind,
+        width=c.width,
+        latency=REGISTERED_LATENCY + 1,
+        ii=1,
+        issue_ns=select_ns(lib, c.width, SELECT_USERS),
+        cells=0,
+        depth=0,
+        pipelined=True,
+    )
+
+
 def _unit_limit(
-    units: int | None, lib: OperatorLibrary
+    units: int | None, lib: OperatorLibrary, unlimited: int | None = None
 ) -> Callable[[Operation], tuple[str, int] | None] | None:
     """With the ISAX's ``#[mul_units(N)]`` directive (``units``), the shared-multiplier
     resource of each multiply the binding would share (at most ``N`` per cycle, as the
     state machine schedules them), so that the kernel's II respects it; without one, None:
-    the number of units is chosen after scheduling (``synth/binding.py``)."""
-    if units is None:
+    the number of units is chosen after scheduling (``synth/binding.py``), or with
+    ``unlimited`` (a split unit's multiplies are in the problem) that many per cycle."""
+    if units is None and unlimited is None:
         return None
-    n = units  # bound for the closure (mypy keeps ``units`` optional)
+    n = units if units is not None else unlimited
+    assert n is not None
 
     def unit(op: Operation) -> tuple[str, int] | None:
         c = class_of(op, lib)
@@ -339,18 +383,27 @@ class Rewrite:
 
 
 def kernel_states(
-    kernel: scf.ForOp, clock_ns: float, budget_ns: float, lib: OperatorLibrary
+    kernel: scf.ForOp, clock_ns: float, budget_ns: float, lib: OperatorLibrary, split: bool
 ) -> int:
     """The states the FSM builder gives the kernel body (one segment: the same problem and
-    list scheduling as ``synth/fsm.py``): the II realised."""
-    return segment_states(list(kernel.body.block.ops), clock_ns, budget_ns, lib)
+    list scheduling as ``synth/fsm.py``): the II realised. ``split``: the kernel waits for
+    its split units' products (``segment_states``). It does with a prologue and epilogue,
+    whose epilogue reads the last products after the loop; a predicated kernel takes them
+    in flight instead (``fsm.FsmBuilder.in_flight``: its loop results for them are unused)."""
+    return segment_states(list(kernel.body.block.ops), clock_ns, budget_ns, lib, split)
 
 
 def segment_states(
-    ops: list[Operation], clock_ns: float, budget_ns: float, lib: OperatorLibrary
+    ops: list[Operation],
+    clock_ns: float,
+    budget_ns: float,
+    lib: OperatorLibrary,
+    split: bool = False,
 ) -> int:
     """The states the FSM builder gives straight-line ``ops`` as one segment (0 when they
-    are all wiring)."""
+    are all wiring). With ``split``, a split unit's multiply (``split_unit_op``) is read
+    its latency after its issue, as in straight-line code (a kernel takes its products in
+    flight)."""
     from aquas.synth.fsm import segment_problem
     from aquas.synth.timing import chained_delay
 
@@ -361,7 +414,17 @@ def segment_states(
     ]
     if not work:
         return 0
-    problem = segment_problem(work, lambda o: chained_delay(lib, o, budget_ns), clock_ns, budget_ns)
+    slow = {}
+    if split:
+        slow = {o: spec for o in work if (spec := split_unit_op(lib, o, budget_ns)) is not None}
+    problem = segment_problem(
+        work,
+        lambda o: chained_delay(lib, o, budget_ns),
+        clock_ns,
+        budget_ns,
+        slow,
+        shared=_unit_limit(None, lib, len(work)) if slow else None,
+    )
     return sequential_cycles(LoopProblem(problem, sram_reads=_data_cycle_reads(work)))
 
 
@@ -375,7 +438,7 @@ def loop_cycles(
     k = rewrite.inserted.index(rewrite.kernel)
     trip = _trip(rewrite.kernel) or 0
     edges = [
-        segment_states(part, clock_ns, budget_ns, lib)
+        segment_states(part, clock_ns, budget_ns, lib, split=True)
         for part in (rewrite.inserted[:k], rewrite.inserted[k + 1 :])
     ]
     return trip * states + (sum(edges) if any(edges) else 1)
@@ -768,6 +831,17 @@ def pipeline_loops(
             problem, work = got
             rep.body_cycles = sequential_cycles(problem)
             sched = modulo_schedule(problem, rep.body_cycles, max(1, want or 1))
+            in_flight = bool(problem.body.latency)
+            if sched is not None and sched.ii < max(problem.body.latency.values(), default=0):
+                # below the split units' latency a product would reach an iteration after
+                # the next, which the state machine does not take in flight: the kernel
+                # waits for it, so the schedule chains it in a cycle (fewer stages)
+                got = loop_problem(loop, clock_ns, budget, lib, units, split=False)
+                assert not isinstance(got, str)
+                problem, work = got
+                rep.body_cycles = sequential_cycles(problem)
+                sched = modulo_schedule(problem, rep.body_cycles, max(1, want or 1))
+                in_flight = False
             if sched is None:
                 rep.reason = f"no II below the body's {rep.body_cycles} cycle(s)"
                 continue
@@ -784,22 +858,28 @@ def pipeline_loops(
             # The kernel as the FSM builder will schedule it: an index carried from one
             # stage to the next is opaque to its bank and conflict analysis, which may
             # serialise accesses the modulo schedule overlapped.
-            rep.kernel_states = kernel_states(rewrite.kernel, clock_ns, budget, lib)
+            rep.kernel_states = kernel_states(rewrite.kernel, clock_ns, budget, lib, in_flight)
             if (
                 predicate != "never"
                 and sched.stages > 1
                 and predicable(loop, sched.stages)
-                and (predicate == "always" or not any(op_delay(lib, o) > budget for o in work))
+                and (
+                    predicate == "always"
+                    or not any(
+                        op_delay(lib, o) > budget and o not in problem.body.latency for o in work
+                    )
+                )
             ):
                 # One copy of the operators instead of S, unless the valid bits cost the
                 # kernel a state (their AND or select did not fit where the modulo
                 # schedule packed the stage). Not where an operator is slower than a
-                # cycle on the (derated) library: the state machine makes it multi-cycle
-                # on a split unit, the kernel then takes more states than its II, and
-                # each of the S - 1 extra iterations pays them all (the point cloud's
-                # v3ddist at derate 1.32: 171 -> 198 cycles) where the copies overlap.
+                # cycle on the (derated) library, unless it is a split unit's multiply
+                # whose product the kernel takes in flight: the state machine would wait
+                # for it in the kernel, which then takes more states than its II, and each
+                # of the S - 1 extra iterations pays them all (the point cloud's v3ddist
+                # at derate 1.32: 171 -> 198 cycles) where the copies overlap.
                 alt = pipeline_loop(loop, sched, work, predicated=True)
-                states = kernel_states(alt.kernel, clock_ns, budget, lib)
+                states = kernel_states(alt.kernel, clock_ns, budget, lib, False)
                 # a cycle more, for the initialisation state the prologue took
                 if predicate == "always" or (
                     states <= rep.kernel_states

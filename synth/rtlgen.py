@@ -299,8 +299,9 @@ class UnitGenerator:
     def ref(self, v: SSAValue, st: State) -> SSAValue:
         v = self.b.resolve(v)
         if (v, st.id) in self.b.bypass and (v, st.id) not in self.wires:
-            # a value carried in an SRAM read port: in the loop's first state, the port's
-            # data from the second iteration on (the register before that); in the state
+            # a value carried in an SRAM read port (or a product in flight): in the loop's
+            # first state (the state the product arrives in), the port's data (the unit's
+            # result) from the second iteration on, the register before that; in the state
             # the loop exits into, the port's data
             op, info = self.b.bypass[(v, st.id)]
             data = self.carried_data(op)
@@ -513,9 +514,9 @@ class UnitGenerator:
         en = self.is_state[st.id]
         for op in st.completes:  # a multi-cycle op's result, read from its unit
             if op in self.shared:  # a registered shared multiplier's result register
-                self.wires[(op.results[0], st.id)] = self.shared.result(op)
+                self.define(op, st.id, self.shared.result(op))
                 continue
-            self.wires[(op.results[0], st.id)] = self.mc.result(self.b.multicycle[op], op)
+            self.define(op, st.id, self.mc.result(self.b.multicycle[op], op))
         for op in st.ops:
             h.loc = spec_loc(op)
             self.comb_op(op, st)
@@ -886,7 +887,12 @@ class UnitGenerator:
                 for b in sorted(banks)
             ]
             data = h.onehot_select(items, h.const(0, self.spm[name].width), hint)
-        self.wires[(op.result, home)] = data
+        self.define(op, home, data)
+
+    def define(self, op: Operation, home: int, data: SSAValue) -> None:
+        """``op``'s result is ``data`` in state ``home``, also where a carried value's
+        stand-in (``carried_data``) took its place before."""
+        self.wires[(op.results[0], home)] = data
         ph = self.carried_ph.pop(op, None)
         if ph is not None:
             ph.results[0].replace_all_uses_with(data)
@@ -894,23 +900,24 @@ class UnitGenerator:
             ph.erase()
 
     def carried_data(self, op: Operation) -> SSAValue:
-        """The data of the carried read ``op`` (``fsm.carried_read``); a stand-in that
-        ``sram_read`` replaces when the read's state comes after the state using it."""
-        assert isinstance(op, aq.SpmReadOp)
+        """The data of the carried read or the product in flight ``op``
+        (``fsm.LoopInfo.carried``) in the state where the iteration register takes it; a
+        stand-in that ``define`` replaces when that state comes after the state using it."""
         home = self.b.def_state[op]
-        if (op.result, home) in self.wires:
-            return self.wires[(op.result, home)]
+        if (op.results[0], home) in self.wires:
+            return self.wires[(op.results[0], home)]
         if op not in self.carried_ph:
-            ph = hw.ConstantOp(0, width(op.result))
+            ph = hw.ConstantOp(0, width(op.results[0]))
             self.h.block.add_op(ph)
             self.carried_ph[op] = ph
         return self.carried_ph[op].results[0]
 
     def carried_loops(self) -> None:
-        """The registers of iteration values carried in SRAM read ports
-        (``fsm.LoopInfo.carried``): written from the port in the body's first state from
-        the second iteration on and in the state the loop exits into; ``run_reg`` tells
-        the first iteration (the register holds the initial value) from the others."""
+        """The registers of iteration values carried in SRAM read ports or taken in
+        flight from a pipelined multiplier (``fsm.LoopInfo.carried``): written from the
+        port in the body's first state (from the unit in the state the product arrives)
+        from the second iteration on, and in the state the loop exits into; ``run_reg``
+        tells the first iteration (the register holds the initial value) from the others."""
         for info in self.b.carried_loops:
             run = self.reg(info.run_reg, 1)
             self.write(info.run_reg, self.is_state[info.init], self.h.const(0, 1))
@@ -919,7 +926,9 @@ class UnitGenerator:
                 rn = info.iter_regs[k]
                 self.reg(rn, width(op.results[0]))
                 data = self.carried_data(op)
-                first = self.h.and_(self.is_state[info.first], run, hint=f"{rn[:-2]}_take")
+                first = self.h.and_(
+                    self.is_state[self.b.def_state[op]], run, hint=f"{rn[:-2]}_take"
+                )
                 self.write(rn, first, data)
                 if info.catch >= 0:
                     self.write(rn, self.is_state[info.catch], data)
