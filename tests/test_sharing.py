@@ -211,11 +211,12 @@ def test_binding_orders_chained_units_within_a_class() -> None:
 
 
 def _pointcloud_without_units_directive() -> ModuleOp:
-    """The point-cloud spec without vcovmat3d's ``#[mul_units(2)]``: the default choice."""
+    """The point-cloud spec without vcovmat3d's and vgemv4's ``#[mul_units(1)]``: the
+    default choice."""
     path = ROOT / "examples" / "pointcloud" / "pointcloud.isax"
     text = path.read_text()
-    assert text.count(", mul_units(2)]") == 1
-    return lower_spec(text.replace(", mul_units(2)]", "]"), str(path))
+    assert text.count(", mul_units(1)]") == 2
+    return lower_spec(text.replace(", mul_units(1)]", "]"), str(path))
 
 
 def test_pointcloud_default_shares_within_ten_percent() -> None:
@@ -360,16 +361,16 @@ def test_operand_widths_are_read_off_the_extensions() -> None:
 
 
 def test_pointcloud_covariance_multiplies_are_33_bits() -> None:
-    # with the spec's #[mul_units(2)], vcovmat3d's kernel takes its differences from stage
-    # registers (the products are a stage later at II 3): still 33 bits
+    # with the spec's #[mul_units(1)], vcovmat3d's kernel takes its differences from stage
+    # registers (the products are a stage later at II 6): still 33 bits
     builder, _ = schedule_isaxs(
         lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax"),
         10.0,
         LIB,
     )
     assert builder.sharing is not None and builder.binding is not None
-    assert builder.binding.counts()[UnitClass("mul", 64)] == 2
-    assert [r.ii for r in builder.loop_reports if r.isax == "vcovmat3d"] == [3]
+    assert builder.binding.counts()[UnitClass("mul", 64)] == 1
+    assert [r.ii for r in builder.loop_reports if r.isax == "vcovmat3d"] == [6]
     narrow = {c.key: n for c, n in builder.sharing.narrow.items()}
     assert narrow["mul64"] is not None and (narrow["mul64"].bits, narrow["mul64"].signed) == (
         33,
