@@ -207,9 +207,7 @@ def loop_problem(
         if y.owner in producers:
             return "two iteration values are the same value"
         producers.append(y.owner)
-    slow = {}
-    if split:
-        slow = {o: spec for o in work if (spec := split_unit_op(lib, o, budget_ns)) is not None}
+    slow = split_unit_ops(lib, work, budget_ns) if split else {}
     shared = _unit_limit(units, lib, len(work) if slow else None)
     problem = segment_problem(work, lambda o: dl[o], clock_ns, budget_ns, slow, shared=shared)
     loop_p = LoopProblem(problem, sram_reads=_data_cycle_reads(work))
@@ -285,7 +283,7 @@ def split_unit_op(lib: OperatorLibrary, op: Operation, budget_ns: float) -> Mult
 
     The modulo schedule then places the product's users that many cycles after the issue,
     usually in a later stage: the kernel issues the multiply and the next kernel iteration
-    takes its product in flight (``fsm.FsmBuilder.segment``), so the kernel keeps its II
+    takes its product in flight (``fsm.FsmBuilder.in_flight``), so the kernel keeps its II
     instead of waiting for the product within the iteration (the point cloud's covariance:
     6 states a point on two split units, not the II of 3)."""
     from aquas.synth.binding import REGISTERED_LATENCY, narrowing, select_ns, split_stage_ns
@@ -311,6 +309,13 @@ def split_unit_op(lib: OperatorLibrary, op: Operation, budget_ns: float) -> Mult
         depth=0,
         pipelined=True,
     )
+
+
+def split_unit_ops(
+    lib: OperatorLibrary, ops: list[Operation], budget_ns: float
+) -> dict[Operation, MultiCycleOp]:
+    """The split units' multiplies among ``ops`` (``split_unit_op``)."""
+    return {o: spec for o in ops if (spec := split_unit_op(lib, o, budget_ns)) is not None}
 
 
 def _unit_limit(
@@ -414,9 +419,7 @@ def segment_states(
     ]
     if not work:
         return 0
-    slow = {}
-    if split:
-        slow = {o: spec for o in work if (spec := split_unit_op(lib, o, budget_ns)) is not None}
+    slow = split_unit_ops(lib, work, budget_ns) if split else {}
     problem = segment_problem(
         work,
         lambda o: chained_delay(lib, o, budget_ns),
