@@ -115,7 +115,9 @@ def test_a_round_met_with_fits_is_weighed_against_the_branch_without(
     assert len(set(timed)) == len(timed)
     # each round records its own area and cycles; the costs here differ by 100x in area,
     # far more than the cycles (a derating of 1.6 at most, squared) can make up
-    assert [r["logic_um2"] for r in rounds][2:] == ([1000, 10] if branch_smaller else [10, 1000])
+    assert [r["logic_um2"] for r in rounds][2:4] == ([1000, 10] if branch_smaller else [10, 1000])
+    # the branch's met round is bisected: the rounds after it miss
+    assert len(rounds) > 4 and all(r["unit_path_ns"] == 6.5 for r in rounds[4:])
     assert all(r["cycles"] > 0 for r in rounds)
     kept = 3 if branch_smaller else 2
     assert u.synth.verilog_path.read_text() == timed[kept]
@@ -142,6 +144,53 @@ def test_a_met_round_after_a_miss_is_bisected_towards_the_miss(
     assert "timing closure: met; trying deratings between the last miss and this" in said
     # rounds 3 and 4 met; round 4 is 9 times smaller for 13 cycles against 12
     assert u.synth.verilog_path.read_text() == timed[3]
+
+
+def test_bisection_does_not_count_the_met_round_as_a_miss(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # PicoRV32's point cloud at 5.74 ns: rounds derated by 1.0 and 1.1931 miss (6.6488,
+    # 6.3083 ns), the third (6.3083 / 5.74 x 1.03 further: 1.350536, recorded rounded to
+    # 1.3505) meets. Its recorded derating is below the one it ran at, so counted among
+    # the misses it made the interval look closed and bisection was skipped. Here with
+    # the synthesis and OpenSTA replaced: each derating has a Verilog text of its own,
+    # which meets from 1.2 on
+    from types import SimpleNamespace
+
+    def fake_synthesize(
+        module: Any, out_dir: Any, clock: float, mem: int, lib: Any, **kw: Any
+    ) -> Any:
+        v = f"{lib.d:.6f}"
+        return SimpleNamespace(
+            synth=SimpleNamespace(
+                verilog_path=SimpleNamespace(read_text=lambda: v),
+                unit=SimpleNamespace(name="u"),
+                reports={"a": {"latency": {"cycles_max": round(100 * lib.d)}}},
+            ),
+            timing_closure=None,
+        )
+
+    def fake_measure(verilog: Any, top: str, clock_ns: float, **kw: Any) -> Any:
+        d = float(verilog.read_text())
+        path = {1.0: 6.6488}.get(d, 6.3083 if d < 1.2 else 4.7289)
+        return sta.StaFigures("fake", top, clock_ns, 1.0, 1, 1, path)
+
+    class Lib:
+        def derated(self, d: float, fit: bool) -> Any:
+            return SimpleNamespace(d=d, fit=fit)
+
+    monkeypatch.setattr(pipeline, "_synthesize", fake_synthesize)
+    monkeypatch.setattr(sta, "tools_available", lambda: True)
+    monkeypatch.setattr(sta, "measure", fake_measure)
+    said: list[str] = []
+    u = pipeline._close_timing(
+        SimpleNamespace(clone=lambda: None), Path("."), 5.74, 12, Lib(), {"progress": said.append}
+    )
+    d = [r["derate"] for r in u.timing_closure]
+    assert d[:3] == [1.0, 1.1931, 1.3505]
+    assert "timing closure: met; trying deratings between the last miss and this" in said
+    assert len(d) == 3 + pipeline.CLOSURE_BISECT_ROUNDS
+    assert 1.1931 < d[3] < 1.3505 and 1.1931 < d[4] < d[3]
 
 
 def test_the_cost_of_a_met_round_weighs_cycles_squared() -> None:
