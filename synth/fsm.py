@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -830,7 +830,7 @@ class FsmBuilder:
         problem: SchedulingProblem,
         sched: Schedule,
         carried: set[Operation],
-        late: dict[Operation, int],
+        late: Collection[Operation],
     ) -> int:
         """The segment's states: through each op's cycle and each multi-cycle op's result
         cycle but those in flight across the latch (``late``), and the data cycle of each
@@ -890,7 +890,7 @@ class FsmBuilder:
             ):
                 cand[o] = (loop, k)
         while True:
-            n = self.span(work, cycles, problem, sched, carried, dict.fromkeys(cand, 0))
+            n = self.span(work, cycles, problem, sched, carried, cand.keys())
             late: dict[Operation, int] = {}
             for o, (loop, k) in cand.items():
                 j = cycles[o] + self.multicycle[o].latency - n

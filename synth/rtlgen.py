@@ -926,10 +926,8 @@ class UnitGenerator:
                 rn = info.iter_regs[k]
                 self.reg(rn, width(op.results[0]))
                 data = self.carried_data(op)
-                first = self.h.and_(
-                    self.is_state[self.b.def_state[op]], run, hint=f"{rn[:-2]}_take"
-                )
-                self.write(rn, first, data)
+                take = self.h.and_(self.is_state[self.b.def_state[op]], run, hint=f"{rn[:-2]}_take")
+                self.write(rn, take, data)
                 if info.catch >= 0:
                     self.write(rn, self.is_state[info.catch], data)
 
