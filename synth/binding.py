@@ -49,8 +49,12 @@ width (a *unit class*, ``mul32``, ``mul64``) share a bounded set of functional u
 * **Split units.** A registered class whose multiply no longer fits a cycle alone (its
   derated delay; the chaining holds such an op to one cycle) is split in two: the partial
   products reduced to two vectors by carry-save adders (:func:`carry_save_parts`), then
-  registered, and their sum in the next cycle; read three states after the issue. Its
-  ISAXs are not held to the 10 % rule: their reference multiplies do not fit the clock.
+  registered, and their sum in the next cycle; read three states after the issue. The
+  ISAXs with a multiply of its own that does not fit the clock are not held to the 10 %
+  rule (their reference does not fit the clock); a narrower class merged onto a split
+  unit does not exempt its ISAXs, and a merge is held to the cycles without merges
+  (``timing.schedule_extension``): the point cloud's 32-bit multiplies run on its one split
+  64-bit unit at the core's clock, one 33 x 33 multiplier instead of two.
 * **Binding** (:func:`bind`), after scheduling: in each state the class's ops take the
   free units in program order. A unit's output feeds datapath logic that may feed another
   unit's input in the same state; with the AND-OR selects over all states that is a
@@ -464,14 +468,33 @@ class Sharing:
             # its class does and each fits alone: then the class's units are registered
             if s.users[c] <= 1:
                 continue
+            # (a multiply merged onto a wider unit that is slower than the cycle is
+            # still served by it split in two, below: "fits alone" is its own delay)
             if own_ns[op] + s.select[c] <= budget_ns:
                 s.classes[op] = c
-            elif own_ns[op] <= budget_ns and s.select[c] <= budget_ns:
+            elif delay(op) <= budget_ns and s.select[c] <= budget_ns:
                 alone.setdefault(c, []).append(op)
         from aquas.synth.timing import op_delay
 
         for c, ops in alone.items():
             if len(ops) < s.users[c]:
+                continue
+            # A pipelined kernel's multiplies keep operators of their own where they fit
+            # a cycle: on a registered unit each would wait two states for its product,
+            # in every iteration, and the kernel would take that many states instead of
+            # its II (the point cloud's nearest-neighbour scan: 3 states a point instead
+            # of 1). The prologue's and epilogue's copies share the units. A
+            # #[mul_units(N)] directive asks for N units, kernel included. "Fit": on the
+            # derated delay, or, for a multiply merged onto a wider class, as the
+            # chaining holds it (its own operator gets a cycle of its own).
+            ops = [
+                op
+                for op in ops
+                if aq.KERNEL_CYCLE_ATTR not in op.attributes
+                or isax_of[op] in s.directives
+                or (op_delay(lib, op) > budget_ns and (op not in s.widen or delay(op) > budget_ns))
+            ]
+            if len(ops) < 2:
                 continue
             # the multiply from the operand registers: in one cycle if its delay (derated,
             # not held to the cycle as the chaining is) fits, else split in two
@@ -480,21 +503,9 @@ class Sharing:
                 if max(split_stage_ns(lib, c, narrow)) > budget_ns:
                     continue
                 s.split.add(c)
-                s.split_isaxs.update(isax_of[op] for op in ops)
-            else:
-                # A pipelined kernel's multiplies keep operators of their own: on a
-                # registered unit each would wait two states for its product, in every
-                # iteration, and the kernel would take that many states instead of its II
-                # (the point cloud's nearest-neighbour scan: 3 states a point instead of
-                # 1). The prologue's and epilogue's copies share the registered units. A
-                # #[mul_units(N)] directive asks for N units, kernel included.
-                ops = [
-                    op
-                    for op in ops
-                    if aq.KERNEL_CYCLE_ATTR not in op.attributes or isax_of[op] in s.directives
-                ]
-                if len(ops) < 2:
-                    continue
+                # exempt from the 10 % rule only where the op's own multiply does not
+                # fit (not a narrower one merged onto the split unit)
+                s.split_isaxs.update(isax_of[op] for op in ops if op_delay(lib, op) > budget_ns)
             s.registered.add(c)
             s.classes.update((op, c) for op in ops)
         for op in [op for op in s.widen if op not in s.classes]:

@@ -257,3 +257,129 @@ def test_pointcloud_at_the_core_clock_holds_split_units_to_their_own_cycles() ->
     cov = loops["vcovmat3d"]
     assert (cov["ii"], cov["kernel_states"], cov["kernel_limit"]) == (6, 6, ""), cov
     assert cov["predicated"]
+
+
+def _pc_at(derate: float, clock_ns: float = 5.67):  # type: ignore[no-untyped-def]
+    from aquas.spec.frontend import lower_spec_file
+
+    module = lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax")
+    return schedule_isaxs(module, clock_ns, LIB.derated(derate))
+
+
+def test_pointcloud_at_its_kept_derating_runs_vgemv4_on_the_split_64_bit_unit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Derate 1.2312 at 5.67 ns (the round timing closure keeps on VexRiscv): vcovmat3d's
+    64-bit multiplies are split, vgemv4's 32-bit ones fit a cycle on a registered unit.
+    The one split 64-bit unit (33-bit signed operands) serves both, instead of a second,
+    32 x 32 multiplier: vgemv4's products come a state later (48 -> 52 cycles at L = 0,
+    within 10 %; the same 175 on VexRiscv's memory, under its bursts' latency). The
+    scans' squarers keep their own operators: kernels of one state. Before the merge was
+    taken, the scans' squarers counted as users of the merged class and did not fit
+    behind the 64-bit unit's delay, so no op of the class was bound and the merge was
+    dropped."""
+    from aquas.synth import binding as binding_mod
+    from aquas.synth.flow import loop_reports
+
+    m32, m64 = UnitClass("mul", 32), UnitClass("mul", 64)
+    builder, fsms = _pc_at(1.2312)
+    sharing, binding = builder.sharing, builder.binding
+    assert sharing is not None and binding is not None
+    assert sharing.merge == {m32: m64}
+    assert sharing.split == {m64} and sharing.split_isaxs == {"vcovmat3d"}
+    assert {c.key: n for c, n in binding.counts().items()} == {"mul64": 1}
+    assert len(binding.users[(m64, 0)]) == 22  # vcovmat3d x 6, vgemv4 x 16
+    assert binding.narrow[m64] == Narrow(33, True)
+    merged = {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
+    loops = {
+        isax: (ls[0]["ii"], ls[0]["kernel_states"]) for isax, ls in loop_reports(builder).items()
+    }
+    assert loops == {"v3ddist": (1, 1), "vcovmat3d": (6, 6), "vnearest": (1, 1)}
+    for problem, sched in builder.schedules:
+        assert problem.verify(sched) == []
+
+    monkeypatch.setattr(binding_mod, "merge_options", lambda classes, limit=16: [{}])
+    builder, fsms = _pc_at(1.2312)
+    assert builder.binding is not None
+    assert {c.key: n for c, n in builder.binding.counts().items()} == {"mul32": 1, "mul64": 1}
+    unmerged = {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
+    assert unmerged["vgemv4"] == (48, 48) and merged["vgemv4"] == (52, 52)
+    assert {k: v for k, v in merged.items() if k != "vgemv4"} == {
+        k: v for k, v in unmerged.items() if k != "vgemv4"
+    }
+
+
+def test_a_merge_is_held_to_the_10_percent_rule_against_no_merge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kyber at derate 1.15: its 53-bit multiplies are split, so its ISAXs are held only
+    to their cycles on split units, and a merge used to set that reference itself: the
+    17-, 32- and 33-bit multiplies on the 37-bit unit made modmul_q 7 -> 9 cycles and
+    ntt_bfly 8 -> 11. Merges are now held to the cycles without a merge; the least
+    multiplier area among those that keep them sends the 17-bit multiplies to the 32-bit
+    unit and the 37-bit ones to the split 53-bit unit: 3 units instead of 5."""
+    from aquas.spec.frontend import lower_spec_file
+    from aquas.synth import binding as binding_mod
+    from aquas.synth.binding import within
+
+    def run() -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+        module = lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax")
+        builder, fsms = schedule_isaxs(module, 5.68, LIB.derated(1.15))
+        assert builder.binding is not None
+        counts = {c.key: n for c, n in builder.binding.counts().items()}
+        return counts, {f.isax.sym_name.data: f.latency.at(0) for f in fsms}
+
+    counts, merged = run()
+    assert counts == {"mul32": 1, "mul33": 1, "mul53": 1}
+    monkeypatch.setattr(binding_mod, "merge_options", lambda classes, limit=16: [{}])
+    counts, unmerged = run()
+    assert counts == {"mul17": 1, "mul32": 1, "mul33": 1, "mul37": 1, "mul53": 1}
+    assert merged["modmul_q"] == unmerged["modmul_q"] == (7, 7)
+    assert merged["ntt_bfly"] == unmerged["ntt_bfly"] == (8, 8)
+    assert all(within(merged[n], unmerged[n], 0.10) for n in merged)
+    assert merged["ntt_fwd"] != unmerged["ntt_fwd"]  # the merge costs cycles, within 10 %
+
+
+MERGE_SPEC = """\
+extension mrg;
+
+#[opcode(custom0), funct7(0)]
+isax wide(rs1, rs2) -> rd {
+    let a: i64 = sext<i64>(rs1 as i32) * sext<i64>(rs2 as i32);
+    let b: i64 = sext<i64>((rs1 + 1) as i32) * sext<i64>((rs2 ^ 5) as i32);
+    return trunc<u32>((a + b) >> 32) ^ trunc<u32>(a + b);
+}
+
+#[opcode(custom0), funct7(1), mul_units(1)]
+isax narrow(rs1, rs2) -> rd {
+    let p: u32 = rs1 * rs2;
+    let q: u32 = (rs1 + 3) * (rs2 + 7);
+    let r: u32 = (rs1 ^ 9) * (rs2 - 1);
+    return p ^ q ^ r;
+}
+"""
+
+
+def test_narrower_multiplies_on_a_split_unit_cosimulate_bit_exact(tmp_path: Path) -> None:
+    """At derate 1.2312 the 64-bit multiplies are split and the 32-bit ones would fit a
+    cycle on units of their own (``narrow`` asks for one, ``mul_units(1)``); the split
+    64-bit units (32-bit signed operands) serve both: the 32-bit products are the low
+    bits of the units' sums."""
+    from aquas.synth.lint import lint
+
+    lib = LIB.derated(1.2312)
+    builder, _ = schedule_isaxs(lower_spec(MERGE_SPEC, "mrg.isax"), 5.67, lib)
+    sharing, binding = builder.sharing, builder.binding
+    assert sharing is not None and binding is not None
+    m64 = UnitClass("mul", 64)
+    assert sharing.merge == {UnitClass("mul", 32): m64} and sharing.split_isaxs == {"wide"}
+    assert {c.key: n for c, n in binding.counts().items()} == {"mul64": 2}
+    assert binding.narrow[m64] == Narrow(32, True)
+    assert len(binding.unit_of) == 5  # the three of narrow among them
+    path = tmp_path / "mrg.isax"
+    path.write_text(MERGE_SPEC)
+    res = cosim_random(path, tmp_path / "out", 200, 7, 5.67, lib)
+    verilog = res.verilog_path.read_text()
+    assert "mul64_u1_s_q" in verilog and "mul32_u" not in verilog
+    assert " * " not in verilog
+    assert lint(res.verilog_path) == []
