@@ -22,7 +22,14 @@ from aquas.dialects import aquas as aq
 from aquas.interpreter import find_extension
 from aquas.outdir import write_atomic
 from aquas.synth.binding import ShareConfig
-from aquas.synth.fsm import MEM_OPS, FsmBuilder, IsaxFsm, LoopLatch, mem_beats
+from aquas.synth.fsm import (
+    MEM_OPS,
+    FsmBuilder,
+    IsaxFsm,
+    LoopLatch,
+    call_local_registers,
+    mem_beats,
+)
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare_balancing
 from aquas.synth.rtlgen import Unit, UnitGenerator
@@ -304,7 +311,8 @@ def build_unit(
         # from which the second pools registers of one ISAX whose values never meet
         first = UnitGenerator(ext, b, f, pooled={})
         first.generate()
-        u = UnitGenerator(ext, b, f, b.pooled_registers(first.use)).generate()
+        pooled = b.pooled_registers(first.use, call_local_registers(ext))
+        u = UnitGenerator(ext, b, f, pooled).generate()
         b.loop_reports = reports
         u.loop_reports = loop_reports(b)
         u.balanced = set(builder.balanced)

@@ -1335,7 +1335,11 @@ class FsmBuilder:
         else:
             self.value_regs[v] = self.reg_name(v.name_hint)
 
-    def pooled_registers(self, use: RegisterUse | None = None) -> dict[str, str]:
+    def pooled_registers(
+        self,
+        use: RegisterUse | None = None,
+        scratchpad_regs: dict[str, tuple[str, int]] | None = None,
+    ) -> dict[str, str]:
         """Register name -> the flip-flop row it shares with other value registers.
 
         One ISAX runs at a time, and a value register is written in its ISAX's call before
@@ -1349,13 +1353,23 @@ class FsmBuilder:
         with. A row of several registers is named ``pool_w<w>_<k>_q``; its write select
         gains their writes (one AND-OR input each, which separate registers had as
         well). Registers outside ``value_regs`` (a loop's ``run`` flag, state registers,
-        scratchpads, which hold values across calls, or are few) are not pooled."""
+        scratchpads, which hold values across calls, or are few) are not pooled.
+
+        ``scratchpad_regs`` (register name -> (its ISAX, width),
+        :func:`call_local_registers`): element registers of scratchpads that a call fills
+        before reading, which pool with registers of *other* ISAXs only (their liveness
+        within the call is not analysed): vgemv4's burst buffers share flip-flops with
+        the other ISAXs' values and buffers."""
         widths: dict[str, int] = {}
         for v, name in self.value_regs.items():
             widths.setdefault(name, _width(v))
         conflicts = None
         if use is not None:
             conflicts = register_conflicts(self.states, widths, self.reg_owner, use)
+        owner_of = dict(self.reg_owner)
+        spm_regs = scratchpad_regs or {}
+        for name, (isax, w) in spm_regs.items():
+            widths[name], owner_of[name] = w, isax
 
         def first_touch(name: str) -> int:
             if use is None:
@@ -1364,12 +1378,15 @@ class FsmBuilder:
             return min(seen | use.partial.get(name, set()), default=0)
 
         rows: dict[int, list[list[str]]] = {}
-        for name in sorted(widths, key=lambda n: (self.reg_owner[n], first_touch(n), n)):
-            owner = self.reg_owner[name]
+        for name in sorted(widths, key=lambda n: (owner_of[n], first_touch(n), n)):
+            owner = owner_of[name]
             clash = conflicts.get(name, set()) if conflicts is not None else None
+            if name in spm_regs:
+                clash = None
             for row in rows.setdefault(widths[name], []):
                 if all(
-                    self.reg_owner[m] != owner or (clash is not None and m not in clash)
+                    owner_of[m] != owner
+                    or (clash is not None and m not in spm_regs and m not in clash)
                     for m in row
                 ):
                     row.append(name)
@@ -1633,6 +1650,73 @@ def _port_keys(op: Operation) -> list[tuple[str, int]]:
         name = op.scratchpad.root_reference.data
         return [(name, b) for b in sorted(spm_banks(op))]
     return []
+
+
+def call_local_registers(ext: aq.ExtensionOp) -> dict[str, tuple[str, int]]:
+    """Element register -> (its ISAX, width), of the register scratchpads that hold nothing
+    from one call to the next: used by one ISAX, every element written at the top level of
+    its body (a burst read from a constant offset, not resident across calls, or an
+    element write at a constant index, unpredicated) before the first access that may read
+    one, or that sits in a loop or branch. Elements never read are left out (their
+    registers are dropped as dead). Such registers may share flip-flops with any register
+    of another ISAX (:meth:`FsmBuilder.pooled_registers`)."""
+    users: dict[str, set[str]] = {}
+    for isax in ext.isaxs():
+        for op in isax.body.walk():
+            if "scratchpad" in op.properties:
+                users.setdefault(spm_of(op).sym_name.data, set()).add(isax.sym_name.data)
+    isaxs = {i.sym_name.data: i for i in ext.isaxs()}
+    out: dict[str, tuple[str, int]] = {}
+    for spm in ext.scratchpads():
+        name = spm.sym_name.data
+        if is_sram(spm) or len(users.get(name, ())) != 1:
+            continue
+        (owner,) = users[name]
+        read = _elements_read_after_filled(isaxs[owner], name, spm.size)
+        for k in sorted(read or ()):
+            out[f"{name}_{k}_q"] = (owner, spm.width)
+    return out
+
+
+def _elements_read_after_filled(isax: aq.IsaxOp, name: str, size: int) -> set[int] | None:
+    """The elements of scratchpad ``name`` that ``isax`` reads, if it writes all ``size``
+    of them at its top level before any access that may read one; else None."""
+    written: set[int] = set()
+    read: set[int] = set()
+    for top in isax.body.block.ops:
+        accesses = [
+            o
+            for o in top.walk()
+            if "scratchpad" in o.properties and spm_of(o).sym_name.data == name
+        ]
+        if not accesses:
+            continue
+        if len(written) < size:
+            if accesses != [top]:
+                return None
+            if isinstance(top, aq.BurstReadOp):
+                start = constant_value(top.offset)
+                if start is None or RESIDENT_ATTR in top.attributes:
+                    return None
+                written.update(range(start, start + top.length_value))
+            elif isinstance(top, aq.SpmWriteOp):
+                k = constant_value(top.index)
+                if k is None or top.pred is not None:
+                    return None
+                written.add(k)
+            else:
+                return None
+            continue
+        for o in accesses:
+            if isinstance(o, aq.SpmReadOp):
+                k = constant_value(o.index)
+                read.update(range(size) if k is None else (k,))
+            elif isinstance(o, aq.BurstWriteOp):
+                start = constant_value(o.offset)
+                read.update(range(size) if start is None else range(start, start + o.length_value))
+            elif not isinstance(o, aq.SpmWriteOp | aq.BurstReadOp):
+                read.update(range(size))
+    return read if len(written) >= size else None
 
 
 @dataclass
