@@ -68,7 +68,7 @@ width (a *unit class*, ``mul32``, ``mul64``) share a bounded set of functional u
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, comb
@@ -962,3 +962,94 @@ __all__ = [
     "select_ns",
     "worth_sharing",
 ]
+
+
+# -- squarers shared across ISAXs -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IsaxSquarers:
+    """Own-operator squarers of different ISAXs that share one squarer (see
+    :func:`isax_squarers`): op -> (unit index, its ISAX); per unit its width, operand bits
+    and the ISAXs using it, in select order (the first is the default)."""
+
+    unit_of: dict[Operation, int] = field(default_factory=dict)
+    units: list[tuple[int, int, list[str]]] = field(default_factory=list)
+
+    def isaxs(self) -> set[str]:
+        return {i for _, _, isaxs in self.units for i in isaxs}
+
+
+def isax_squarers(
+    states: Iterable[StateLike],
+    schedules: Iterable[tuple[object, object]],
+    bound: Collection[Operation],
+    multicycle: Collection[Operation],
+    lib: OperatorLibrary,
+) -> IsaxSquarers:
+    """The squarers of different ISAXs that one operator serves.
+
+    One ISAX runs at a time, so an operator of its own that an ISAX uses in some state is
+    idle during every other ISAX's call. A squarer (``x * x`` on an operator of its own,
+    :func:`emit_mul`, as the pipelined scans of the point cloud keep at II 1: v3ddist's
+    and vnearest's three each) of one ISAX can then serve the same-shaped squarer of
+    another: its operand is a 2:1 multiplexer chain selected by registers set when the
+    unit accepts the command (``<isax>_active_q``), not by state decode, so the select
+    adds one multiplexer level per further ISAX and nothing else. The k-th squarer of
+    each ISAX with that shape (width, operand bits) shares the k-th unit.
+
+    Only squarers whose cycle leaves time for the select: each chain through the op ends
+    by the datapath budget minus the select's delay, by the schedule's start times (an op
+    the chaining holds to a whole cycle under timing closure leaves none)."""
+    from aquas.synth.schedule import Schedule, SchedulingProblem
+
+    slack: dict[Operation, float] = {}
+    for problem, sched in schedules:
+        assert isinstance(problem, SchedulingProblem) and isinstance(sched, Schedule)
+        for op, c in sched.cycle.items():
+            if not isinstance(op, arith.MuliOp):
+                continue
+            end = sched.start[op] + problem.delay[op]
+            later = [
+                sched.start[o] + problem.delay[o]
+                for o, oc in sched.cycle.items()
+                if oc == c and sched.start[o] >= end - 1e-9
+            ]
+            room = problem.budget_ns - max([end, *later])
+            slack[op] = min(slack.get(op, room), room)
+    by_shape: dict[tuple[int, int], dict[str, list[Operation]]] = {}
+    seen: set[Operation] = set()
+    for st in states:
+        for op in st.ops:
+            if (
+                not isinstance(op, arith.MuliOp)
+                or op in seen
+                or op in bound
+                or op in multicycle
+                or op.operands[0] is not op.operands[1]
+                or _is_const(op.operands[0])
+            ):
+                continue
+            seen.add(op)
+            narrow = narrowing([op])
+            if narrow is not None and narrow.signed:
+                continue  # not a squarer (emit_mul)
+            w = _width(op.results[0])
+            bits = w if narrow is None else narrow.bits
+            by_shape.setdefault((w, bits), {}).setdefault(st.isax, []).append(op)
+    out = IsaxSquarers()
+    for (w, bits), per in sorted(by_shape.items()):
+        if len(per) < 2:
+            continue
+        select = (len(per) - 1) * lib.delay_ns("mux", bits)
+        fits = {
+            isax: [op for op in ops if slack.get(op, -1.0) >= select]
+            for isax, ops in sorted(per.items())
+        }
+        for k in range(max(len(ops) for ops in fits.values())):
+            users = {isax: ops[k] for isax, ops in fits.items() if k < len(ops)}
+            if len(users) < 2:
+                continue
+            out.unit_of.update((op, len(out.units)) for op in users.values())
+            out.units.append((w, bits, list(users)))
+    return out

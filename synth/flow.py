@@ -307,6 +307,7 @@ def build_unit(
 
     def generate(b: FsmBuilder, f: list[IsaxFsm]) -> Unit:
         b.allocate_registers()
+        b.choose_isax_squarers(lib)
         # generated twice: the first records where each register is read and written,
         # from which the second pools registers of one ISAX whose values never meet
         first = UnitGenerator(ext, b, f, pooled={})

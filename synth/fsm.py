@@ -39,8 +39,8 @@ from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
 from aquas.dialects.aquas import scratchpad_of as spm_of
 from aquas.dialects.linear import induction_loop, linear_form, trip_count
-from aquas.synth.binding import Binding, Sharing
-from aquas.synth.oplib import MultiCycleOp
+from aquas.synth.binding import Binding, IsaxSquarers, Sharing, isax_squarers
+from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 from aquas.synth.schedule import (
     Access,
     Affine,
@@ -642,6 +642,8 @@ class FsmBuilder:
         # and per-ISAX limit; the binding itself is made after scheduling
         self.sharing = sharing
         self.binding: Binding | None = None
+        # squarers of different ISAXs on one operator, chosen after scheduling
+        self.isax_squarers = IsaxSquarers()
         # what loop pipelining did before scheduling (synth/loop_pipeline.LoopReport)
         self.loop_reports: list[Any] = []
         self.balanced: set[str] = set()  # ISAXs whose sums were balanced (synth/balance.py)
@@ -1334,6 +1336,13 @@ class FsmBuilder:
             self.hold(v.owner.operands[0], st)
         else:
             self.value_regs[v] = self.reg_name(v.name_hint)
+
+    def choose_isax_squarers(self, lib: OperatorLibrary) -> IsaxSquarers:
+        """Which own-operator squarers of different ISAXs share one operator
+        (``binding.isax_squarers``), after scheduling; kept in ``isax_squarers``."""
+        bound = self.binding.unit_of if self.binding is not None else {}
+        self.isax_squarers = isax_squarers(self.states, self.schedules, bound, self.multicycle, lib)
+        return self.isax_squarers
 
     def pooled_registers(
         self,
