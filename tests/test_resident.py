@@ -12,15 +12,20 @@ from aquas.passes import parse_pipeline
 from aquas.plans.choose import apply_interface
 from aquas.plans.resident import RESIDENT_ATTR, mark_resident, resident_bursts
 from aquas.sim.builder import unit_snoops
-from aquas.spec.frontend import lower_spec_file
+from aquas.spec.frontend import lower_spec, lower_spec_file
 from aquas.synth.flow import synthesize
 from aquas.target import load_target
 
 SPEC = Path(__file__).parent / "sim" / "fixtures" / "resident_elig.isax"
 
 
-def _module():
-    return lower_spec_file(SPEC)
+def _module(s1: str = ""):
+    """The fixture; ``s1``: a directive for scratchpad s1 (``impl(sram)``)."""
+    if not s1:
+        return lower_spec_file(SPEC)
+    text = SPEC.read_text()
+    assert "scratchpad s1: [u32; 8];" in text
+    return lower_spec(text.replace("scratchpad s1: [u32; 8];", f"scratchpad s1: [u32; 8] {s1};"))
 
 
 def test_only_a_sole_writer_run_once_at_a_constant_offset_is_resident() -> None:
@@ -34,9 +39,17 @@ def test_the_pass_marks_and_the_flow_marks_only_on_snooping_targets() -> None:
     marked = [o for o in m.walk() if RESIDENT_ATTR in o.attributes]
     assert [o.scratchpad.root_reference.data for o in marked] == ["s1"]  # type: ignore[attr-defined]
 
+    # the flow keeps SRAM scratchpads resident, not register ones: s1's claim would cost
+    # about as much as its 8 registers, which otherwise share flip-flops with other
+    # ISAXs' registers (fsm.call_local_registers)
     vex = load_target(None, soc="vexriscv")
     assert vex.isax_master.snoop_writes
     m = _module()
+    choice = apply_interface(m, "as-written", 10.0, 12, target=vex)
+    assert choice.resident == {}
+    assert not any(RESIDENT_ATTR in o.attributes for o in m.walk())
+    assert resident_bursts(_module(), sram_only=True) == []
+    m = _module("impl(sram)")
     choice = apply_interface(m, "as-written", 10.0, 12, target=vex)
     assert choice.resident == {"once": ["s1"]}
     assert choice.report("once")["resident"] == ["s1"]
@@ -45,7 +58,7 @@ def test_the_pass_marks_and_the_flow_marks_only_on_snooping_targets() -> None:
     deaf = vex.model_copy(
         update={"isax_master": vex.isax_master.model_copy(update={"snoop_writes": False})}
     )
-    m = _module()
+    m = _module("impl(sram)")
     choice = apply_interface(m, "as-written", 10.0, 12, target=deaf)
     assert choice.resident == {}
     assert not any(RESIDENT_ATTR in o.attributes for o in m.walk())

@@ -162,7 +162,7 @@ def _candidates(
     if target is not None and target.isax_master.snoop_writes:
         from aquas.plans.resident import mark_resident
 
-        mark_resident(m)  # as the flow marks them after the choice: the schedule's view
+        mark_resident(m, sram_only=True)  # as the flow marks them after the choice
     if stream:
         from aquas.plans.stream import set_stream
 
@@ -354,7 +354,8 @@ def apply_interface(
     if target is not None and target.isax_master.snoop_writes:
         from aquas.plans.resident import mark_resident
 
-        choice.resident = mark_resident(module)
+        # SRAM scratchpads only: a register one is cheaper pooled (aquas.plans.resident)
+        choice.resident = mark_resident(module, sram_only=True)
     if target is not None:
         # the prediction of what synthesis will build: the rewritten module itself
         from aquas.model.predict import predict_module

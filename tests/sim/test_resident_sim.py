@@ -96,11 +96,14 @@ def test_the_model_predicts_calls_that_keep_their_claims(pointcloud_unit: Path) 
     for name, got in m.cycles.items():
         want = warm[name].total
         assert set(got) == {want}, (name, got, want)
-        if name == "vmaxarg":  # its scratchpad is also written element-wise: not resident
+        # vmaxarg's scratchpad is also written element-wise; vgemv4's buffers and
+        # vcovmat3d's centroid are registers (the flow keeps SRAM scratchpads resident
+        # only), and its points' SRAM is written by v3ddist too: not resident
+        if name in ("vmaxarg", "vgemv4", "vcovmat3d"):
             assert warm[name].resident_total is None and want == cold[name].total
         else:
             assert want == warm[name].resident_total < cold[name].total
-    # vnearest skips both of its bursts (query point and cloud)
+    # vnearest skips the cloud's burst (192 beats), not the query point's (registers)
     assert cold["vnearest"].total - warm["vnearest"].total > 192
 
 
