@@ -12,6 +12,7 @@ of 6 processes that all ran with PYTHONHASHSEED=0), so only fresh processes test
 
 from __future__ import annotations
 
+import difflib
 import os
 import subprocess
 import sys
@@ -67,4 +68,10 @@ def test_same_matches_in_20_fresh_processes() -> None:
     assert "unsigned_split.c kernel 9 v3ddist matched" in first
     assert "centroid_locals_while.c kernel 18 vcovmat3d matched" in first
     different = [k for k, out in enumerate(outputs) if out != first]
-    assert not different, f"processes {different} differ from process 0"
+    # the lines that differ, to tell an unstable proof from a different decision
+    detail = "\n".join(
+        f"process {k}:\n"
+        + "\n".join(difflib.unified_diff(first.splitlines(), outputs[k].splitlines(), lineterm=""))
+        for k in different
+    )
+    assert not different, f"processes {different} differ from process 0\n{detail}"
