@@ -658,6 +658,9 @@ class FsmBuilder:
         # a loop whose carried results are used later: the next state created catches them
         self.catch_pending: LoopInfo | None = None
         self.carried_loops: list[LoopInfo] = []  # the loops with carried reads
+        # scratchpads whose burst writes read the values' own registers instead
+        # (:func:`forwarded_scratchpads`), set by ``allocate_registers``
+        self.forwarded: dict[str, dict[int, SSAValue]] = {}
 
     # -- naming ------------------------------------------------------------------------
 
@@ -1308,7 +1311,20 @@ class FsmBuilder:
         """Gives a register to every op result read in a state other than its own (and to
         every load result, which is captured from the bus). A width extension read in
         another state is wiring there (``rtlgen.UnitGenerator.ref``): its operand is
-        held instead, at its narrower width."""
+        held instead, at its narrower width. The burst writes of a forwarded scratchpad
+        (:func:`forwarded_scratchpads`, of the extension these states were built from)
+        read the values staged in it."""
+        ext = next(
+            (
+                p
+                for st in self.states
+                for op in (*st.ops, *((st.wait,) if st.wait is not None else ()))
+                for p in _ancestors(op)
+                if isinstance(p, aq.ExtensionOp)
+            ),
+            None,
+        )
+        self.forwarded = forwarded_scratchpads(ext) if ext is not None else {}
         for st in self.states:
             self.isax_name = st.isax
             for v in self.reads_of(st):
@@ -1419,8 +1435,7 @@ class FsmBuilder:
             v = self.aliases[v]
         return v
 
-    @staticmethod
-    def reads_of(st: State) -> list[SSAValue]:
+    def reads_of(self, st: State) -> list[SSAValue]:
         vals: list[SSAValue] = []
         for op in st.ops:
             vals.extend(op.operands)
@@ -1428,6 +1443,9 @@ class FsmBuilder:
             vals.extend(op.operands)
         if st.wait is not None:
             vals.extend(st.wait.operands)
+            if isinstance(st.wait, aq.BurstWriteOp):
+                staged = self.forwarded.get(spm_of(st.wait).sym_name.data, {})
+                vals.extend(staged[k] for k in sorted(staged))
         vals.extend(v for _, v in st.writes)
         if isinstance(st.next, Branch):
             vals.append(st.next.cond)
@@ -1675,10 +1693,11 @@ def call_local_registers(ext: aq.ExtensionOp) -> dict[str, tuple[str, int]]:
             if "scratchpad" in op.properties:
                 users.setdefault(spm_of(op).sym_name.data, set()).add(isax.sym_name.data)
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
+    forwarded = forwarded_scratchpads(ext)  # no registers of their own
     out: dict[str, tuple[str, int]] = {}
     for spm in ext.scratchpads():
         name = spm.sym_name.data
-        if is_sram(spm) or len(users.get(name, ())) != 1:
+        if is_sram(spm) or len(users.get(name, ())) != 1 or name in forwarded:
             continue
         (owner,) = users[name]
         read = _elements_read_after_filled(isaxs[owner], name, spm.size)
@@ -1726,6 +1745,80 @@ def _elements_read_after_filled(isax: aq.IsaxOp, name: str, size: int) -> set[in
             elif not isinstance(o, aq.SpmWriteOp | aq.BurstReadOp):
                 read.update(range(size))
     return read if len(written) >= size else None
+
+
+def _ancestors(op: Operation) -> list[Operation]:
+    out: list[Operation] = []
+    p = op.parent_op()
+    while p is not None:
+        out.append(p)
+        p = p.parent_op()
+    return out
+
+
+def forwarded_scratchpads(ext: aq.ExtensionOp) -> dict[str, dict[int, SSAValue]]:
+    """Register scratchpads that only stage values for burst writes, each as element ->
+    the value written there. A coalesced store (``aquas-interface-coalesce``) writes
+    values into a buffer that a burst then writes to memory; the unit's burst reads
+    the registers that already hold those values instead, and the buffer's own flip-flops
+    and write selects are not built (the point cloud's ``vcovmat3d``: six 64-bit sums,
+    384 flip-flops).
+
+    Such a scratchpad is used by one ISAX, not resident, and its accesses, all at the top
+    level of the ISAX's body, are unpredicated writes at constant indices, each element
+    written once, then burst writes from constant offsets of written elements only. The
+    values are then top-level values defined before their write, so their registers hold
+    them for the rest of the call: nothing but their defining op (or their loop, for a
+    loop's result) writes those registers, and both came before. Reads see exactly what
+    the buffer would hold, so the golden semantics are untouched."""
+    users: dict[str, set[str]] = {}
+    for isax in ext.isaxs():
+        for op in isax.body.walk():
+            if "scratchpad" in op.properties:
+                users.setdefault(spm_of(op).sym_name.data, set()).add(isax.sym_name.data)
+    isaxs = {i.sym_name.data: i for i in ext.isaxs()}
+    out: dict[str, dict[int, SSAValue]] = {}
+    for spm in ext.scratchpads():
+        name = spm.sym_name.data
+        if is_sram(spm) or len(users.get(name, ())) != 1:
+            continue
+        (owner,) = users[name]
+        values = _staged_values(isaxs[owner], name, spm.size)
+        if values:
+            out[name] = values
+    return out
+
+
+def _staged_values(isax: aq.IsaxOp, name: str, size: int) -> dict[int, SSAValue] | None:
+    """Element -> value of scratchpad ``name`` if ``isax`` only stages values in it for
+    burst writes (:func:`forwarded_scratchpads`), else None."""
+    values: dict[int, SSAValue] = {}
+    bursts = 0
+    for top in isax.body.block.ops:
+        accesses = [
+            o
+            for o in top.walk()
+            if "scratchpad" in o.properties and spm_of(o).sym_name.data == name
+        ]
+        if not accesses:
+            continue
+        if accesses != [top]:
+            return None  # an access in a loop or branch
+        if isinstance(top, aq.SpmWriteOp):
+            k = constant_value(top.index)
+            if bursts or k is None or top.pred is not None or k in values or not 0 <= k < size:
+                return None
+            values[k] = top.value
+        elif isinstance(top, aq.BurstWriteOp):
+            start = constant_value(top.offset)
+            if start is None or RESIDENT_ATTR in top.attributes:
+                return None
+            if any(k not in values for k in range(start, start + top.length_value)):
+                return None
+            bursts += 1
+        else:
+            return None
+    return values if bursts else None
 
 
 @dataclass

@@ -502,7 +502,7 @@ class MemEngine:
         data: SSAValue | None = None
         strb: SSAValue | None = None
         for s, (valid, idx) in enumerate(slots):
-            elem = ahead[s] if sram else g.spm_read(spm, idx, f"{pre}_{spm}_out{s}")
+            elem = ahead[s] if sram else g.spm_read(spm, idx, f"{pre}_{spm}_out{s}", st)
             mask = h.replicate(valid, eb, f"{pre}_strb{s}")
             data = elem if data is None else h.concat(elem, data, f"{pre}_wdata")
             strb = mask if strb is None else h.concat(mask, strb, f"{pre}_strb")
@@ -605,7 +605,7 @@ class MemEngine:
                 h.zext(elem_idx, 32, f"{pre}_elem32"),
                 f"{pre}_{spm}_idx",
             )
-            v = g.spm_read(spm, idx, f"{pre}_{spm}_out")
+            v = g.spm_read(spm, idx, f"{pre}_{spm}_out", st)
         lo = h.extract(v, 0, 32, f"{pre}_lo")
         hi = h.extract(v, 32, 32, f"{pre}_hi")
         data = h.mux(first, lo, hi, f"{pre}_wdata")

@@ -262,7 +262,7 @@ class UnitGenerator:
         for s in self.state_regs.values():
             locs[f"{s.sym_name.data}_q"] = basename_loc(s.location)
         for p in self.spm.values():
-            if p.sym_name.data in self.sram:
+            if p.sym_name.data in self.sram or p.sym_name.data in self.b.forwarded:
                 continue
             for k in range(p.size):
                 locs[f"{p.sym_name.data}_{k}_q"] = basename_loc(p.location)
@@ -720,16 +720,16 @@ class UnitGenerator:
             if spm in self.sram:
                 self.sram_read(op, st, hint)
             else:
-                out(self.spm_read(spm, r(0), hint))
+                out(self.spm_read(spm, r(0), hint, st))
             return
         if isinstance(op, aq.SpmWriteOp) and op.scratchpad.root_reference.data in self.sram:
             spm = op.scratchpad.root_reference.data
             self.sram_access(op, st, r(0), f"{st.isax}_{spm}_w")
             return
         if isinstance(op, aq.SpmWriteOp):
-            self.spm_writes.setdefault(op.scratchpad.root_reference.data, []).append(
-                (self.enable(op, st), r(1), r(0), None)
-            )
+            spm = op.scratchpad.root_reference.data
+            if spm not in self.b.forwarded:  # else its burst reads the value's register
+                self.spm_writes.setdefault(spm, []).append((self.enable(op, st), r(1), r(0), None))
             return
         w = width(op.results[0])
         if name in ("arith.divui", "arith.remui", "arith.divsi", "arith.remsi"):
@@ -804,8 +804,18 @@ class UnitGenerator:
         p = self.spm[name]
         return [self.reg(f"{name}_{k}_q", p.width) for k in range(p.size)]
 
-    def spm_read(self, name: str, index: SSAValue, hint: str) -> SSAValue:
-        return self.h.select_tree(index, self.spm_elements(name), hint)
+    def spm_read(self, name: str, index: SSAValue, hint: str, st: State) -> SSAValue:
+        """Element ``index`` of register scratchpad ``name`` as read in state ``st``; of a
+        forwarded one (``FsmBuilder.forwarded``), the value written there, from its own
+        register (elements never written are never read: zero)."""
+        staged = self.b.forwarded.get(name)
+        if staged is None:
+            elems = self.spm_elements(name)
+        else:
+            p = self.spm[name]
+            zero = self.h.const(0, p.width)
+            elems = [self.ref(staged[k], st) if k in staged else zero for k in range(p.size)]
+        return self.h.select_tree(index, elems, hint)
 
     def sram_port(self, st: State, name: str, banks: set[int]) -> int:
         """The port of ``name``'s ``banks`` an access of state ``st`` uses: the scheduler
@@ -945,7 +955,7 @@ class UnitGenerator:
     def scratchpad_registers(self) -> None:
         h = self.h
         for name, p in self.spm.items():
-            if name in self.sram:
+            if name in self.sram or name in self.b.forwarded:
                 continue
             h.loc = basename_loc(p.location)
             elems = self.spm_elements(name)
