@@ -212,9 +212,24 @@ def run_cosim(
             budgets or {},
             encodings,
             resident_scratchpads(verilog.read_text()),
+            registerless_scratchpads(verilog.read_text()),
             by_isax or {},
             list(subset),
         )
+
+
+def registerless_scratchpads(verilog: str) -> list[str]:
+    """The scratchpads whose elements the unit may keep in no register of its own, from
+    its header comment (``synth.flow.REGISTERLESS``): the test benches skip those and
+    fail on any other missing element register."""
+    from aquas.synth.flow import REGISTERLESS
+
+    for line in verilog.splitlines():
+        if line.startswith(REGISTERLESS):
+            return [n.strip() for n in line[len(REGISTERLESS) :].split(",") if n.strip()]
+        if not line.startswith("//"):
+            break  # the header is over
+    return []
 
 
 def resident_scratchpads(verilog: str) -> list[str]:
@@ -236,6 +251,7 @@ def _run_test(
     budgets: dict[str, int],
     encodings: Sequence[tuple[str, Encoding]],
     resident: list[str],
+    registerless: list[str],
     by_isax: dict[str, int],
     subset: list[str],
 ) -> CosimResult:
@@ -253,6 +269,7 @@ def _run_test(
         "AQUAS_COSIM_BUDGETS": json.dumps(budgets),
         "AQUAS_COSIM_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),
         "AQUAS_COSIM_RESIDENT": json.dumps(resident),
+        "AQUAS_COSIM_REGISTERLESS": json.dumps(registerless),
         "AQUAS_COSIM_SUBSET": json.dumps(subset),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }

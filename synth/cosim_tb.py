@@ -16,6 +16,7 @@ AQUAS_COSIM_MODE (``random`` | ``fixed``), AQUAS_COSIM_LATENCY (fixed mode),
 AQUAS_COSIM_RESULT (JSON file the runner reads back), AQUAS_COSIM_ENCODINGS (JSON list of
 [isax, opcode, funct3, funct7]: the encodings of re-encoded ISAXs, aquas.reencode),
 AQUAS_COSIM_RESIDENT (JSON list of the scratchpads the unit keeps resident),
+AQUAS_COSIM_REGISTERLESS (JSON list of the scratchpads without element registers),
 AQUAS_COSIM_CASES_BY_ISAX (JSON object: fewer cases for the ISAXs it names),
 AQUAS_COSIM_SUBSET (JSON list: the ISAXs of a unit built from part of the extension,
 ``aquas.spec.subset``; empty: all).
@@ -27,6 +28,7 @@ import json
 import os
 import random
 from collections import deque
+from collections.abc import Collection
 from typing import Any
 
 import cocotb
@@ -254,20 +256,26 @@ def sram_layout(dut: Any, spm: aq.ScratchpadOp) -> tuple[str, int]:
     return _LAYOUTS[name]
 
 
-def spm_handles(dut: Any, spm: aq.ScratchpadOp) -> list[Any]:
+def spm_handles(dut: Any, spm: aq.ScratchpadOp, registerless: Collection[str]) -> list[Any]:
     """The handle of each element of a scratchpad in the unit, in element order: its
     register ``<spm>_<k>_q``, or the word of its SRAM bank instance ``<spm>_bank<b>`` (the
     unit was synthesized with either, whatever the spec's directive: ``aquas synth
     --scratchpads`` overrides it). Resolved once: a failed handle lookup costs the
     simulator a search of the design, and the state is compared after every case.
 
-    None for an element without a register of its own: that of a scratchpad every call
-    fills before reading, whose registers share flip-flops with other ISAXs' registers
-    (``fsm.call_local_registers``): after the call nothing can read it, and the next
-    call of another ISAX overwrites it, so there is nothing to compare."""
+    None for an element without a register of its own: that of a scratchpad in
+    ``registerless`` (the unit's header lists them, ``fsm.registerless_scratchpads``:
+    filled by every call before it is read, its registers shared with other ISAXs' or
+    never read, or only staging values for burst writes; after the call nothing can read
+    it), or an element no ISAX reads (its register is dead and removed). A scratchpad
+    that keeps no element register at all, though it is not listed and some ISAX reads
+    it, is an error: the registers are not where the names say."""
     name = spm.sym_name.data
     if not hasattr(dut, f"{name}_bank0"):
-        return [getattr(dut, f"{name}_{k}_q", None) for k in range(spm.size)]
+        regs = [getattr(dut, f"{name}_{k}_q", None) for k in range(spm.size)]
+        if all(r is None for r in regs) and name not in registerless and _is_read(spm):
+            raise AssertionError(f"the unit has no element register of scratchpad {name}")
+        return regs
     layout = sram_layout(dut, spm)
     banks = [getattr(dut, f"{name}_bank{b}").mem for b in range(layout[1])]
     handles = []
@@ -275,6 +283,17 @@ def spm_handles(dut: Any, spm: aq.ScratchpadOp) -> list[Any]:
         bank, row = element_bank_row(spm, k, layout)
         handles.append(banks[bank][row])
     return handles
+
+
+def _is_read(spm: aq.ScratchpadOp) -> bool:
+    """Whether an op of ``spm``'s extension reads it (an element read or a burst write)."""
+    ext = spm.parent_op()
+    assert ext is not None
+    return any(
+        isinstance(op, aq.SpmReadOp | aq.BurstWriteOp)
+        and op.scratchpad.root_reference == spm.sym_name
+        for op in ext.walk()
+    )
 
 
 def state_handles(dut: Any, module: ModuleOp) -> dict[str, Any]:
@@ -315,7 +334,8 @@ async def cosim(dut: Any) -> None:
     moves = json.loads(os.environ.get("AQUAS_COSIM_ENCODINGS") or "[]")
     apply_moves(module, [(n, Encoding(op, f3, f7)) for n, op, f3, f7 in moves])
     ext = find_extension(module)
-    spm_elems = {p.sym_name.data: spm_handles(dut, p) for p in ext.scratchpads()}
+    registerless = json.loads(os.environ.get("AQUAS_COSIM_REGISTERLESS") or "[]")
+    spm_elems = {p.sym_name.data: spm_handles(dut, p, registerless) for p in ext.scratchpads()}
     state_regs = state_handles(dut, module)
     isaxs = [i for i in ext.isaxs() if only is None or i.sym_name.data == only]
     # cases per ISAX: AQUAS_COSIM_CASES, or fewer for the ISAXs named here
@@ -455,7 +475,7 @@ async def cosim(dut: Any) -> None:
         for spm, vals in exp.state.spms.items():
             for k, v in enumerate(vals):
                 if spm_elems[spm][k] is None:
-                    continue  # pooled with other ISAXs' registers (spm_handles)
+                    continue  # no register of its own (spm_handles)
                 hw = int(spm_elems[spm][k].value)
                 if hw != v:
                     problems.append(f"{spm}[{k}] {hw:#x} != {v:#x}")

@@ -29,6 +29,7 @@ from aquas.synth.fsm import (
     LoopLatch,
     call_local_registers,
     mem_beats,
+    registerless_scratchpads,
 )
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.prepare import prepare_balancing
@@ -314,6 +315,7 @@ def build_unit(
         first.generate()
         pooled = b.pooled_registers(first.use, call_local_registers(ext))
         u = UnitGenerator(ext, b, f, pooled).generate()
+        u.registerless = registerless_scratchpads(ext)
         b.loop_reports = reports
         u.loop_reports = loop_reports(b)
         u.balanced = set(builder.balanced)
@@ -391,6 +393,10 @@ def loop_reports(builder: FsmBuilder) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+REGISTERLESS = "// Scratchpads not kept across calls (elements may have no register): "
+"""The header line listing ``Unit.registerless`` (read by ``synth.cosim``)."""
+
+
 def header_comment(unit: Unit, clock_ns: float) -> str:
     """The module's protocol and its ISAXs, for the engineer reading the Verilog."""
     lines = [
@@ -409,6 +415,8 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
         "//   `// <file>.isax:line:col` comments give the spec source of a line.",
         "// ISAXs (latency from command handshake to rsp_valid, L = memory latency):",
     ]
+    if unit.registerless:
+        lines.insert(-1, f"{REGISTERLESS}{', '.join(unit.registerless)}")
     if any(op.name == "hw.module.extern" for op in unit.module.ops):
         lines.insert(
             -1,

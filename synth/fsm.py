@@ -1681,29 +1681,39 @@ def _port_keys(op: Operation) -> list[tuple[str, int]]:
 
 def call_local_registers(ext: aq.ExtensionOp) -> dict[str, tuple[str, int]]:
     """Element register -> (its ISAX, width), of the register scratchpads that hold nothing
-    from one call to the next: used by one ISAX, every element written at the top level of
-    its body (a burst read from a constant offset, not resident across calls, or an
-    element write at a constant index, unpredicated) before the first access that may read
-    one, or that sits in a loop or branch. Elements never read are left out (their
-    registers are dropped as dead). Such registers may share flip-flops with any register
-    of another ISAX (:meth:`FsmBuilder.pooled_registers`)."""
-    users: dict[str, set[str]] = {}
-    for isax in ext.isaxs():
-        for op in isax.body.walk():
-            if "scratchpad" in op.properties:
-                users.setdefault(spm_of(op).sym_name.data, set()).add(isax.sym_name.data)
-    isaxs = {i.sym_name.data: i for i in ext.isaxs()}
-    forwarded = forwarded_scratchpads(ext)  # no registers of their own
-    out: dict[str, tuple[str, int]] = {}
-    for spm in ext.scratchpads():
+    from one call to the next (:func:`call_local_scratchpads`). Elements never read are
+    left out (their registers are dropped as dead). Such registers may share flip-flops
+    with any register of another ISAX (:meth:`FsmBuilder.pooled_registers`)."""
+    return {
+        f"{name}_{k}_q": (owner, width)
+        for name, (owner, width, read) in call_local_scratchpads(ext).items()
+        for k in sorted(read)
+    }
+
+
+def call_local_scratchpads(ext: aq.ExtensionOp) -> dict[str, tuple[str, int, set[int]]]:
+    """Scratchpad -> (its ISAX, width, the elements it reads), of the register
+    scratchpads that hold nothing from one call to the next: used by one ISAX, every
+    element written at the top level of its body (a burst read from a constant offset,
+    not resident across calls, or an element write at a constant index, unpredicated)
+    before the first access that may read one, or that sits in a loop or branch; not
+    forwarded (:func:`forwarded_scratchpads`: no registers at all)."""
+    forwarded = forwarded_scratchpads(ext)
+    out: dict[str, tuple[str, int, set[int]]] = {}
+    for spm, isax in _own_register_scratchpads(ext):
         name = spm.sym_name.data
-        if is_sram(spm) or len(users.get(name, ())) != 1 or name in forwarded:
-            continue
-        (owner,) = users[name]
-        read = _elements_read_after_filled(isaxs[owner], name, spm.size)
-        for k in sorted(read or ()):
-            out[f"{name}_{k}_q"] = (owner, spm.width)
+        read = None if name in forwarded else _elements_read_after_filled(isax, name, spm.size)
+        if read is not None:
+            out[name] = (isax.sym_name.data, spm.width, read)
     return out
+
+
+def registerless_scratchpads(ext: aq.ExtensionOp) -> list[str]:
+    """The register scratchpads whose elements may have no register of their own in the
+    unit: forwarded ones, and call-local ones (pooled with other ISAXs' registers, or
+    never read). Nothing can read their contents after a call, so co-simulation does not
+    compare them (``cosim_tb.spm_handles``); the unit's header comment lists them."""
+    return sorted({*forwarded_scratchpads(ext), *call_local_scratchpads(ext)})
 
 
 def _elements_read_after_filled(isax: aq.IsaxOp, name: str, size: int) -> set[int] | None:
@@ -1771,22 +1781,27 @@ def forwarded_scratchpads(ext: aq.ExtensionOp) -> dict[str, dict[int, SSAValue]]
     them for the rest of the call: nothing but their defining op (or their loop, for a
     loop's result) writes those registers, and both came before. Reads see exactly what
     the buffer would hold, so the golden semantics are untouched."""
+    out: dict[str, dict[int, SSAValue]] = {}
+    for spm, isax in _own_register_scratchpads(ext):
+        values = _staged_values(isax, spm.sym_name.data, spm.size)
+        if values:
+            out[spm.sym_name.data] = values
+    return out
+
+
+def _own_register_scratchpads(ext: aq.ExtensionOp) -> list[tuple[aq.ScratchpadOp, aq.IsaxOp]]:
+    """The register scratchpads that one ISAX uses, each with that ISAX."""
     users: dict[str, set[str]] = {}
     for isax in ext.isaxs():
         for op in isax.body.walk():
             if "scratchpad" in op.properties:
                 users.setdefault(spm_of(op).sym_name.data, set()).add(isax.sym_name.data)
     isaxs = {i.sym_name.data: i for i in ext.isaxs()}
-    out: dict[str, dict[int, SSAValue]] = {}
-    for spm in ext.scratchpads():
-        name = spm.sym_name.data
-        if is_sram(spm) or len(users.get(name, ())) != 1:
-            continue
-        (owner,) = users[name]
-        values = _staged_values(isaxs[owner], name, spm.size)
-        if values:
-            out[name] = values
-    return out
+    return [
+        (spm, isaxs[next(iter(users[spm.sym_name.data]))])
+        for spm in ext.scratchpads()
+        if not is_sram(spm) and len(users.get(spm.sym_name.data, ())) == 1
+    ]
 
 
 def _staged_values(isax: aq.IsaxOp, name: str, size: int) -> dict[int, SSAValue] | None:

@@ -114,6 +114,9 @@ class Unit:
     # the estimated area (synth/area_model.py) and, under --area-budget, what was chosen
     area_estimate: dict[str, Any] = field(default_factory=dict)
     area_budget: dict[str, Any] | None = None
+    # register scratchpads whose elements may have no register of their own
+    # (fsm.registerless_scratchpads), listed in the header for the test benches
+    registerless: list[str] = field(default_factory=list)
 
     _text: str = ""
 

@@ -13,6 +13,7 @@ from xdsl.dialects import scf
 
 from aquas.interpreter import find_extension
 from aquas.spec.frontend import lower_spec
+from aquas.synth.cosim import registerless_scratchpads
 from aquas.synth.flow import schedule_isaxs
 from aquas.synth.fsm import forwarded_scratchpads
 from aquas.synth.oplib import OperatorLibrary
@@ -143,6 +144,8 @@ def test_forwarded_bursts_write_the_staged_values(tmp_path: Path) -> None:
     sv = res.verilog_path.read_text()
     regs = set(re.findall(r"reg\s+(?:\[\d+:0\]\s+)?(\w+);", sv))
     assert not {r for r in regs if r.startswith(("out_", "acc_"))}, regs
+    # the header tells the test benches which element registers may be missing
+    assert registerless_scratchpads(sv) == ["acc", "out"]
     from aquas.synth.lint import lint
 
     assert lint(res.verilog_path) == []
@@ -159,3 +162,19 @@ def test_kept_buffers_still_work(tmp_path: Path) -> None:
     for name in ("looped_0_q", "looped_1_q", "part_0_q", "part_1_q"):
         assert re.search(rf"reg\s+\[31:0\]\s+{name};", sv), name
     assert re.search(r"reg\s+\[31:0\]\s+pool_w32_1_q;", sv)
+
+
+def test_a_missing_element_register_fails_the_bench() -> None:
+    """The test benches compare every scratchpad element after each case. A scratchpad
+    with no element register at all is skipped only when the unit's header lists it
+    (or no ISAX reads it); a single missing element is a dead one (never read)."""
+    from types import SimpleNamespace
+
+    from aquas.synth.cosim_tb import spm_handles
+
+    ext = find_extension(lower_spec(KEPT, "kept.isax"))
+    part = next(s for s in ext.scratchpads() if s.sym_name.data == "part")
+    with pytest.raises(AssertionError, match="no element register of scratchpad part"):
+        spm_handles(SimpleNamespace(), part, ["looped"])
+    assert spm_handles(SimpleNamespace(), part, ["part"]) == [None, None]
+    assert spm_handles(SimpleNamespace(part_0_q="h0"), part, []) == ["h0", None]

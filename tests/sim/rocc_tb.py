@@ -9,7 +9,8 @@ with random latency and back-pressure. Checked per case: a response exactly when
 its rd and data, busy until the instruction is done, the bytes written to memory and every
 state register of the unit.
 
-Environment: ROCC_SPEC, ROCC_CASES (per ISAX), ROCC_SEED, ROCC_RESULT (JSON file).
+Environment: ROCC_SPEC, ROCC_CASES (per ISAX), ROCC_SEED, ROCC_RESULT (JSON file),
+ROCC_REGISTERLESS (JSON list: synth.cosim.registerless_scratchpads of the unit).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ async def rocc_bfm(dut: Any) -> None:
     rng = random.Random(int(os.environ.get("ROCC_SEED", "1")))
     isaxs = list(ext.isaxs())
     # element registers, or words of SRAM bank instances (synth.cosim_tb.spm_handles)
-    spm_elems = {p.sym_name.data: spm_handles(dut.u_unit, p) for p in ext.scratchpads()}
+    registerless = json.loads(os.environ.get("ROCC_REGISTERLESS") or "[]")
+    spm_elems = {
+        p.sym_name.data: spm_handles(dut.u_unit, p, registerless) for p in ext.scratchpads()
+    }
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())  # type: ignore[arg-type]
     for sig in ("rocc_cmd_valid", "rocc_resp_ready", "mem_req_ready", "mem_wdata_ready"):
         getattr(dut, sig).value = 0
@@ -138,7 +142,7 @@ async def rocc_bfm(dut: Any) -> None:
         for spm, vals in exp.state.spms.items():
             for k, v in enumerate(vals):
                 h = spm_elems[spm][k]
-                if h is not None and int(h.value) != v:  # None: pooled (spm_handles)
+                if h is not None and int(h.value) != v:  # None: no register (spm_handles)
                     problems.append(f"{spm}[{k}] differs")
                     break
         if problems:

@@ -25,7 +25,7 @@ from aquas.interpreter import find_extension
 from aquas.runtime.header import generate_header
 from aquas.sim.builder import RTL, verilator_cmd, verilator_env
 from aquas.spec.frontend import lower_spec_file
-from aquas.synth.cosim import build_key, verilator_tools
+from aquas.synth.cosim import build_key, registerless_scratchpads, verilator_tools
 from aquas.synth.flow import synthesize
 
 pytestmark = pytest.mark.sim
@@ -109,6 +109,9 @@ def test_rocc_bfm_matches_the_golden_interpreter(tmp_path: Path) -> None:
                 "ROCC_CASES": str(CASES),
                 "ROCC_SEED": "11",
                 "ROCC_RESULT": str(result),
+                "ROCC_REGISTERLESS": json.dumps(
+                    registerless_scratchpads(unit.verilog_path.read_text())
+                ),
                 "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path]),
             },
             log_file=tmp_path / "test.log",
