@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1721,14 +1721,7 @@ def _elements_read_after_filled(isax: aq.IsaxOp, name: str, size: int) -> set[in
     of them at its top level before any access that may read one; else None."""
     written: set[int] = set()
     read: set[int] = set()
-    for top in isax.body.block.ops:
-        accesses = [
-            o
-            for o in top.walk()
-            if "scratchpad" in o.properties and spm_of(o).sym_name.data == name
-        ]
-        if not accesses:
-            continue
+    for top, accesses in _accesses_by_top_op(isax, name):
         if len(written) < size:
             if accesses != [top]:
                 return None
@@ -1804,19 +1797,25 @@ def _own_register_scratchpads(ext: aq.ExtensionOp) -> list[tuple[aq.ScratchpadOp
     ]
 
 
-def _staged_values(isax: aq.IsaxOp, name: str, size: int) -> dict[int, SSAValue] | None:
-    """Element -> value of scratchpad ``name`` if ``isax`` only stages values in it for
-    burst writes (:func:`forwarded_scratchpads`), else None."""
-    values: dict[int, SSAValue] = {}
-    bursts = 0
+def _accesses_by_top_op(isax: aq.IsaxOp, name: str) -> Iterator[tuple[Operation, list[Operation]]]:
+    """Each top-level op of ``isax``'s body that accesses scratchpad ``name`` (itself or
+    an op nested in it), with those accesses."""
     for top in isax.body.block.ops:
         accesses = [
             o
             for o in top.walk()
             if "scratchpad" in o.properties and spm_of(o).sym_name.data == name
         ]
-        if not accesses:
-            continue
+        if accesses:
+            yield top, accesses
+
+
+def _staged_values(isax: aq.IsaxOp, name: str, size: int) -> dict[int, SSAValue] | None:
+    """Element -> value of scratchpad ``name`` if ``isax`` only stages values in it for
+    burst writes (:func:`forwarded_scratchpads`), else None."""
+    values: dict[int, SSAValue] = {}
+    bursts = 0
+    for top, accesses in _accesses_by_top_op(isax, name):
         if accesses != [top]:
             return None  # an access in a loop or branch
         if isinstance(top, aq.SpmWriteOp):

@@ -136,27 +136,30 @@ def test_the_point_clouds_sums_have_no_buffer() -> None:
     assert set(fwd) == {"vcovmat3d_st0"} and sorted(fwd["vcovmat3d_st0"]) == list(range(6))
 
 
+def _cosim(tmp_path: Path, text: str, name: str, seed: int) -> str:
+    """200 random cases per ISAX of the spec ``text`` against the interpreter, lint
+    clean; the unit's Verilog."""
+    from aquas.synth.lint import lint
+
+    spec = tmp_path / name
+    spec.write_text(text)
+    res = cosim_random(spec, tmp_path / "out", cases=200, seed=seed, clock_ns=CLOCK, lib=LIB)
+    assert lint(res.verilog_path) == []
+    return res.verilog_path.read_text()
+
+
 @pytest.mark.sim
 def test_forwarded_bursts_write_the_staged_values(tmp_path: Path) -> None:
-    spec = tmp_path / "fwd.isax"
-    spec.write_text(SPEC)
-    res = cosim_random(spec, tmp_path / "out", cases=200, seed=5, clock_ns=CLOCK, lib=LIB)
-    sv = res.verilog_path.read_text()
+    sv = _cosim(tmp_path, SPEC, "fwd.isax", 5)
     regs = set(re.findall(r"reg\s+(?:\[\d+:0\]\s+)?(\w+);", sv))
     assert not {r for r in regs if r.startswith(("out_", "acc_"))}, regs
     # the header tells the test benches which element registers may be missing
     assert registerless_scratchpads(sv) == ["acc", "out"]
-    from aquas.synth.lint import lint
-
-    assert lint(res.verilog_path) == []
 
 
 @pytest.mark.sim
 def test_kept_buffers_still_work(tmp_path: Path) -> None:
-    spec = tmp_path / "kept.isax"
-    spec.write_text(KEPT)
-    res = cosim_random(spec, tmp_path / "out", cases=200, seed=6, clock_ns=CLOCK, lib=LIB)
-    sv = res.verilog_path.read_text()
+    sv = _cosim(tmp_path, KEPT, "kept.isax", 6)
     # looped and part keep element registers; r and twice are filled by every call
     # before they are read, so theirs share flip-flop rows (fsm.call_local_registers)
     for name in ("looped_0_q", "looped_1_q", "part_0_q", "part_1_q"):
