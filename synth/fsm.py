@@ -661,6 +661,7 @@ class FsmBuilder:
         # scratchpads whose burst writes read the values' own registers instead
         # (:func:`forwarded_scratchpads`), set by ``allocate_registers``
         self.forwarded: dict[str, dict[int, SSAValue]] = {}
+        self.extension: aq.ExtensionOp | None = None  # that of the ISAXs built
 
     # -- naming ------------------------------------------------------------------------
 
@@ -727,6 +728,8 @@ class FsmBuilder:
 
     def build_isax(self, isax: aq.IsaxOp) -> IsaxFsm:
         self.isax_name = isax.sym_name.data
+        ext = isax.parent_op()
+        self.extension = ext if isinstance(ext, aq.ExtensionOp) else None
         k = isax.attributes.get(OUTSTANDING_ATTR)
         self.outstanding = int(k.value.data) if isinstance(k, IntegerAttr) else 1
         entry: list[int] = []
@@ -1314,16 +1317,7 @@ class FsmBuilder:
         held instead, at its narrower width. The burst writes of a forwarded scratchpad
         (:func:`forwarded_scratchpads`, of the extension these states were built from)
         read the values staged in it."""
-        ext = next(
-            (
-                p
-                for st in self.states
-                for op in (*st.ops, *((st.wait,) if st.wait is not None else ()))
-                for p in _ancestors(op)
-                if isinstance(p, aq.ExtensionOp)
-            ),
-            None,
-        )
+        ext = self.extension
         self.forwarded = forwarded_scratchpads(ext) if ext is not None else {}
         for st in self.states:
             self.isax_name = st.isax
@@ -1748,15 +1742,6 @@ def _elements_read_after_filled(isax: aq.IsaxOp, name: str, size: int) -> set[in
             elif not isinstance(o, aq.SpmWriteOp | aq.BurstReadOp):
                 read.update(range(size))
     return read if len(written) >= size else None
-
-
-def _ancestors(op: Operation) -> list[Operation]:
-    out: list[Operation] = []
-    p = op.parent_op()
-    while p is not None:
-        out.append(p)
-        p = p.parent_op()
-    return out
 
 
 def forwarded_scratchpads(ext: aq.ExtensionOp) -> dict[str, dict[int, SSAValue]]:
