@@ -962,9 +962,15 @@ class UnitGenerator:
                 continue
             h.loc = basename_loc(p.location)
             elems = self.spm_elements(name)
+            # the element decoder looks at the index bits an element number has, as the
+            # read side's mux tree does (HwBuilder.select_tree): an index out of bounds is
+            # an execution error of the spec (docs/dialect.md), and a predicated write
+            # whose index is out of bounds is disabled by its enable
+            nb = max(1, (p.size - 1).bit_length())
             for en, idx, val, half in self.spm_writes.get(name, []):
-                for k in range(p.size):
-                    at = h.icmp("eq", idx, h.const(k, 32), f"{name}_at{k}")
+                low = h.extract(idx, 0, nb, f"{name}_idx") if width(idx) > nb else idx
+                for k in range(min(p.size, 1 << width(low))):  # a narrow index reaches fewer
+                    at = h.icmp("eq", low, h.const(k, width(low)), f"{name}_at{k}")
                     hit = h.and_(en, at, hint=f"{name}_{k}_we")
                     rn = f"{name}_{k}_q"
                     if half is None:
