@@ -210,8 +210,33 @@ class Flow:
         fresh module per call (synthesis rewrites its module); the allocation is
         deterministic, so every call gives the same encodings."""
         module, emap = spec_for_target(self.p.spec, self.platform, strict=False)
+        if self.p.isaxs is not None:
+            # the project's part of the extension (extension.isaxs): the unit, the
+            # matcher's patterns and aquas_isax.h hold these ISAXs only. Re-encoding ran
+            # on the whole extension first, so a kept ISAX's encoding does not depend on
+            # which others are kept.
+            from aquas.spec.subset import keep_isaxs
+
+            try:
+                keep_isaxs(module, self.p.isaxs)
+            except AquasError as e:  # a name the spec lacks: say which project key has it
+                raise AquasError(
+                    f"'extension.isaxs': {e.message}", filename=str(self.p.path), hint=e.hint
+                ) from None
         self._encoding = emap
         return module, emap
+
+    def moves(self) -> list[tuple[str, Any]]:
+        """The re-encoded ISAXs of the unit with their new encodings (for the test
+        benches, which lower the spec again)."""
+        assert self._encoding is not None  # set by spec_module before the synth stage
+        kept = self.p.isaxs
+        return [(m.isax, m.new) for m in self._encoding.moves if kept is None or m.isax in kept]
+
+    @property
+    def subset(self) -> tuple[str, ...]:
+        """The ISAXs the unit holds when the project names them, else () (all)."""
+        return self.p.isaxs or ()
 
     @property
     def clock_ns(self) -> float:
@@ -245,6 +270,7 @@ class Flow:
             {
                 "spec": spec_digest,
                 "encoding": encoding,
+                "isaxs": p.isaxs,
                 "clock_ns": self.clock_ns,
                 "mem_latency": self.mem_latency,
                 "interface": "auto",
@@ -260,6 +286,7 @@ class Flow:
             {
                 "spec": spec_digest,
                 "encoding": encoding,
+                "isaxs": p.isaxs,
                 "unit": unit_digest,
                 "cases": p.cosim_cases,
             },
@@ -270,6 +297,7 @@ class Flow:
             {
                 "spec": spec_digest,
                 "encoding": encoding,
+                "isaxs": p.isaxs,
                 "unit": unit_digest,
                 "target": self.platform.fingerprint(),
                 "calls": MEASURE_CALLS,
@@ -283,6 +311,7 @@ class Flow:
             {
                 "spec": spec_digest,
                 "sources": {str(s): file_digest(s) for s in p.match},
+                "isaxs": p.isaxs,
                 "headers": self.dependencies(p.match),
                 "functions": p.functions,
                 "clock_ns": self.clock_ns,
@@ -404,15 +433,15 @@ class Flow:
                 f"  cosim: {n} {k} cases (calls of up to {worst_cycles(reports[n]):,} cycles)",
                 markup=False,
             )
-        assert self._encoding is not None
         res = run_cosim(
             self.p.spec,
             unit_v,
             unit,
             cases=self.p.cosim_cases,
             budgets=budgets,
-            encodings=[(m.isax, m.new) for m in self._encoding.moves],
+            encodings=self.moves(),
             by_isax=by_isax,
+            subset=self.subset,
         )
         if res.mismatches:
             raise AquasError(
@@ -435,8 +464,7 @@ class Flow:
 
         from aquas.model.measure import measure
 
-        assert self._encoding is not None  # set by spec_module before the synth stage
-        moves = [(mv.isax, mv.new) for mv in self._encoding.moves]
+        moves = self.moves()
         out: dict[str, Any] = {}
         resident = {n for n, r in reports.items() if r.get("interface", {}).get("resident")}
         runs = [("cycles", "cold", MEASURE_CALLS)]
@@ -444,7 +472,14 @@ class Flow:
             runs.append(("kept", "warm", KEPT_CALLS))
         for key, mode, calls in runs:
             m = measure(
-                self.p.spec, unit_v, unit, self.platform, l2=mode, cases=calls, encodings=moves
+                self.p.spec,
+                unit_v,
+                unit,
+                self.platform,
+                l2=mode,
+                cases=calls,
+                encodings=moves,
+                subset=self.subset,
             )
             if m.mismatches:
                 raise AquasError(
@@ -756,6 +791,7 @@ class Flow:
             "clock_ns": self.clock_ns,
             "memory_latency": self.mem_latency,
             "extension": synth["extension"],
+            "isaxs": unit_isaxs(sorted(synth["isaxs"]), p.isaxs is not None, match["rows"]),
             "encoding": self._encoding.to_json() if self._encoding else None,
             "end_to_end": {
                 "baseline_cycles": base["cycles"],
@@ -802,6 +838,19 @@ class Flow:
             "sizes": build["sizes"],
             "stages": [s.__dict__ for s in self.log],
         }
+
+
+def unit_isaxs(built: list[str], chosen: bool, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ISAXs the unit holds (``chosen``: the project's ``extension.isaxs``, else the
+    whole extension), those the matcher offloaded somewhere, and those it never did: area
+    the program does not use."""
+    offloaded = sorted({r["isax"] for r in rows if r["status"] == "matched"} & set(built))
+    return {
+        "built": built,
+        "from_project": chosen,
+        "offloaded": offloaded,
+        "unused": [n for n in built if n not in offloaded],
+    }
 
 
 def site_rows(sites: list[dict[str, Any]], sim: dict[str, Any]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ spec = "pointcloud.isax"        # the extension (one unit per SoC)
 clock_ns = 10.0                 # synthesis target clock (default: the core's critical path)
 cosim_cases = 200               # random co-simulation cases per ISAX (0: skip)
 area_budget = 0.4               # optional: the unit's estimated area within 0.4 x the core's
+isaxs = ["v3ddist", "vnearest"] # optional: build only these ISAXs (default: all)
 
 [application]
 sources = ["icp_main.c", "icp_kernels.c"]   # C / assembly, compiled with the runtime
@@ -67,6 +68,7 @@ class Project:
     max_cycles: int = 50_000_000
     regions: dict[int, str] = field(default_factory=dict)
     area_budget: float | None = None  # a fraction of the core's area (aquas synth --area-budget)
+    isaxs: tuple[str, ...] | None = None  # the ISAXs the unit holds (None: the extension's)
 
     @property
     def root(self) -> Path:
@@ -164,8 +166,27 @@ class _Loader:
         ext = self.table(
             doc,
             "extension",
-            {"spec": True, "clock_ns": False, "cosim_cases": False, "area_budget": False},
+            {
+                "spec": True,
+                "clock_ns": False,
+                "cosim_cases": False,
+                "area_budget": False,
+                "isaxs": False,
+            },
         )
+        isaxs = self.strings(ext, "isaxs", "extension.isaxs")
+        if isaxs is not None:
+            # which names the spec has is checked when the flow lowers it (keep_isaxs)
+            if not isaxs:
+                raise self.fail(
+                    "'extension.isaxs' must name at least one ISAX",
+                    hint="leave it out to build every ISAX of the extension",
+                )
+            for n in isaxs:
+                if not _IDENT.match(n):
+                    raise self.fail(f"'extension.isaxs': '{n}' is not an ISAX name")
+            if len(set(isaxs)) != len(isaxs):
+                raise self.fail("'extension.isaxs' lists an ISAX twice")
         budget = (
             float(
                 self.number(
@@ -294,4 +315,5 @@ class _Loader:
             max_cycles=max_cycles,
             regions=regions,
             area_budget=budget,
+            isaxs=tuple(isaxs) if isaxs is not None else None,
         )

@@ -278,6 +278,22 @@ def _sections(doc: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]
     ]
 
 
+def _isaxs_line(doc: dict[str, Any]) -> list[str]:
+    """Which ISAXs the unit holds, and those the program never calls (their area is
+    spent for nothing: ``extension.isaxs`` leaves them out)."""
+    u = doc.get("isaxs")
+    if not u:
+        return []
+    src = "the project's extension.isaxs" if u["from_project"] else "the whole extension"
+    line = f"- Unit: {len(u['built'])} ISAX(s), {src}: {', '.join(u['built'])}"
+    if u["unused"]:
+        line += (
+            f"; never offloaded in this program: {', '.join(u['unused'])} "
+            "(extension.isaxs builds a unit without them)"
+        )
+    return [line]
+
+
 def _headline(doc: dict[str, Any]) -> list[str]:
     e, a, t = doc["end_to_end"], doc["area"], doc["timing"]
     kernel = [r for r in doc["regions"] if r["speedup"] is not None]
@@ -298,6 +314,7 @@ def _headline(doc: dict[str, Any]) -> list[str]:
         )
     elif enc and enc["error"]:
         lines.append(f"- Encoding: not re-encoded for {enc['target']}: {enc['error']}")
+    lines += _isaxs_line(doc)
     if a.get("unit_um2"):
         return lines + _headline_sta(doc)
     clock = (

@@ -102,6 +102,65 @@ def test_area_budget_is_read(proj: Path) -> None:
     assert p.area_budget == 0.25
 
 
+def test_isaxs_are_read(proj: Path) -> None:
+    p = load_project(edit(proj, "cosim_cases = 10", 'cosim_cases = 10\nisaxs = ["ntt_bfly"]'))
+    assert p.isaxs == ("ntt_bfly",)
+    assert load_project(edit(proj, 'isaxs = ["ntt_bfly"]', "")).isaxs is None
+
+
+def test_unknown_isax_is_refused_before_any_stage(proj: Path, tmp_path: Path) -> None:
+    """The names are checked against the spec when the flow lowers it, before the first
+    stage: the diagnostic names the project file, the key and the extension's ISAXs."""
+    from aquas.flow import Flow
+
+    p = load_project(edit(proj, "cosim_cases = 10", 'cosim_cases = 10\nisaxs = ["ntt_bfy"]'))
+    with pytest.raises(AquasError) as e:
+        Flow(p, tmp_path / "out").run()
+    text = e.value.render()
+    assert "'extension.isaxs': extension kyber has no ISAX ntt_bfy" in text
+    assert str(proj) in text and "ntt_bfly" in text  # the hint lists the ISAXs
+    assert not (tmp_path / "out" / "synth").exists()
+
+
+def test_the_flow_sees_only_the_projects_isaxs(proj: Path, tmp_path: Path) -> None:
+    """extension.isaxs: the module every stage sees holds those ISAXs and the scratchpads
+    they use; without it, the whole extension."""
+    from aquas.flow import Flow
+    from aquas.interpreter import find_extension
+
+    whole = Flow(load_project(proj), tmp_path / "a").spec_module()[0]
+    assert {i.sym_name.data for i in find_extension(whole).isaxs()} == {
+        "modmul_q",
+        "ntt_bfly",
+        "ntt_fwd",
+        "ntt_inv",
+    }
+    p = load_project(edit(proj, "cosim_cases = 10", 'cosim_cases = 10\nisaxs = ["ntt_fwd"]'))
+    flow = Flow(p, tmp_path / "b")
+    ext = find_extension(flow.spec_module()[0])
+    assert [i.sym_name.data for i in ext.isaxs()] == ["ntt_fwd"]
+    assert flow.subset == ("ntt_fwd",)
+    assert {s.sym_name.data for s in ext.scratchpads()} < {
+        s.sym_name.data for s in find_extension(whole).scratchpads()
+    }
+
+
+def test_unit_isaxs_names_the_unused_ones() -> None:
+    from aquas.flow import unit_isaxs
+
+    rows = [
+        {"isax": "a", "status": "matched"},
+        {"isax": "b", "status": "rejected"},
+        {"isax": "a", "status": "rejected"},
+    ]
+    assert unit_isaxs(["a", "b", "c"], False, rows) == {
+        "built": ["a", "b", "c"],
+        "from_project": False,
+        "offloaded": ["a"],
+        "unused": ["b", "c"],
+    }
+
+
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
@@ -129,6 +188,10 @@ def test_area_budget_is_read(proj: Path) -> None:
         ("cosim_cases = 10", "cosim_cases = true", "must be an integer"),
         ("cosim_cases = 10", "area_budget = 0", "'extension.area_budget' must be > 0"),
         ("cosim_cases = 10", 'area_budget = "small"', "'extension.area_budget' must be a number"),
+        ("cosim_cases = 10", "isaxs = []", "'extension.isaxs' must name at least one ISAX"),
+        ("cosim_cases = 10", 'isaxs = "ntt_bfly"', "'extension.isaxs' must be a list of strings"),
+        ("cosim_cases = 10", 'isaxs = ["a", "a"]', "'extension.isaxs' lists an ISAX twice"),
+        ("cosim_cases = 10", 'isaxs = ["a-b"]', "'extension.isaxs': 'a-b' is not an ISAX name"),
         (
             'soc = "picorv32"',
             'soc = "rocket"',

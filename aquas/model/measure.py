@@ -172,12 +172,14 @@ def measure(
     seed: int = 1,
     cache_dir: Path | None = None,
     encodings: Sequence[tuple[str, Encoding]] = (),
+    subset: Sequence[str] = (),
 ) -> Measurement:
     """Measure every ISAX of the unit in ``verilog`` (synthesized from ``spec``) on the
     memory parameters of ``target``; ``l2``: ``cold`` calls start from reset, ``warm``
     ones repeat the call before them.
     ``encodings``: ISAXs the unit was synthesized re-encoded (:mod:`aquas.reencode`), with
-    their new encodings (the commands use them)."""
+    their new encodings (the commands use them). ``subset``: the ISAXs of a unit built
+    from part of the extension (:mod:`aquas.spec.subset`; empty: all)."""
     from cocotb_tools.runner import get_runner
 
     from aquas.sim.builder import unit_snoops
@@ -250,6 +252,7 @@ def measure(
                 "AQUAS_MEASURE_CASES": str(cases),
                 "AQUAS_MEASURE_SEED": str(seed),
                 "AQUAS_MEASURE_ENCODINGS": json.dumps([[n, *e] for n, e in encodings]),
+                "AQUAS_MEASURE_SUBSET": json.dumps(list(subset)),
                 "AQUAS_MEASURE_RESULT": str(result),
                 "PYTHONPATH": os.pathsep.join(sys.path),
             },

@@ -2,7 +2,9 @@
 
 Environment: AQUAS_MEASURE_SPEC, _IMAGE (the RAM's hex image), _RAM_WORDS_LOG2, _L2
 (``off``, ``cold``: reset before every case, ``warm``: every command twice, the second
-measured), _CASES (per ISAX), _SEED, _RESULT (JSON the runner reads back).
+measured), _CASES (per ISAX), _SEED, _RESULT (JSON the runner reads back), _ENCODINGS
+(the re-encoded ISAXs), _SUBSET (JSON list: the ISAXs of a unit built from part of the
+extension; empty: all).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 from aquas.interpreter import ExecError, IsaxState, Memory, execute, find_extension
 from aquas.reencode import Encoding, apply_moves
 from aquas.spec.frontend import lower_spec_file
+from aquas.spec.subset import keep_isaxs
 
 #: Pointers are drawn this far from either end of RAM (every example's footprint is less).
 MARGIN = 0x1000
@@ -97,6 +100,9 @@ async def run_one(dut: Any, isax: Any, rs1: int, rs2: int) -> tuple[int, int, in
 @cocotb.test()
 async def measure(dut: Any) -> None:
     module = lower_spec_file(os.environ["AQUAS_MEASURE_SPEC"])
+    subset = json.loads(os.environ.get("AQUAS_MEASURE_SUBSET") or "[]")
+    if subset:
+        keep_isaxs(module, subset)
     # the encodings the unit was synthesized with (aquas.reencode), as [name, op, f3, f7]
     moves = json.loads(os.environ.get("AQUAS_MEASURE_ENCODINGS") or "[]")
     apply_moves(module, [(n, Encoding(op, f3, f7)) for n, op, f3, f7 in moves])

@@ -15,7 +15,6 @@ from aquas.diagnostics import AquasError
 from aquas.flow import STAGES, run_project
 from aquas.project import load_project
 
-from helpers import kyber_scalar
 
 pytestmark = pytest.mark.sim
 
@@ -52,7 +51,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     toml.write_text(
         toml.read_text().replace(
             'spec = "../../../examples/crypto/kyber.isax"',
-            f'spec = "{kyber_scalar(d)}"',  # modmul_q and ntt_bfly
+            f'spec = "{ROOT / "examples" / "crypto" / "kyber.isax"}"',
         )
     )
     return toml
@@ -97,7 +96,18 @@ def test_first_run_measures_both_builds(first) -> None:  # type: ignore[no-untyp
     assert 0 < timing["core_critical_path_ns"] < 50 and 0 < timing["unit_critical_path_ns"] < 50
     assert timing["meets_clock"] == (timing["unit_critical_path_ns"] <= 10.0)
     assert doc["cosim"]["cases"] == 2 * 20 and not doc["cosim"]["mismatches"]
+    # the project's extension.isaxs: the unit, the patterns and the header hold those two
     assert {x["isax"] for x in doc["latency"]} == {"modmul_q", "ntt_bfly"}
+    assert doc["isaxs"] == {
+        "built": ["modmul_q", "ntt_bfly"],
+        "from_project": True,
+        "offloaded": ["modmul_q", "ntt_bfly"],
+        "unused": [],
+    }
+    header = (out / "match" / "include" / "aquas_isax.h").read_text()
+    assert "modmul_q" in header and "ntt_bfly" in header and "ntt_fwd" not in header
+    unit_v = next((out / "synth").glob("*_isax_unit.sv")).read_text()
+    assert "ntt_fwd" not in unit_v and "modmul_q" in unit_v
     assert json.loads((out / "report.json").read_text()) == doc
     md = (out / "report.md").read_text()
     assert "| butterflies |" in md and "checksum" in md
