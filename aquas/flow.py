@@ -524,6 +524,10 @@ class Flow:
         site_files: dict[str, dict[str, str]] = {"baseline": {}, "isax": {}}
         sites: list[dict[str, Any]] = []
         names = _unique_names(p.match)
+        # the ISAXs the rewritten sources call: the offloaded ones and the ones a stateful
+        # rewrite calls beside them (dot4_clr presetting dot4_i8's accumulator)
+        isax_names = [i.sym_name.data for i in ext.isaxs()]
+        called: set[str] = set()
         for src in p.match:
             res = match_file(
                 src,
@@ -538,6 +542,7 @@ class Flow:
             )
             notes += [e.render() for e in res.skipped]
             text = rewrite_c(res)  # first: the final check may refuse a rewrite
+            called |= {n for n in isax_names if _calls_isax(text, n)}
             for dec in res.decisions:
                 rows.append(
                     {
@@ -584,6 +589,7 @@ class Flow:
             "digests": digests,
             "header": str(header.relative_to(d)),
             "header_digest": file_digest(header),
+            "called": sorted(called),
         }
 
     def _build(self, d: Path, match: dict[str, Any]) -> dict[str, Any]:
@@ -791,7 +797,7 @@ class Flow:
             "clock_ns": self.clock_ns,
             "memory_latency": self.mem_latency,
             "extension": synth["extension"],
-            "isaxs": unit_isaxs(sorted(synth["isaxs"]), p.isaxs is not None, match["rows"]),
+            "isaxs": unit_isaxs(sorted(synth["isaxs"]), p.isaxs is not None, match["called"]),
             "encoding": self._encoding.to_json() if self._encoding else None,
             "end_to_end": {
                 "baseline_cycles": base["cycles"],
@@ -840,16 +846,22 @@ class Flow:
         }
 
 
-def unit_isaxs(built: list[str], chosen: bool, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _calls_isax(text: str, isax: str) -> bool:
+    """Whether C ``text`` calls ``isax`` through aquas_isax.h (``aquas_<isax>`` or its
+    ``_noflush`` variant, aquas.runtime.header)."""
+    return re.search(rf"\baquas_{re.escape(isax)}(?:_noflush)?\s*\(", text) is not None
+
+
+def unit_isaxs(built: list[str], chosen: bool, called: list[str]) -> dict[str, Any]:
     """The ISAXs the unit holds (``chosen``: the project's ``extension.isaxs``, else the
-    whole extension), those the matcher offloaded somewhere, and those it never did: area
-    the program does not use."""
-    offloaded = sorted({r["isax"] for r in rows if r["status"] == "matched"} & set(built))
+    whole extension), those the rewritten program calls, and those it never does: area the
+    program does not use."""
+    used = [n for n in built if n in called]
     return {
         "built": built,
         "from_project": chosen,
-        "offloaded": offloaded,
-        "unused": [n for n in built if n not in offloaded],
+        "called": used,
+        "unused": [n for n in built if n not in used],
     }
 
 

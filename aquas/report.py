@@ -288,7 +288,7 @@ def _isaxs_line(doc: dict[str, Any]) -> list[str]:
     line = f"- Unit: {len(u['built'])} ISAX(s), {src}: {', '.join(u['built'])}"
     if u["unused"]:
         line += (
-            f"; never offloaded in this program: {', '.join(u['unused'])} "
+            f"; never called in this program: {', '.join(u['unused'])} "
             "(extension.isaxs builds a unit without them)"
         )
     return [line]

@@ -146,18 +146,18 @@ def test_the_flow_sees_only_the_projects_isaxs(proj: Path, tmp_path: Path) -> No
 
 
 def test_unit_isaxs_names_the_unused_ones() -> None:
-    from aquas.flow import unit_isaxs
+    """Called: by the rewritten sources, through aquas_isax.h (a stateful rewrite calls
+    its helper ISAXs beside the offloaded one)."""
+    from aquas.flow import _calls_isax, unit_isaxs
 
-    rows = [
-        {"isax": "a", "status": "matched"},
-        {"isax": "b", "status": "rejected"},
-        {"isax": "a", "status": "rejected"},
-    ]
-    assert unit_isaxs(["a", "b", "c"], False, rows) == {
-        "built": ["a", "b", "c"],
+    text = "x = aquas_a(p, q);\n(void)aquas_b_noflush(acc);\n/* aquas_c */ aquas_cc(1);"
+    called = [n for n in ("a", "b", "c", "d") if _calls_isax(text, n)]
+    assert called == ["a", "b"]
+    assert unit_isaxs(["a", "b", "c", "d"], False, called) == {
+        "built": ["a", "b", "c", "d"],
         "from_project": False,
-        "offloaded": ["a"],
-        "unused": ["b", "c"],
+        "called": ["a", "b"],
+        "unused": ["c", "d"],
     }
 
 

@@ -15,7 +15,6 @@ from aquas.diagnostics import AquasError
 from aquas.flow import STAGES, run_project
 from aquas.project import load_project
 
-
 pytestmark = pytest.mark.sim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,7 +100,7 @@ def test_first_run_measures_both_builds(first) -> None:  # type: ignore[no-untyp
     assert doc["isaxs"] == {
         "built": ["modmul_q", "ntt_bfly"],
         "from_project": True,
-        "offloaded": ["modmul_q", "ntt_bfly"],
+        "called": ["modmul_q", "ntt_bfly"],
         "unused": [],
     }
     header = (out / "match" / "include" / "aquas_isax.h").read_text()
