@@ -171,24 +171,32 @@ def _w(v: SSAValue) -> int:
     return t.width.data if isinstance(t, IntegerType) else 1
 
 
-def _is_const(v: SSAValue) -> bool:
+Consts = dict[SSAValue, int]
+"""Values known to be constant in a generated module (:func:`fold`), by value."""
+
+_NO_CONSTS: Consts = {}
+
+
+def _is_literal(v: SSAValue) -> bool:
     return isinstance(v, OpResult) and isinstance(v.owner, hw.ConstantOp)
 
 
-def const_value(v: SSAValue) -> int | None:
-    """``v``'s value when it is a constant, or a ``concat`` of constants."""
+def const_value(v: SSAValue, consts: Consts = _NO_CONSTS) -> int | None:
+    """``v``'s value when it is a constant (by :func:`fold`), or a ``concat`` of constants."""
+    if v in consts:
+        return consts[v]
     if not isinstance(v, OpResult):
         return None
     op = v.owner
     if isinstance(op, hw.ConstantOp):
         return op.value.value.data % (1 << _w(v))
     if isinstance(op, comb.ExtractOp):
-        c = const_value(op.input)
+        c = const_value(op.input, consts)
         return None if c is None else (c >> op.low_bit.value.data) % (1 << _w(v))
     if isinstance(op, comb.ConcatOp):
         out = 0
         for x in op.operands:
-            c = const_value(x)
+            c = const_value(x, consts)
             if c is None:
                 return None
             out = out << _w(x) | c
@@ -196,12 +204,108 @@ def const_value(v: SSAValue) -> int | None:
     return None
 
 
+def _signed(x: int, w: int) -> int:
+    return x - (1 << w) if x >> (w - 1) & 1 else x
+
+
+def _evaluate(op: Operation, ins: list[int]) -> int | None:
+    """The value of comb ``op`` on constant operands ``ins`` (unsigned), or None for an
+    op this folder does not evaluate."""
+    name = op.name.removeprefix("comb.")
+    ws = [_w(v) for v in op.operands]
+    if name == "add":
+        return sum(ins)
+    if name == "mul":
+        out = 1
+        for x in ins:
+            out *= x
+        return out
+    if name in ("and", "or", "xor"):
+        out = ins[0]
+        for x in ins[1:]:
+            out = out & x if name == "and" else out | x if name == "or" else out ^ x
+        return out
+    if name == "sub":
+        return ins[0] - ins[1]
+    if name == "shl":
+        return ins[0] << ins[1] if ins[1] < ws[0] else 0
+    if name == "shru":
+        return ins[0] >> ins[1]
+    if name == "shrs":
+        return _signed(ins[0], ws[0]) >> min(ins[1], ws[0])
+    if name == "replicate":
+        n = _w(op.results[0]) // ws[0]
+        return sum(ins[0] << (k * ws[0]) for k in range(n))
+    if name == "mux":
+        return ins[1] if ins[0] else ins[2]
+    if name == "icmp":
+        a, b = ins
+        sa, sb = _signed(a, ws[0]), _signed(b, ws[1])
+        pred = _icmp_pred(op)
+        return int(
+            {
+                0: a == b,
+                1: a != b,
+                2: sa < sb,
+                3: sa <= sb,
+                4: sa > sb,
+                5: sa >= sb,
+                6: a < b,
+                7: a <= b,
+                8: a > b,
+                9: a >= b,
+            }[pred]
+        )
+    return None
+
+
+def fold(ops: Iterable[Operation]) -> Consts:
+    """The values of ``ops`` (a module body, in order) that are constants: ``hw.constant``
+    and the ``comb`` ops whose operands are, evaluated; a ``mux`` on a constant condition
+    whose chosen input is; an AND (a multiply) with a zero operand and an OR with an
+    all-ones one. Before ExportVerilog, CIRCT's canonicalizer folds the
+    same (synth/flow.py, ``canonicalize{enable-patterns=aquas-fold-only}``): an unrolled
+    loop's constant scratchpad index still reaches the unit as index arithmetic and a
+    select tree on its bits, which cost nothing once folded. An op whose operand is
+    defined later (a register's feedback) is not folded."""
+    consts: Consts = {}
+    for op in ops:
+        if isinstance(op, hw.ConstantOp):
+            consts[op.result] = op.value.value.data % (1 << _w(op.result))
+            continue
+        if not op.name.startswith("comb.") or len(op.results) != 1:
+            continue
+        res = op.results[0]
+        if isinstance(op, comb.MuxOp) and op.operands[0] in consts:
+            chosen = op.operands[1] if consts[op.operands[0]] else op.operands[2]
+            if chosen in consts:
+                consts[res] = consts[chosen]
+            continue
+        vals = [const_value(v, consts) for v in op.operands]
+        mask = (1 << _w(res)) - 1
+        if isinstance(op, comb.AndOp | comb.MulOp) and 0 in vals:
+            consts[res] = 0  # a write enable ANDed with a decoder's constant false
+            continue
+        if isinstance(op, comb.OrOp) and mask in vals:
+            consts[res] = mask
+            continue
+        if any(x is None for x in vals):
+            continue
+        if isinstance(op, comb.ExtractOp | comb.ConcatOp):
+            c = const_value(res, consts)
+        else:
+            c = _evaluate(op, [x for x in vals if x is not None])
+        if c is not None:
+            consts[res] = c % (1 << _w(res))
+    return consts
+
+
 def effective_bits(v: SSAValue) -> int:
     """``v``'s width less the zero bits a ``concat`` of a zero constant puts on top (what
     Yosys' ``wreduce`` removes from a multiplier's operand)."""
     if isinstance(v, OpResult) and isinstance(v.owner, comb.ConcatOp):
         ins = list(v.owner.operands)
-        if len(ins) >= 2 and _is_const(ins[0]):
+        if len(ins) >= 2 and _is_literal(ins[0]):
             c = ins[0].owner
             assert isinstance(c, hw.ConstantOp)
             if c.value.value.data == 0:
@@ -228,16 +332,25 @@ class Estimate:
         }
 
 
-def op_um2(op: Operation, lib: OperatorLibrary, am: AreaModel) -> tuple[str, float]:
-    """(part, um^2) of one ``comb`` op (0 for wiring)."""
+def op_um2(
+    op: Operation, lib: OperatorLibrary, am: AreaModel, consts: Consts = _NO_CONSTS
+) -> tuple[str, float]:
+    """(part, um^2) of one ``comb`` op (0 for wiring and for what folds: ``consts``, the
+    module's constants by :func:`fold`)."""
     name = op.name.removeprefix("comb.")
     if name in ("extract", "concat", "replicate", "parity") or not op.results:
         return "wiring", 0.0
+    if op.results[0] in consts or (name == "mux" and op.operands[0] in consts):
+        return "wiring", 0.0  # folded: a constant, or a mux on a constant condition
+
+    def known(v: SSAValue) -> bool:
+        return v in consts or _is_literal(v)
+
     w = _w(op.results[0])
     ins = list(op.operands)
     if name == "mul":
         a, b = (effective_bits(v) for v in ins[:2])
-        c = next((k for k in map(const_value, ins) if k is not None), None)
+        c = next((k for k in (const_value(v, consts) for v in ins) if k is not None), None)
         if c is not None:
             # a constant multiplicand: shifts and one adder per further one bit of the
             # constant (synth/timing.const_mul_levels), at most the library's entry
@@ -247,19 +360,19 @@ def op_um2(op: Operation, lib: OperatorLibrary, am: AreaModel) -> tuple[str, flo
             return "multipliers", am.cells("add", cells)
         return "multipliers", am.mul(a, b, w)
     if name in ("and", "or", "xor"):
-        if any(_is_const(v) for v in ins):
+        if any(known(v) for v in ins):
             return "logic", 0.0
         return "logic", am.cells(name, (len(ins) - 1) * lib.cost(name, w, extrapolate=True).cells)
     if name == "mux":
-        if _is_const(ins[1]) and _is_const(ins[2]):
+        if known(ins[1]) and known(ins[2]):
             return "logic", 0.0
         return "logic", am.cells("mux", lib.cost("mux", w, extrapolate=True).cells)
     if name == "icmp":
         iw = _w(ins[0])
         kind = _icmp_kind(op)
         cost = am.cells("add", lib.cost(kind, iw, extrapolate=True).cells)
-        return "logic", cost / 2 if any(_is_const(v) for v in ins) else cost
-    if name in ("shl", "shru", "shrs") and _is_const(ins[1]):
+        return "logic", cost / 2 if any(known(v) for v in ins) else cost
+    if name in ("shl", "shru", "shrs") and known(ins[1]):
         return "wiring", 0.0
     kind = {"divu": "divu", "divs": "divs", "modu": "modu", "mods": "mods"}.get(name, name)
     try:
@@ -270,10 +383,16 @@ def op_um2(op: Operation, lib: OperatorLibrary, am: AreaModel) -> tuple[str, flo
     return part, am.cells(kind, cells)
 
 
-def _icmp_kind(op: Operation) -> str:
+def _icmp_pred(op: Operation) -> int:
     # comb.icmp predicates: eq 0, ne 1, slt 2, sle 3, sgt 4, sge 5, ult 6, ule 7, ugt 8, uge 9
     p = op.properties.get("predicate")
     v = getattr(getattr(p, "value", None), "data", None)
+    assert isinstance(v, int)
+    return v
+
+
+def _icmp_kind(op: Operation) -> str:
+    v = _icmp_pred(op)
     if v in (0, 1):
         return "icmp_eq"
     if v in (2, 3, 4, 5):
@@ -302,9 +421,10 @@ def estimate_unit(
         if name in memo:
             return memo[name]
         est = Estimate()
+        consts = fold(modules[name].body.walk())
         for op in modules[name].body.walk():
             if op.name.startswith("comb."):
-                part, um2 = op_um2(op, lib, am)
+                part, um2 = op_um2(op, lib, am, consts)
                 if um2:
                     est.add(part, um2)
             elif op.name in ("seq.compreg", "seq.firreg"):
