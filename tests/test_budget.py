@@ -74,6 +74,38 @@ def test_the_default_unit_gets_an_estimate(tmp_path: Path) -> None:
     assert 0.75 * measured < est["total_um2"] < 1.25 * measured, (est["total_um2"], measured)
 
 
+def test_the_estimate_folds_what_circt_folds() -> None:
+    """An unrolled loop's constant index reaches the unit as index arithmetic and a select
+    tree on its bits, and a constant-index write as a decoder compare ANDed into the
+    enable: all fold (area_model.fold), so they cost nothing; the same on a run-time
+    index costs its muxes and compares."""
+    from xdsl.dialects.builtin import IntegerType
+    from xdsl.ir import Block
+
+    from aquas.synth.area_model import fold, op_um2
+    from aquas.synth.hwemit import HwBuilder
+
+    am = AreaModel.load()
+
+    def priced(index_const: bool) -> float:
+        block = Block(arg_types=[IntegerType(1), IntegerType(1), IntegerType(32)])
+        clk, rst, rs1 = block.args
+        h = HwBuilder(block, clk, rst)
+        k = h.binop("comb.mul", h.const(3, 32), h.const(2, 32), "k")  # 2 * k, k = 3
+        idx = k if index_const else rs1
+        elems = [h.binop("comb.add", rs1, h.const(i + 1, 32), f"e{i}") for i in range(8)]
+        read = h.select_tree(idx, elems, "rd")
+        at = h.icmp("eq", h.extract(idx, 0, 3), h.const(5, 3), "at5")
+        we = h.and_(h.extract(rs1, 0, 1), at, hint="we")
+        consts = fold(block.ops)
+        assert (read in consts, we in consts) == (False, index_const)
+        ops = [o for o in block.ops if o.name in ("comb.mux", "comb.icmp", "comb.and")]
+        return sum(op_um2(o, LIB, am, consts)[1] for o in ops)
+
+    assert priced(index_const=True) == 0.0
+    assert priced(index_const=False) > 7 * am.cells("mux", LIB.cost("mux", 32).cells)
+
+
 def test_a_budget_the_default_fits_changes_nothing() -> None:
     default = unit(None)
     u = unit(0.5)
