@@ -340,6 +340,8 @@ def op_um2(
     name = op.name.removeprefix("comb.")
     if name in ("extract", "concat", "replicate", "parity") or not op.results:
         return "wiring", 0.0
+    if len(op.operands) == 1 and name in ("add", "mul", "and", "or", "xor"):
+        return "wiring", 0.0  # a one-operand variadic op is its operand (a squarer unit)
     if op.results[0] in consts or (name == "mux" and op.operands[0] in consts):
         return "wiring", 0.0  # folded: a constant, or a mux on a constant condition
 

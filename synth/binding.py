@@ -787,6 +787,8 @@ class SharedUnits:
         self.narrow = binding.narrow
         self.ops: dict[tuple[UnitClass, int], Operation] = {}
         self.inputs: dict[tuple[UnitClass, int], list[tuple[SSAValue, SSAValue, SSAValue]]] = {}
+        # units every use of which squares one value (the scans' dx * dx): built as squarers
+        self.squares: dict[tuple[UnitClass, int], bool] = {}
         self.advance: SSAValue | None = None  # set by ``finish``
 
     def __contains__(self, op: Operation) -> bool:
@@ -804,6 +806,7 @@ class SharedUnits:
         c, i = unit
         narrow = self.narrow.get(c)
         self._unit(unit)
+        self.squares[unit] = self.squares.get(unit, True) and a is b
         a, b = (
             self._fit(a, c, narrow, f"{c.key}_u{i}_a"),
             self._fit(b, c, narrow, f"{c.key}_u{i}_b"),
@@ -879,8 +882,19 @@ class SharedUnits:
             bits = c.width if narrow is None else narrow.bits
             items = self.inputs[unit]
             a = self._select([(en, x) for en, x, _ in items], bits, f"{c.key}_u{i}_a")
-            b = self._select([(en, y) for en, _, y in items], bits, f"{c.key}_u{i}_b")
             name = f"{c.key}_u{i}"
+            if self._squarer(unit, narrow):
+                # every user squares one value: a squarer (half the partial products of
+                # the multiplier Yosys would map a * a to) from one operand select
+                if c in self.binding.registered:
+                    a = self._register(f"{name}_a_q", a)
+                # the unit's op, which its users (and register selects built later)
+                # hold, becomes a one-operand product of the square: CIRCT folds it
+                last.operands = [square(h, a, c.width, name)]
+                if c in self.binding.registered:
+                    self._register(f"{name}_q", last.results[0])
+                continue
+            b = self._select([(en, y) for en, _, y in items], bits, f"{c.key}_u{i}_b")
             if c in self.binding.registered:
                 # the operands registered at the end of the issue state
                 a, b = self._register(f"{name}_a_q", a), self._register(f"{name}_b_q", b)
@@ -892,6 +906,18 @@ class SharedUnits:
             last.operands = [x, y]
             if c in self.binding.registered:
                 self._register(f"{name}_q", last.results[0])
+
+    def _squarer(self, unit: tuple[UnitClass, int], narrow: Narrow | None) -> bool:
+        """Whether ``unit`` is built as a squarer: every use squares one value, and the
+        unit is neither split (its carry-save stage takes two operands) nor narrowed
+        signed (whose operands are offset, :func:`narrow_parts`)."""
+        c, _ = unit
+        return (
+            self.squares.get(unit, False)
+            and c.kind == "mul"
+            and c not in self.binding.split
+            and not (narrow is not None and narrow.signed)
+        )
 
     def _register(self, name: str, v: SSAValue) -> SSAValue:
         """``v`` one state later: a register loaded whenever the state machine advances."""

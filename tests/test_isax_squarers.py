@@ -99,3 +99,44 @@ def test_the_point_clouds_scans_share_their_three_squarers() -> None:
     builder, _ = schedule_isaxs(module, CLOCK, lib)
     x = builder.choose_isax_squarers(lib)
     assert x.units == [(32, 32, ["v3ddist", "vnearest"])] * 3
+
+
+SQUARES = """\
+extension squ;
+
+#[opcode(custom0), funct7(0)]
+isax sq2(rs1, rs2) -> rd {
+    let a: u32 = rs1 * rs1;
+    let b: u32 = a ^ rs2;
+    let c: u32 = b * b;
+    return c + a;
+}
+
+#[opcode(custom0), funct7(1)]
+isax sqm(rs1, rs2) -> rd {
+    let d: u32 = rs1 - rs2;
+    let e: u32 = d * d;
+    let f: u32 = e + rs2;
+    return f ^ e;
+}
+"""
+
+
+def test_a_shared_unit_of_squares_only_is_a_squarer(tmp_path: Path) -> None:
+    """One shared 32-bit unit serves three squares of two ISAXs: every use squares one
+    value, so the unit is a squarer from one operand select (binding.SharedUnits); with a
+    product of two values among its users it stays a multiplier. Both bit-exact."""
+    from aquas.synth.lint import lint
+
+    for name, spec, squarer in (
+        ("squares", SQUARES, True),
+        ("mixed", SQUARES.replace("let f: u32 = e + rs2;", "let f: u32 = e * rs2;"), False),
+    ):
+        path = tmp_path / f"{name}.isax"
+        path.write_text(spec)
+        res = cosim_random(path, tmp_path / name, 200, 7, CLOCK)
+        sv = res.verilog_path.read_text()
+        assert re.search(r"\bmul32_u0 = ", sv) and not re.search(r"\bmul32_u1 = ", sv)
+        assert (" * " not in sv) == squarer, name
+        assert ("mul32_u0_b" in sv) != squarer, name  # a squarer has one operand select
+        assert lint(res.verilog_path) == []
