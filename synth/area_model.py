@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from xdsl.dialects import comb, hw
+from xdsl.dialects import comb, hw, seq
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
@@ -300,9 +300,84 @@ def fold(ops: Iterable[Operation]) -> Consts:
     return consts
 
 
-def effective_bits(v: SSAValue) -> int:
-    """``v``'s width less the zero bits a ``concat`` of a zero constant puts on top (what
-    Yosys' ``wreduce`` removes from a multiplier's operand)."""
+HighZeros = dict[SSAValue, int]
+"""Values' leading bits known to be zero (:func:`high_zeros`)."""
+
+
+def _hz_of(op: Operation, hz: HighZeros) -> int:
+    """The leading zero bits of comb ``op``'s result from its operands' (``hz``: what is
+    known so far; a value not in it has none)."""
+    w = _w(op.results[0])
+    ins = list(op.operands)
+
+    def z(v: SSAValue) -> int:
+        return hz.get(v, 0)
+
+    name = op.name.removeprefix("comb.")
+    if name == "extract":
+        dropped = _w(ins[0]) - op.low_bit.value.data - w  # type: ignore[attr-defined]
+        return max(0, min(w, z(ins[0]) - dropped))
+    if name == "concat":
+        out = 0
+        for v in ins:  # the first operand is the most significant
+            out += z(v)
+            if z(v) < _w(v):
+                break
+        return out
+    if name == "and":
+        return max(z(v) for v in ins)
+    if name in ("or", "xor"):
+        return min(z(v) for v in ins)
+    if name == "mux":
+        return min(z(ins[1]), z(ins[2]))
+    if name == "replicate":
+        return w if z(ins[0]) == _w(ins[0]) else 0
+    if name == "add":
+        return max(0, min(z(v) for v in ins) - (len(ins) - 1).bit_length())
+    if name == "mul" and len(ins) == 2:
+        return max(0, w - (w - z(ins[0])) - (w - z(ins[1])))
+    k = const_value(ins[1]) if name in ("shru", "shl") else None
+    if k is not None:
+        return min(w, z(ins[0]) + k) if name == "shru" else max(0, z(ins[0]) - k)
+    return 0
+
+
+def high_zeros(ops: Iterable[Operation], max_rounds: int = 8) -> HighZeros:
+    """The leading bits of a module's values known to be zero: from constants, zero
+    extensions, ANDs with narrow masks, selects and registers whose every written value
+    and reset value have them (Yosys removes such flip-flops and ``wreduce`` narrows the
+    operators after them). A register's next value may depend on itself, so the
+    registers start with every bit known zero and lose bits until nothing changes (at
+    most ``max_rounds`` passes; unfinished, every register is taken as unknown)."""
+    ops = list(ops)
+    regs = [op for op in ops if isinstance(op, seq.CompRegOp)]
+    hz: HighZeros = {r.data: _w(r.data) for r in regs}
+    for _ in range(max_rounds):
+        for op in ops:
+            if isinstance(op, hw.ConstantOp):
+                c = op.value.value.data % (1 << _w(op.result))
+                hz[op.result] = _w(op.result) - c.bit_length()
+            elif op.name.startswith("comb.") and len(op.results) == 1:
+                hz[op.results[0]] = _hz_of(op, hz)
+        changed = False
+        for r in regs:
+            written = [r.input, *([r.reset_value] if r.reset_value is not None else [])]
+            new = min([hz[r.data], *(hz.get(v, 0) for v in written)])
+            if new != hz[r.data]:
+                hz[r.data], changed = new, True
+        if not changed:
+            return hz
+    for r in regs:
+        hz[r.data] = 0
+    return hz
+
+
+def effective_bits(v: SSAValue, hz: HighZeros | None = None) -> int:
+    """``v``'s width less its leading bits known to be zero (``hz``, :func:`high_zeros`;
+    without it, those a ``concat`` of a zero constant puts on top): what Yosys'
+    ``wreduce`` and its removal of constant flip-flops leave of a multiplier's operand."""
+    if hz is not None:
+        return _w(v) - hz.get(v, 0)
     if isinstance(v, OpResult) and isinstance(v.owner, comb.ConcatOp):
         ins = list(v.owner.operands)
         if len(ins) >= 2 and _is_literal(ins[0]):
@@ -333,7 +408,11 @@ class Estimate:
 
 
 def op_um2(
-    op: Operation, lib: OperatorLibrary, am: AreaModel, consts: Consts = _NO_CONSTS
+    op: Operation,
+    lib: OperatorLibrary,
+    am: AreaModel,
+    consts: Consts = _NO_CONSTS,
+    hz: HighZeros | None = None,
 ) -> tuple[str, float]:
     """(part, um^2) of one ``comb`` op (0 for wiring and for what folds: ``consts``, the
     module's constants by :func:`fold`)."""
@@ -351,7 +430,7 @@ def op_um2(
     w = _w(op.results[0])
     ins = list(op.operands)
     if name == "mul":
-        a, b = (effective_bits(v) for v in ins[:2])
+        a, b = (effective_bits(v, hz) for v in ins[:2])
         c = next((k for k in (const_value(v, consts) for v in ins) if k is not None), None)
         if c is not None:
             # a constant multiplicand: shifts and one adder per further one bit of the
@@ -424,9 +503,10 @@ def estimate_unit(
             return memo[name]
         est = Estimate()
         consts = fold(modules[name].body.walk())
+        hz = high_zeros(modules[name].body.walk())
         for op in modules[name].body.walk():
             if op.name.startswith("comb."):
-                part, um2 = op_um2(op, lib, am, consts)
+                part, um2 = op_um2(op, lib, am, consts, hz)
                 if um2:
                     est.add(part, um2)
             elif op.name in ("seq.compreg", "seq.firreg"):
