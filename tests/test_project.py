@@ -257,3 +257,34 @@ def test_a_packaged_platform_variant_by_name(proj: Path) -> None:
     # a file of that name in the project wins, and must be a .toml file
     (proj.parent / "vexriscv-wide").write_text("")
     assert "is not a .toml file" in error_of(proj)
+
+
+def test_a_stateful_isax_without_its_helper_is_not_offloaded(tmp_path: Path) -> None:
+    """extension.isaxs keeping dot4_i8 but not dot4_clr, which presets its accumulator:
+    the matcher sees only the kept ISAXs, so the dot products stay in software (nothing
+    calls an ISAX the unit lacks) and sparse_decomp_i8 is still offloaded."""
+    import dataclasses
+    import re
+
+    from aquas.egraph.driver import load_patterns, match_file
+    from aquas.egraph.emit import rewrite_c
+    from aquas.flow import Flow
+    from aquas.runtime.build import runtime_include_dirs
+
+    p = load_project(ROOT / "examples" / "llm" / "project.toml")
+    assert p.isaxs is not None and "dot4_clr" in p.isaxs  # the example keeps the helper
+    p = dataclasses.replace(p, isaxs=("dot4_i8", "sparse_decomp_i8"))
+    flow = Flow(p, tmp_path / "out")
+    ext, pats = load_patterns(p.spec, 5.67, flow.platform, None, prepared=flow.spec_module())
+    (src,) = p.match
+    res = match_file(
+        src,
+        p.spec,
+        clock_ns=5.67,
+        soc=flow.platform,
+        patterns=(ext, pats),
+        include_dirs=[p.root, *runtime_include_dirs(flow.platform)],
+    )
+    text = rewrite_c(res)
+    assert {d.isax for d in res.matched} == {"sparse_decomp_i8"}
+    assert set(re.findall(r"\baquas_(\w+)\s*\(", text)) == {"sparse_decomp_i8"}
