@@ -7,6 +7,7 @@ one fails the real-tool test, it does not skip it."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,62 @@ def test_bisection_does_not_count_the_met_round_as_a_miss(
     assert "timing closure: met; trying deratings between the last miss and this" in said
     assert len(d) == 3 + pipeline.CLOSURE_BISECT_ROUNDS
     assert 1.1931 < d[3] < 1.3505 and 1.1931 < d[4] < d[3]
+
+
+def test_the_kept_round_is_the_unit_returned_when_bisection_reaches_an_old_schedule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # PicoRV32's point cloud (3 ISAXs) at 5.74 ns: derated by 1.0 it misses (5.947 ns),
+    # by 1.1 and 1.0488 it meets (4.9157 ns); bisection then tries 1.0241, whose schedule
+    # is round 1's. The loop stopped there with that unit in hand and returned it (it
+    # misses the clock) instead of the kept round 3. Synthesis and OpenSTA replaced: the
+    # schedules below 1.03 are round 1's Verilog
+    from types import SimpleNamespace
+
+    made: list[float] = []
+
+    def fake_synthesize(
+        module: Any, out_dir: Any, clock: float, mem: int, lib: Any, **kw: Any
+    ) -> Any:
+        made.append(lib.d)
+        v = "slow" if lib.d < 1.03 else f"{lib.d:.6f}"
+        return SimpleNamespace(
+            synth=SimpleNamespace(
+                verilog_path=SimpleNamespace(read_text=lambda: v),
+                unit=SimpleNamespace(name="u"),
+                reports={"a": {"latency": {"cycles_max": 667}}},
+            ),
+            timing_closure=None,
+        )
+
+    def fake_measure(verilog: Any, top: str, clock_ns: float, **kw: Any) -> Any:
+        v = verilog.read_text()
+        path = 5.947 if v == "slow" else 4.9157
+        area = 1_247_069.0 if v == "slow" else 1_238_667.0 if float(v) > 1.09 else 1_234_177.0
+        return sta.StaFigures("fake", top, clock_ns, area, 1, 1, path)
+
+    class Lib:
+        def derated(self, d: float, fit: bool) -> Any:
+            return SimpleNamespace(d=d, fit=fit)
+
+    monkeypatch.setattr(pipeline, "_synthesize", fake_synthesize)
+    monkeypatch.setattr(pipeline, "CLOSURE_MARGIN", 1.1 * 5.74 / 5.947)  # round 2 at 1.1
+    monkeypatch.setattr(sta, "tools_available", lambda: True)
+    monkeypatch.setattr(sta, "measure", fake_measure)
+    said: list[str] = []
+    u = pipeline._close_timing(
+        SimpleNamespace(clone=lambda: None), Path("."), 5.74, 12, Lib(), {"progress": said.append}
+    )
+    d = [r["derate"] for r in u.timing_closure]
+    assert d == [1.0, 1.1, 1.0488]
+    assert made[3] == pytest.approx(math.sqrt(1.0488), abs=1e-3)  # round 1's schedule again
+    # round 3 is kept (met, smallest area), so it is synthesized again and returned
+    assert (
+        "timing closure: keeping round 3, meets the clock with the smallest area x cycles^2" in said
+    )
+    assert made[-1] == pytest.approx(made[2], abs=1e-4)  # its recorded derating
+    assert u.synth.verilog_path.read_text() != "slow"
+    assert fake_measure(u.synth.verilog_path, "u", 5.74).critical_path_ns <= 5.74
 
 
 def test_the_cost_of_a_met_round_weighs_cycles_squared() -> None:
