@@ -39,6 +39,7 @@ from xdsl.dialects import comb, hw, seq
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
 
+from aquas import intops
 from aquas.synth.oplib import OperatorLibrary
 from aquas.synth.timing import const_mul_adders
 
@@ -204,10 +205,6 @@ def const_value(v: SSAValue, consts: Consts = _NO_CONSTS) -> int | None:
     return None
 
 
-def _signed(x: int, w: int) -> int:
-    return x - (1 << w) if x >> (w - 1) & 1 else x
-
-
 def _evaluate(op: Operation, ins: list[int]) -> int | None:
     """The value of comb ``op`` on constant operands ``ins`` (unsigned), or None for an
     op this folder does not evaluate."""
@@ -232,30 +229,14 @@ def _evaluate(op: Operation, ins: list[int]) -> int | None:
     if name == "shru":
         return ins[0] >> ins[1]
     if name == "shrs":
-        return _signed(ins[0], ws[0]) >> min(ins[1], ws[0])
+        return intops.to_signed(ins[0], ws[0]) >> min(ins[1], ws[0])
     if name == "replicate":
         n = _w(op.results[0]) // ws[0]
         return sum(ins[0] << (k * ws[0]) for k in range(n))
     if name == "mux":
         return ins[1] if ins[0] else ins[2]
-    if name == "icmp":
-        a, b = ins
-        sa, sb = _signed(a, ws[0]), _signed(b, ws[1])
-        pred = _icmp_pred(op)
-        return int(
-            {
-                0: a == b,
-                1: a != b,
-                2: sa < sb,
-                3: sa <= sb,
-                4: sa > sb,
-                5: sa >= sb,
-                6: a < b,
-                7: a <= b,
-                8: a > b,
-                9: a >= b,
-            }[pred]
-        )
+    if name == "icmp":  # comb.icmp's predicates are numbered as arith.cmpi's
+        return int(intops.compare(intops.PREDICATES[_icmp_pred(op)], ws[0], ins[0], ins[1]))
     return None
 
 

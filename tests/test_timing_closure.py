@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,30 @@ def test_a_met_round_after_a_miss_is_bisected_towards_the_miss(
     assert u.synth.verilog_path.read_text() == timed[3]
 
 
+def _close_with_stand_ins(
+    monkeypatch: pytest.MonkeyPatch,
+    synthesize: Callable[..., Any],
+    measure: Callable[..., Any],
+) -> tuple[Any, list[str]]:
+    """``pipeline._close_timing`` at PicoRV32's 5.74 ns with ``synthesize`` and ``measure``
+    standing in for the synthesis and OpenSTA; the library's deratings are recorded as
+    ``lib.d`` (and ``lib.fit``). Returns the result and the progress lines."""
+    from types import SimpleNamespace
+
+    class Lib:
+        def derated(self, d: float, fit: bool) -> Any:
+            return SimpleNamespace(d=d, fit=fit)
+
+    monkeypatch.setattr(pipeline, "_synthesize", synthesize)
+    monkeypatch.setattr(sta, "tools_available", lambda: True)
+    monkeypatch.setattr(sta, "measure", measure)
+    said: list[str] = []
+    u = pipeline._close_timing(
+        SimpleNamespace(clone=lambda: None), Path("."), 5.74, 12, Lib(), {"progress": said.append}
+    )
+    return u, said
+
+
 def test_bisection_does_not_count_the_met_round_as_a_miss(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -176,17 +201,7 @@ def test_bisection_does_not_count_the_met_round_as_a_miss(
         path = {1.0: 6.6488}.get(d, 6.3083 if d < 1.2 else 4.7289)
         return sta.StaFigures("fake", top, clock_ns, 1.0, 1, 1, path)
 
-    class Lib:
-        def derated(self, d: float, fit: bool) -> Any:
-            return SimpleNamespace(d=d, fit=fit)
-
-    monkeypatch.setattr(pipeline, "_synthesize", fake_synthesize)
-    monkeypatch.setattr(sta, "tools_available", lambda: True)
-    monkeypatch.setattr(sta, "measure", fake_measure)
-    said: list[str] = []
-    u = pipeline._close_timing(
-        SimpleNamespace(clone=lambda: None), Path("."), 5.74, 12, Lib(), {"progress": said.append}
-    )
+    u, said = _close_with_stand_ins(monkeypatch, fake_synthesize, fake_measure)
     d = [r["derate"] for r in u.timing_closure]
     assert d[:3] == [1.0, 1.1931, 1.3505]
     assert "timing closure: met; trying deratings between the last miss and this" in said
@@ -226,18 +241,8 @@ def test_the_kept_round_is_the_unit_returned_when_bisection_reaches_an_old_sched
         area = 1_247_069.0 if v == "slow" else 1_238_667.0 if float(v) > 1.09 else 1_234_177.0
         return sta.StaFigures("fake", top, clock_ns, area, 1, 1, path)
 
-    class Lib:
-        def derated(self, d: float, fit: bool) -> Any:
-            return SimpleNamespace(d=d, fit=fit)
-
-    monkeypatch.setattr(pipeline, "_synthesize", fake_synthesize)
     monkeypatch.setattr(pipeline, "CLOSURE_MARGIN", 1.1 * 5.74 / 5.947)  # round 2 at 1.1
-    monkeypatch.setattr(sta, "tools_available", lambda: True)
-    monkeypatch.setattr(sta, "measure", fake_measure)
-    said: list[str] = []
-    u = pipeline._close_timing(
-        SimpleNamespace(clone=lambda: None), Path("."), 5.74, 12, Lib(), {"progress": said.append}
-    )
+    u, said = _close_with_stand_ins(monkeypatch, fake_synthesize, fake_measure)
     d = [r["derate"] for r in u.timing_closure]
     assert d == [1.0, 1.1, 1.0488]
     assert made[3] == pytest.approx(math.sqrt(1.0488), abs=1e-3)  # round 1's schedule again
