@@ -175,14 +175,16 @@ def _w(v: SSAValue) -> int:
 Consts = dict[SSAValue, int]
 """Values known to be constant in a generated module (:func:`fold`), by value."""
 
-_NO_CONSTS: Consts = {}
+_NOTHING_KNOWN: dict[SSAValue, int] = {}
+"""The default of :func:`const_value` and :func:`op_um2`: no value known constant (or to
+have leading zero bits)."""
 
 
 def _is_literal(v: SSAValue) -> bool:
     return isinstance(v, OpResult) and isinstance(v.owner, hw.ConstantOp)
 
 
-def const_value(v: SSAValue, consts: Consts = _NO_CONSTS) -> int | None:
+def const_value(v: SSAValue, consts: Consts = _NOTHING_KNOWN) -> int | None:
     """``v``'s value when it is a constant (by :func:`fold`), or a ``concat`` of constants."""
     if v in consts:
         return consts[v]
@@ -205,37 +207,26 @@ def const_value(v: SSAValue, consts: Consts = _NO_CONSTS) -> int | None:
     return None
 
 
+_BY_COMB = {o.comb: o for o in intops.BINARY.values()}
+"""The interpreter's integer operators (:mod:`aquas.intops`) by the comb op computing them."""
+
+
 def _evaluate(op: Operation, ins: list[int]) -> int | None:
-    """The value of comb ``op`` on constant operands ``ins`` (unsigned), or None for an
-    op this folder does not evaluate."""
-    name = op.name.removeprefix("comb.")
+    """The value of comb ``op`` on constant operands ``ins`` (unsigned) with the
+    interpreter's semantics, or None for an op this folder does not evaluate."""
     ws = [_w(v) for v in op.operands]
-    if name == "add":
-        return sum(ins)
-    if name == "mul":
-        out = 1
-        for x in ins:
-            out *= x
-        return out
-    if name in ("and", "or", "xor"):
+    w = _w(op.results[0])
+    binary = _BY_COMB.get(op.name)
+    if binary is not None:  # variadic ones (add, mul, and, or, xor) fold left to right
         out = ins[0]
         for x in ins[1:]:
-            out = out & x if name == "and" else out | x if name == "or" else out ^ x
+            out = binary.fn(out, x, w)
         return out
-    if name == "sub":
-        return ins[0] - ins[1]
-    if name == "shl":
-        return ins[0] << ins[1] if ins[1] < ws[0] else 0
-    if name == "shru":
-        return ins[0] >> ins[1]
-    if name == "shrs":
-        return intops.to_signed(ins[0], ws[0]) >> min(ins[1], ws[0])
-    if name == "replicate":
-        n = _w(op.results[0]) // ws[0]
-        return sum(ins[0] << (k * ws[0]) for k in range(n))
-    if name == "mux":
+    if isinstance(op, comb.ReplicateOp):
+        return sum(ins[0] << (k * ws[0]) for k in range(w // ws[0]))
+    if isinstance(op, comb.MuxOp):
         return ins[1] if ins[0] else ins[2]
-    if name == "icmp":  # comb.icmp's predicates are numbered as arith.cmpi's
+    if isinstance(op, comb.ICmpOp):  # comb.icmp's predicates are numbered as arith.cmpi's
         return int(intops.compare(intops.PREDICATES[_icmp_pred(op)], ws[0], ins[0], ins[1]))
     return None
 
@@ -353,20 +344,11 @@ def high_zeros(ops: Iterable[Operation], max_rounds: int = 8) -> HighZeros:
     return hz
 
 
-def effective_bits(v: SSAValue, hz: HighZeros | None = None) -> int:
-    """``v``'s width less its leading bits known to be zero (``hz``, :func:`high_zeros`;
-    without it, those a ``concat`` of a zero constant puts on top): what Yosys'
-    ``wreduce`` and its removal of constant flip-flops leave of a multiplier's operand."""
-    if hz is not None:
-        return _w(v) - hz.get(v, 0)
-    if isinstance(v, OpResult) and isinstance(v.owner, comb.ConcatOp):
-        ins = list(v.owner.operands)
-        if len(ins) >= 2 and _is_literal(ins[0]):
-            c = ins[0].owner
-            assert isinstance(c, hw.ConstantOp)
-            if c.value.value.data == 0:
-                return sum(_w(x) for x in ins[1:])
-    return _w(v)
+def effective_bits(v: SSAValue, hz: HighZeros) -> int:
+    """``v``'s width less its leading bits known to be zero (``hz``, :func:`high_zeros`):
+    what Yosys' ``wreduce`` and its removal of constant flip-flops leave of a
+    multiplier's operand."""
+    return _w(v) - hz.get(v, 0)
 
 
 @dataclass
@@ -392,11 +374,12 @@ def op_um2(
     op: Operation,
     lib: OperatorLibrary,
     am: AreaModel,
-    consts: Consts = _NO_CONSTS,
-    hz: HighZeros | None = None,
+    consts: Consts = _NOTHING_KNOWN,
+    hz: HighZeros = _NOTHING_KNOWN,
 ) -> tuple[str, float]:
     """(part, um^2) of one ``comb`` op (0 for wiring and for what folds: ``consts``, the
-    module's constants by :func:`fold`)."""
+    module's constants by :func:`fold`; ``hz``, its values' leading zero bits by
+    :func:`high_zeros`)."""
     name = op.name.removeprefix("comb.")
     if name in ("extract", "concat", "replicate", "parity") or not op.results:
         return "wiring", 0.0
@@ -483,9 +466,9 @@ def estimate_unit(
         if name in memo:
             return memo[name]
         est = Estimate()
-        consts = fold(modules[name].body.walk())
-        hz = high_zeros(modules[name].body.walk())
-        for op in modules[name].body.walk():
+        ops = list(modules[name].body.walk())
+        consts, hz = fold(ops), high_zeros(ops)
+        for op in ops:
             if op.name.startswith("comb."):
                 part, um2 = op_um2(op, lib, am, consts, hz)
                 if um2:

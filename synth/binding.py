@@ -914,7 +914,6 @@ class SharedUnits:
         c, _ = unit
         return (
             self.squares.get(unit, False)
-            and c.kind == "mul"
             and c not in self.binding.split
             and not (narrow is not None and narrow.signed)
         )
