@@ -819,7 +819,7 @@ class SharedUnits:
         c, i = unit
         out = self._unit(unit).results[0]
         if c in self.binding.registered:
-            out = self.h.reg(f"{c.key}_u{i}_q", c.width, 0)
+            out = self.h.reg(f"{c.key}_u{i}_q", c.width, None)  # read after its issue
         w = _width(op.results[0])
         # a narrower multiply on a wider unit: the low bits of the unit's product
         return out if w == c.width else self.h.extract(out, 0, w, f"{c.key}_u{i}_lo{w}")
@@ -919,9 +919,10 @@ class SharedUnits:
         )
 
     def _register(self, name: str, v: SSAValue) -> SSAValue:
-        """``v`` one state later: a register loaded whenever the state machine advances."""
+        """``v`` one state later: a register loaded whenever the state machine advances
+        (no reset: a user reads the unit only after its issue state loaded it)."""
         assert self.advance is not None
-        q = self.h.reg(name, _width(v), 0)
+        q = self.h.reg(name, _width(v), None)
         self.h.drive(name, self.h.mux(self.advance, v, q, f"{name}_n"))
         return q
 

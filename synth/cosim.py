@@ -171,7 +171,7 @@ def run_cosim(
     from cocotb_tools.runner import get_runner
 
     cache_dir = cache_dir or default_cache_dir("cosim")
-    build_dir = (cache_dir / build_key(verilog)).resolve()
+    build_dir = (cache_dir / build_key(verilog, extra="x-initial unique")).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     # one build and run per model directory at a time (concurrent runs of one unit share it)
     with locked(build_dir / ".lock"), verilator_tools(cache_dir.resolve()):
@@ -187,8 +187,9 @@ def run_cosim(
                     "-O2",
                     "--x-assign",
                     "0",
+                    # registers without a reset start at random values (plusargs below)
                     "--x-initial",
-                    "0",
+                    "unique",
                     "-Wno-fatal",
                     "-Wno-WIDTH",
                 ],
@@ -273,15 +274,21 @@ def _run_test(
         "AQUAS_COSIM_SUBSET": json.dumps(subset),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
-    runner.test(
-        test_module="aquas.synth.cosim_tb",
-        hdl_toplevel=toplevel,
-        build_dir=build_dir,
-        test_dir=build_dir,
-        extra_env=env,
-        results_xml=str(build_dir / f"results-{mode}-{seed}.xml"),
-        log_file=build_dir / f"test-{mode}-{seed}.log",
-    )
+    # cocotb's runner exits when the test case fails (mismatches), but only under pytest
+    # (PYTEST_CURRENT_TEST); the test bench writes its result file first, which says why
+    with contextlib.suppress(SystemExit):
+        runner.test(
+            test_module="aquas.synth.cosim_tb",
+            hdl_toplevel=toplevel,
+            build_dir=build_dir,
+            test_dir=build_dir,
+            extra_env=env,
+            # every register without a reset (the datapath's, rtlgen.UnitGenerator.unreset)
+            # starts at a random value: a read before the first write would show as a mismatch
+            plusargs=["+verilator+rand+reset+2", f"+verilator+seed+{seed % (1 << 31) or 1}"],
+            results_xml=str(build_dir / f"results-{mode}-{seed}.xml"),
+            log_file=build_dir / f"test-{mode}-{seed}.log",
+        )
     if not result_file.exists():
         log = build_dir / f"test-{mode}-{seed}.log"
         tail = log.read_text()[-3000:] if log.exists() else ""

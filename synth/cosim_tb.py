@@ -263,17 +263,20 @@ def spm_handles(dut: Any, spm: aq.ScratchpadOp, registerless: Collection[str]) -
     --scratchpads`` overrides it). Resolved once: a failed handle lookup costs the
     simulator a search of the design, and the state is compared after every case.
 
-    None for an element without a register of its own: that of a scratchpad in
+    None for an element that is not compared: every element of a scratchpad in
     ``registerless`` (the unit's header lists them, ``fsm.registerless_scratchpads``:
-    filled by every call before it is read, its registers shared with other ISAXs' or
-    never read, or only staging values for burst writes; after the call nothing can read
-    it), or an element no ISAX reads (its register is dead and removed). A scratchpad
-    that keeps no element register at all, though it is not listed and some ISAX reads
-    it, is an error: the registers are not where the names say."""
+    filled by every call before it is read, its registers shared with other ISAXs', never
+    read or without a reset, or only staging values for burst writes; after the call
+    nothing can read it), and an element no ISAX reads (its register is dead and
+    removed). A scratchpad that keeps no element register at all, though it is not
+    listed and some ISAX reads it, is an error: the registers are not where the names
+    say."""
     name = spm.sym_name.data
     if not hasattr(dut, f"{name}_bank0"):
+        if name in registerless:
+            return [None] * spm.size
         regs = [getattr(dut, f"{name}_{k}_q", None) for k in range(spm.size)]
-        if all(r is None for r in regs) and name not in registerless and _is_read(spm):
+        if all(r is None for r in regs) and _is_read(spm):
             raise AssertionError(f"the unit has no element register of scratchpad {name}")
         return regs
     layout = sram_layout(dut, spm)

@@ -121,12 +121,21 @@ class HwBuilder:
         self.params.append(op)
         return op.result
 
-    def reg(self, name: str, w: int, reset: int, loc: LocationAttr | None = None) -> SSAValue:
-        """A register named ``name``; its next value is given later by ``drive``."""
+    def reg(
+        self, name: str, w: int, reset: int | None, loc: LocationAttr | None = None
+    ) -> SSAValue:
+        """A register named ``name``; its next value is given later by ``drive``.
+        ``reset``: its value after ``rst``, or None for a datapath register that is
+        always written before it is read (no reset: the synchronous reset costs a gate
+        per bit in front of every flip-flop, and its net reaches all of them)."""
         if name not in self.regs:
-            init = self.const(reset, w)
+            placeholder = self.const(0 if reset is None else reset, w)
             # the placeholder input is replaced in ``drive`` (registers feed back)
-            op = seq.CompRegOp(init, self.clk, (self.rst, init))
+            op = seq.CompRegOp(
+                placeholder,
+                self.clk,
+                None if reset is None else (self.rst, placeholder),
+            )
             op.data.name_hint = name
             # explicit, so that the Verilog reg keeps the name whatever xDSL prints
             op.attributes["name"] = StringAttr(name)

@@ -158,12 +158,12 @@ def divider_module(
         raise ValueError(f"radix_bits must divide the width {w}, got {radix_bits}")
     steps = w // radix_bits
     cbits = steps.bit_length()
-    quo = h.reg("quo_q", w, 0)
-    rem = h.reg("rem_q", w, 0)
-    dvs = h.reg("dvs_q", w, 0)
+    quo = h.reg("quo_q", w, None)
+    rem = h.reg("rem_q", w, None)
+    dvs = h.reg("dvs_q", w, None)
     cnt = h.reg("cnt_q", cbits, 0)
-    negq = h.reg("negq_q", 1, 0) if "quo" in outputs else None
-    negr = h.reg("negr_q", 1, 0) if "rem" in outputs else None
+    negq = h.reg("negq_q", 1, None) if "quo" in outputs else None
+    negr = h.reg("negr_q", 1, None) if "rem" in outputs else None
     fix = h.reg("fix_q", 1, 0)
     zero = h.const(0, w)
 
@@ -208,7 +208,7 @@ def divider_module(
             continue
         h.drive(f"neg{o[0]}_q", h.mux(start, neg_new, neg, f"neg{o[0]}_n"))
         fixed = h.mux(neg, h.binop("comb.sub", zero, val, f"{o}_neg"), val, f"{o}_fixed")
-        reg = h.reg(f"{o}_o", w, 0)
+        reg = h.reg(f"{o}_o", w, None)
         h.drive(f"{o}_o", h.mux(fix, fixed, reg, f"{o}_o_n"))
         outs.append(reg)
     block.add_op(hw.OutputOp(outs))
@@ -253,9 +253,9 @@ def multiplier_module(name: str, w: int, d: int) -> hw.HWModuleOp:
     h.reserved.update({"a_q", "b_q", "acc_q", "cnt_q"})
     start, a, b = port["start"], port["a"], port["b"]
     cbits = max(1, n.bit_length())
-    a_q = h.reg("a_q", w, 0)
-    b_q = h.reg("b_q", w, 0)
-    acc = h.reg("acc_q", w, 0)
+    a_q = h.reg("a_q", w, None)
+    b_q = h.reg("b_q", w, None)
+    acc = h.reg("acc_q", w, None)
     cnt = h.reg("cnt_q", cbits, 0)
     running = h.icmp("ne", cnt, h.const(0, cbits), "running")
     digit = h.zext(h.extract(b_q, 0, d, "digit"), w, "digit_x")

@@ -50,6 +50,7 @@ from aquas.synth.fsm import (
     RegisterUse,
     State,
     bank_row,
+    call_local_registers,
     elem_bytes,
     index_only,
     op_error,
@@ -216,6 +217,15 @@ class UnitGenerator:
         # ports of an SRAM bank taken so far in a state: (state, scratchpad, bank) -> count
         self.sram_ports_used: dict[tuple[int, str, int], int] = {}
         self.pooled = pooled
+        # registers without a reset: the datapath's value registers and the element
+        # registers of call-local scratchpads (pooled or not). Each is written in its
+        # ISAX's call before any state of the call reads it (a value is defined before its
+        # uses, loop and branch registers are set by the states entering them, a
+        # call-local scratchpad is filled before it is read: FsmBuilder.pooled_registers),
+        # so its value after reset is never seen; co-simulation starts every register
+        # without a reset at a random value (synth/cosim.py), which checks that.
+        local = [*builder.value_regs.values(), *call_local_registers(ext)]
+        self.unreset = {*local, *(pooled.get(r, r) for r in local)}
         self.use = RegisterUse()
         self.ctx: State | None = None  # the state whose logic is being generated
         self.enable_state: dict[SSAValue, int] = {}  # a state's enable -> its id
@@ -298,11 +308,13 @@ class UnitGenerator:
         self.use.reads.setdefault(name, set()).add(sid)
         return self.reg(name, w)
 
-    def reset_value(self, rname: str) -> int:
+    def reset_value(self, rname: str) -> int | None:
+        """The register's value after reset: a state register's initial value, none for
+        a datapath register (:attr:`unreset`), else 0."""
         for s in self.state_regs.values():
             if rname == f"{s.sym_name.data}_q":
                 return int(s.init.value.data) & ((1 << s.width) - 1)
-        return 0
+        return None if rname in self.unreset else 0
 
     # -- values ------------------------------------------------------------------------
 

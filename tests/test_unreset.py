@@ -1,0 +1,124 @@
+"""Datapath registers without a reset (``rtlgen.UnitGenerator.unreset``).
+
+A value register, a shared unit's operand and result registers and a call-local
+scratchpad's element registers are written in their ISAX's call before anything reads
+them, so their value after reset is never seen and they get no reset: the synchronous
+reset costs a gate in front of every flip-flop. The state machine, the memory engine's
+registers, ISAX state registers (reset to their spec values) and scratchpads that keep
+their contents across calls keep theirs. Co-simulation starts every register without a
+reset at a random value (``synth/cosim.py``); the second test shows that it does, by
+taking the reset away from a register that needs it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from aquas.spec.frontend import lower_spec_file
+from aquas.synth import rtlgen
+from aquas.synth.cosim import run_cosim
+from aquas.synth.flow import synthesize
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SPEC = """\
+extension unr;
+
+state acc: u32 = 7;
+scratchpad keep: [u32; 4];
+scratchpad tmp: [u32; 4];
+
+// keeps a running sum in `acc` and the operands in `keep` (read by `peek` next call)
+#[opcode(custom0), funct7(0)]
+isax push(rs1, rs2) -> rd {
+    keep[rs2 & 3] = rs1;
+    let s: u32 = acc + rs1 * rs2;
+    acc = s;
+    return s ^ (s >> 7);
+}
+
+#[opcode(custom0), funct7(1)]
+isax peek(rs1, rs2) -> rd {
+    return keep[rs1 & 3] + acc;
+}
+
+// `tmp` is filled before it is read in every call: call-local
+#[opcode(custom0), funct7(2)]
+isax mix(rs1, rs2) -> rd {
+    burst tmp[0 +: 4] <- mem[rs1];
+    var t: u32 = rs2;
+    for i in 0..4 {
+        t = (t << 1) + tmp[i] * (t | 1);
+    }
+    return t;
+}
+"""
+
+#: ``always_ff`` blocks of CIRCT's export: a register with a reset assigns in an
+#: ``if (rst)`` branch, one without assigns its next value alone
+_BLOCK = re.compile(
+    r"always_ff @\(posedge clk\)(?: begin)?[^\n]*\n\s*(if \(rst\)[^\n]*\n\s*)?(\w+) <=", re.M
+)
+
+
+def _resets(verilog: str) -> dict[str, bool]:
+    return {m.group(2): m.group(1) is not None for m in _BLOCK.finditer(verilog)}
+
+
+def _spec(tmp_path: Path) -> Path:
+    spec = tmp_path / "unr.isax"
+    spec.write_text(SPEC)
+    return spec
+
+
+def test_only_registers_read_before_written_keep_a_reset(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    res = synthesize(lower_spec_file(spec), tmp_path / "out", 10.0, mem_latency=4)
+    v = res.verilog_path.read_text()
+    resets = _resets(v)
+    # control, the memory engine, the ISAX state (reset to 7) and the scratchpad kept
+    # across calls
+    for name in ("state_q", "rd_q", "mem_phase_q", "mem_beat_q", "acc_q"):
+        assert resets[name], name
+    assert "acc_q <= 32'h7;" in v
+    for k in range(4):
+        assert resets[f"keep_{k}_q"], k
+    # everything else is a datapath register: values, loop registers, the call-local
+    # scratchpad's elements (pooled or not)
+    datapath = {
+        n for n in resets if n not in {"state_q", "rd_q", "mem_phase_q", "mem_beat_q", "acc_q"}
+    }
+    datapath -= {f"keep_{k}_q" for k in range(4)}
+    datapath -= {"rs1_q", "rs2_q"}
+    assert datapath, resets
+    assert not any(resets[n] for n in datapath), {n for n in datapath if resets[n]}
+    assert "tmp" in res.unit.registerless
+
+
+@pytest.mark.sim
+def test_cosim_starts_registers_without_reset_at_random_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Co-simulation of the unit as built: 0 mismatches. Then the same unit with the reset
+    of `keep`'s elements taken away (as if they were call-local): `peek` reads an element
+    no call has written yet, which the interpreter holds at 0, and the co-simulation
+    reports the random value the register started with."""
+    spec = _spec(tmp_path)
+    cache = ROOT / "build" / "cosim"
+    res = synthesize(lower_spec_file(spec), tmp_path / "good", 10.0, mem_latency=4)
+    ok = run_cosim(spec, res.verilog_path, res.unit.name, cases=60, seed=3, cache_dir=cache)
+    assert ok.mismatches == []
+    assert {k: v["cases"] for k, v in ok.stats.items()} == {"push": 60, "peek": 60, "mix": 60}
+
+    plain = rtlgen.UnitGenerator.reset_value
+
+    def without_keep(self: rtlgen.UnitGenerator, rname: str) -> int | None:
+        return None if rname.startswith("keep_") else plain(self, rname)
+
+    monkeypatch.setattr(rtlgen.UnitGenerator, "reset_value", without_keep)
+    bad = synthesize(lower_spec_file(spec), tmp_path / "bad", 10.0, mem_latency=4)
+    assert not _resets(bad.verilog_path.read_text())["keep_0_q"]
+    got = run_cosim(spec, bad.verilog_path, bad.unit.name, cases=60, seed=3, cache_dir=cache)
+    assert any("peek" in m for m in got.mismatches), got.mismatches
