@@ -161,8 +161,12 @@ def run_cosim(
     encodings: Sequence[tuple[str, Encoding]] = (),
     by_isax: dict[str, int] | None = None,
     subset: Sequence[str] = (),
+    random_init: bool = False,
 ) -> CosimResult:
-    """``budgets``: cycles per case of each ISAX (see :func:`cycle_budget`); an ISAX
+    """``random_init``: every register without a reset (the datapath's,
+    ``rtlgen.UnitGenerator.unreset``) starts at a random value, seeded by ``seed``,
+    instead of 0: a read before the first write shows as a mismatch. ``budgets``: cycles
+    per case of each ISAX (see :func:`cycle_budget`); an ISAX
     missing from it gets :data:`DEFAULT_BUDGET`. ``encodings``: ISAXs the unit was
     synthesized re-encoded (:mod:`aquas.reencode`), with their new encodings; the test
     bench drives those fields. ``by_isax``: cases per ISAX where fewer than ``cases``
@@ -187,7 +191,7 @@ def run_cosim(
                     "-O2",
                     "--x-assign",
                     "0",
-                    # registers without a reset start at random values (plusargs below)
+                    # initial values chosen at run time (zero or random, plusargs below)
                     "--x-initial",
                     "unique",
                     "-Wno-fatal",
@@ -216,6 +220,7 @@ def run_cosim(
             registerless_scratchpads(verilog.read_text()),
             by_isax or {},
             list(subset),
+            random_init,
         )
 
 
@@ -255,6 +260,7 @@ def _run_test(
     registerless: list[str],
     by_isax: dict[str, int],
     subset: list[str],
+    random_init: bool,
 ) -> CosimResult:
     result_file = build_dir / f"result-{mode}-{seed}-{isax or 'all'}.json"
     result_file.unlink(missing_ok=True)
@@ -283,9 +289,11 @@ def _run_test(
             build_dir=build_dir,
             test_dir=build_dir,
             extra_env=env,
-            # every register without a reset (the datapath's, rtlgen.UnitGenerator.unreset)
-            # starts at a random value: a read before the first write would show as a mismatch
-            plusargs=["+verilator+rand+reset+2", f"+verilator+seed+{seed % (1 << 31) or 1}"],
+            plusargs=(
+                ["+verilator+rand+reset+2", f"+verilator+seed+{seed % (1 << 31) or 1}"]
+                if random_init
+                else ["+verilator+rand+reset+0"]
+            ),
             results_xml=str(build_dir / f"results-{mode}-{seed}.xml"),
             log_file=build_dir / f"test-{mode}-{seed}.log",
         )

@@ -222,8 +222,8 @@ class UnitGenerator:
         # ISAX's call before any state of the call reads it (a value is defined before its
         # uses, loop and branch registers are set by the states entering them, a
         # call-local scratchpad is filled before it is read: FsmBuilder.pooled_registers),
-        # so its value after reset is never seen; co-simulation starts every register
-        # without a reset at a random value (synth/cosim.py), which checks that.
+        # so its value after reset is never seen; co-simulation with random initial
+        # values checks that (synth/cosim.py, random_init; tests/test_unreset.py).
         local = [*builder.value_regs.values(), *call_local_registers(ext)]
         self.unreset = {*local, *(pooled.get(r, r) for r in local)}
         self.use = RegisterUse()

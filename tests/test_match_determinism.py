@@ -8,12 +8,19 @@ interpreter: a new egglog hash seed, new object addresses and, unless fixed, a n
 PYTHONHASHSEED. The state that decided it is egglog's own, per process: PYTHONHASHSEED
 does not fix it (with the canonical order disabled, unsigned_split.c was left unproven in 3
 of 6 processes that all ran with PYTHONHASHSEED=0), so only fresh processes test it.
+
+The e-graph's size after the proof is not compared: egglog's rebuilding still merges the
+multisets of two merged e-classes in its own hash order, and centroid_locals_while.c's
+13-component proof ended with 577 e-nodes instead of 576 in one process of 20 (6 Dec
+2026), the same proof in the same number of iterations. Every other word of the
+decisions, the proofs and the operand bindings is compared.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +50,9 @@ for app, spec in zip(sys.argv[1::2], sys.argv[2::2]):
 """
 
 
+_NODES = re.compile(r", \d+ e-nodes")
+
+
 def _run(seed: int) -> str:
     env = {**os.environ, "PYTHONHASHSEED": str(seed)}
     args = [a for case in CASES for a in case]
@@ -55,7 +65,7 @@ def _run(seed: int) -> str:
         timeout=600,
     )
     assert res.returncode == 0, res.stderr
-    return res.stdout
+    return _NODES.sub(", N e-nodes", res.stdout)
 
 
 @pytest.mark.slow

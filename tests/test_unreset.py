@@ -5,9 +5,10 @@ scratchpad's element registers are written in their ISAX's call before anything 
 them, so their value after reset is never seen and they get no reset: the synchronous
 reset costs a gate in front of every flip-flop. The state machine, the memory engine's
 registers, ISAX state registers (reset to their spec values) and scratchpads that keep
-their contents across calls keep theirs. Co-simulation starts every register without a
-reset at a random value (``synth/cosim.py``); the second test shows that it does, by
-taking the reset away from a register that needs it."""
+their contents across calls keep theirs. Co-simulation with ``random_init`` starts every
+register without a reset at a random value (``synth/cosim.py``): the second test shows
+that it catches a missing reset, by taking it away from registers that need it, and the
+third co-simulates the LLM extension's unit that way."""
 
 from __future__ import annotations
 
@@ -108,7 +109,9 @@ def test_cosim_starts_registers_without_reset_at_random_values(
     spec = _spec(tmp_path)
     cache = ROOT / "build" / "cosim"
     res = synthesize(lower_spec_file(spec), tmp_path / "good", 10.0, mem_latency=4)
-    ok = run_cosim(spec, res.verilog_path, res.unit.name, cases=60, seed=3, cache_dir=cache)
+    ok = run_cosim(
+        spec, res.verilog_path, res.unit.name, cases=60, seed=3, cache_dir=cache, random_init=True
+    )
     assert ok.mismatches == []
     assert {k: v["cases"] for k, v in ok.stats.items()} == {"push": 60, "peek": 60, "mix": 60}
 
@@ -120,5 +123,32 @@ def test_cosim_starts_registers_without_reset_at_random_values(
     monkeypatch.setattr(rtlgen.UnitGenerator, "reset_value", without_keep)
     bad = synthesize(lower_spec_file(spec), tmp_path / "bad", 10.0, mem_latency=4)
     assert not _resets(bad.verilog_path.read_text())["keep_0_q"]
-    got = run_cosim(spec, bad.verilog_path, bad.unit.name, cases=60, seed=3, cache_dir=cache)
+    got = run_cosim(
+        spec, bad.verilog_path, bad.unit.name, cases=60, seed=3, cache_dir=cache, random_init=True
+    )
     assert any("peek" in m for m in got.mismatches), got.mismatches
+    # started at zero instead, the missing reset goes unseen (`peek` reads the 0 the
+    # interpreter holds): what random_init is for
+    zero = run_cosim(spec, bad.verilog_path, bad.unit.name, cases=60, seed=3, cache_dir=cache)
+    assert zero.mismatches == []
+
+
+@pytest.mark.sim
+def test_llm_unit_with_random_initial_values(tmp_path: Path) -> None:
+    """The whole LLM extension (value registers pooled across its four ISAXs, call-local
+    scratchpads, shared multipliers) at the core's clock, its registers without a reset
+    started at random values: 0 mismatches."""
+    spec = ROOT / "examples" / "llm" / "llm.isax"
+    res = synthesize(lower_spec_file(spec), tmp_path / "llm", 5.67, mem_latency=4)
+    assert len(_resets(res.verilog_path.read_text())) > 40
+    cs = run_cosim(
+        spec,
+        res.verilog_path,
+        res.unit.name,
+        cases=50,
+        seed=11,
+        cache_dir=ROOT / "build" / "cosim",
+        random_init=True,
+    )
+    assert cs.mismatches == []
+    assert {k: v["cases"] for k, v in cs.stats.items()} == dict.fromkeys(res.reports, 50)
