@@ -311,10 +311,11 @@ def build_unit(
         b.choose_isax_squarers(lib)
         # generated twice: the first records where each register is read and written,
         # from which the second pools registers of one ISAX whose values never meet
-        first = UnitGenerator(ext, b, f, pooled={})
+        local = call_local_registers(ext)
+        first = UnitGenerator(ext, b, f, pooled={}, call_local=local)
         first.generate()
-        pooled = b.pooled_registers(first.use, call_local_registers(ext))
-        u = UnitGenerator(ext, b, f, pooled).generate()
+        pooled = b.pooled_registers(first.use, local)
+        u = UnitGenerator(ext, b, f, pooled, local).generate()
         u.registerless = registerless_scratchpads(ext)
         b.loop_reports = reports
         u.loop_reports = loop_reports(b)

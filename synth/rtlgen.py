@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -50,7 +51,6 @@ from aquas.synth.fsm import (
     RegisterUse,
     State,
     bank_row,
-    call_local_registers,
     elem_bytes,
     index_only,
     op_error,
@@ -174,7 +174,9 @@ def spec_loc(op: Operation) -> LocationAttr:
 
 class UnitGenerator:
     """Generates the unit's ``hw`` IR. ``pooled``: register name -> the flip-flop row it
-    shares (``FsmBuilder.pooled_registers``; empty: a register per name). While
+    shares (``FsmBuilder.pooled_registers``; empty: a register per name).
+    ``call_local``: the element registers of call-local scratchpads
+    (``fsm.call_local_registers``), which get no reset. While
     generating, ``use`` records where each value register is read and written, from
     which a second generation can pool registers of one ISAX too (``flow.build_unit``)."""
 
@@ -184,6 +186,7 @@ class UnitGenerator:
         builder: FsmBuilder,
         fsms: list[IsaxFsm],
         pooled: dict[str, str],
+        call_local: Collection[str],
     ):
         self.ext = ext
         self.b = builder
@@ -224,7 +227,7 @@ class UnitGenerator:
         # call-local scratchpad is filled before it is read: FsmBuilder.pooled_registers),
         # so its value after reset is never seen; co-simulation with random initial
         # values checks that (synth/cosim.py, random_init; tests/test_unreset.py).
-        local = [*builder.value_regs.values(), *call_local_registers(ext)]
+        local = [*builder.value_regs.values(), *call_local]
         self.unreset = {*local, *(pooled.get(r, r) for r in local)}
         self.use = RegisterUse()
         self.ctx: State | None = None  # the state whose logic is being generated
