@@ -161,11 +161,12 @@ def run_cosim(
     encodings: Sequence[tuple[str, Encoding]] = (),
     by_isax: dict[str, int] | None = None,
     subset: Sequence[str] = (),
-    random_init: bool = False,
+    random_init: bool = True,
 ) -> CosimResult:
-    """``random_init``: every register without a reset (the datapath's,
-    ``rtlgen.UnitGenerator.unreset``) starts at a random value, seeded by ``seed``,
-    instead of 0: a read before the first write shows as a mismatch. ``budgets``: cycles
+    """``random_init`` (the default): every register without a reset (the datapath's,
+    ``rtlgen.UnitGenerator.unreset``) and every SRAM word starts at a random value, and
+    the inputs hold random values until the bench first drives them, seeded by ``seed``;
+    a read before the first write shows as a mismatch. False starts them all at 0. ``budgets``: cycles
     per case of each ISAX (see :func:`cycle_budget`); an ISAX
     missing from it gets :data:`DEFAULT_BUDGET`. ``encodings``: ISAXs the unit was
     synthesized re-encoded (:mod:`aquas.reencode`), with their new encodings; the test

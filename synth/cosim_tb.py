@@ -266,15 +266,16 @@ def spm_handles(dut: Any, spm: aq.ScratchpadOp, registerless: Collection[str]) -
     None for an element that is not compared: every element of a scratchpad in
     ``registerless`` (the unit's header lists them, ``fsm.registerless_scratchpads``:
     filled by every call before it is read, its registers shared with other ISAXs', never
-    read or without a reset, or only staging values for burst writes; after the call
-    nothing can read it), and an element no ISAX reads (its register is dead and
+    read or without a reset, its SRAM words not cleared after reset, or only staging
+    values for burst writes; after the call nothing can read it), and an element no ISAX
+    reads (its register is dead and
     removed). A scratchpad that keeps no element register at all, though it is not
     listed and some ISAX reads it, is an error: the registers are not where the names
     say."""
     name = spm.sym_name.data
+    if name in registerless:
+        return [None] * spm.size
     if not hasattr(dut, f"{name}_bank0"):
-        if name in registerless:
-            return [None] * spm.size
         regs = [getattr(dut, f"{name}_{k}_q", None) for k in range(spm.size)]
         if all(r is None for r in regs) and _is_read(spm):
             raise AssertionError(f"the unit has no element register of scratchpad {name}")

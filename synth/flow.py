@@ -394,7 +394,9 @@ def loop_reports(builder: FsmBuilder) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-REGISTERLESS = "// Scratchpads not kept across calls (elements may have no register): "
+REGISTERLESS = (
+    "// Scratchpads not kept across calls (no element registers, or SRAM words not cleared): "
+)
 """The header line listing ``Unit.registerless`` (read by ``synth.cosim``)."""
 
 
@@ -424,6 +426,12 @@ def header_comment(unit: Unit, clock_ns: float) -> str:
             -1,
             "// SRAM scratchpads: one instance <scratchpad>_bank<b> per bank of the SRAM model\n"
             "//   at the end of this file (registered read port: data the cycle after a read).",
+        )
+    if unit.clear_cycles:
+        lines.insert(
+            -1,
+            f"// After reset the unit zeroes the SRAM scratchpads kept across calls, one row a\n"
+            f"//   cycle: cmd_ready stays low for {unit.clear_cycles} cycles.",
         )
     for f in unit.fsms:
         i = f.isax

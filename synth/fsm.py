@@ -1703,11 +1703,46 @@ def call_local_scratchpads(ext: aq.ExtensionOp) -> dict[str, tuple[str, int, set
 
 
 def registerless_scratchpads(ext: aq.ExtensionOp) -> list[str]:
-    """The register scratchpads whose elements may have no register of their own in the
-    unit: forwarded ones, and call-local ones (pooled with other ISAXs' registers, or
-    never read). Nothing can read their contents after a call, so co-simulation does not
-    compare them (``cosim_tb.spm_handles``); the unit's header comment lists them."""
-    return sorted({*forwarded_scratchpads(ext), *call_local_scratchpads(ext)})
+    """The scratchpads not kept from one call to the next: the register scratchpads whose
+    elements may have no register of their own in the unit (forwarded ones, and call-local
+    ones: pooled with other ISAXs' registers, or never read), and the call-local SRAM
+    scratchpads (:func:`call_local_srams`: their words are not cleared after reset).
+    Nothing can read their contents after a call, so co-simulation does not compare them
+    (``cosim_tb.spm_handles``); the unit's header comment lists them."""
+    return sorted(
+        {*forwarded_scratchpads(ext), *call_local_scratchpads(ext), *call_local_srams(ext)}
+    )
+
+
+def call_local_srams(ext: aq.ExtensionOp) -> set[str]:
+    """The SRAM scratchpads that every ISAX using them fills (at its top level, before any
+    access that may read a word: :func:`_elements_read_after_filled`) in each call, so no
+    call sees what an earlier one or reset left there."""
+    users = _scratchpad_users(ext)
+    return {
+        spm.sym_name.data
+        for spm in ext.scratchpads()
+        if is_sram(spm)
+        and users.get(spm.sym_name.data)
+        and all(
+            _elements_read_after_filled(isax, spm.sym_name.data, spm.size) is not None
+            for isax in users[spm.sym_name.data]
+        )
+    }
+
+
+def cleared_srams(ext: aq.ExtensionOp) -> list[aq.ScratchpadOp]:
+    """The SRAM scratchpads whose words the unit clears after reset: those some ISAX uses
+    and that are not call-local. The spec says a scratchpad starts at zero, as a
+    register with a reset does, but an SRAM macro's words start at whatever power-up left
+    and take no reset (docs/synthesis.md, "SRAM scratchpads")."""
+    users = _scratchpad_users(ext)
+    local = call_local_srams(ext)
+    return [
+        spm
+        for spm in ext.scratchpads()
+        if is_sram(spm) and spm.sym_name.data in users and spm.sym_name.data not in local
+    ]
 
 
 def _elements_read_after_filled(isax: aq.IsaxOp, name: str, size: int) -> set[int] | None:
@@ -1767,16 +1802,22 @@ def forwarded_scratchpads(ext: aq.ExtensionOp) -> dict[str, dict[int, SSAValue]]
     return out
 
 
+def _scratchpad_users(ext: aq.ExtensionOp) -> dict[str, list[aq.IsaxOp]]:
+    """Scratchpad -> the ISAXs that access it, in spec order."""
+    users: dict[str, list[aq.IsaxOp]] = {}
+    for isax in ext.isaxs():
+        for name in dict.fromkeys(
+            spm_of(op).sym_name.data for op in isax.body.walk() if "scratchpad" in op.properties
+        ):
+            users.setdefault(name, []).append(isax)
+    return users
+
+
 def _own_register_scratchpads(ext: aq.ExtensionOp) -> list[tuple[aq.ScratchpadOp, aq.IsaxOp]]:
     """The register scratchpads that one ISAX uses, each with that ISAX."""
-    users: dict[str, set[str]] = {}
-    for isax in ext.isaxs():
-        for op in isax.body.walk():
-            if "scratchpad" in op.properties:
-                users.setdefault(spm_of(op).sym_name.data, set()).add(isax.sym_name.data)
-    isaxs = {i.sym_name.data: i for i in ext.isaxs()}
+    users = _scratchpad_users(ext)
     return [
-        (spm, isaxs[next(iter(users[spm.sym_name.data]))])
+        (spm, users[spm.sym_name.data][0])
         for spm in ext.scratchpads()
         if not is_sram(spm) and len(users.get(spm.sym_name.data, ())) == 1
     ]

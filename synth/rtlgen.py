@@ -51,6 +51,7 @@ from aquas.synth.fsm import (
     RegisterUse,
     State,
     bank_row,
+    cleared_srams,
     elem_bytes,
     index_only,
     op_error,
@@ -60,7 +61,7 @@ from aquas.synth.fsm import (
 )
 from aquas.synth.hwemit import HwBuilder, basename_loc, width
 from aquas.synth.multicycle import MultiCycleUnits
-from aquas.synth.sram import SramBanks
+from aquas.synth.sram import SramBanks, SramShape
 
 
 def in_ports(bus_width: int = 32) -> list[tuple[str, TypeAttribute]]:
@@ -115,9 +116,13 @@ class Unit:
     # the estimated area (synth/area_model.py) and, under --area-budget, what was chosen
     area_estimate: dict[str, Any] = field(default_factory=dict)
     area_budget: dict[str, Any] | None = None
-    # register scratchpads whose elements may have no register of their own
-    # (fsm.registerless_scratchpads), listed in the header for the test benches
+    # scratchpads not kept across calls (fsm.registerless_scratchpads: register ones whose
+    # elements may have no register of their own, SRAM ones not cleared after reset),
+    # listed in the header for the test benches
     registerless: list[str] = field(default_factory=list)
+    # cycles after reset while the SRAM scratchpads kept across calls are zeroed
+    # (UnitGenerator.clear_srams): cmd_ready stays low
+    clear_cycles: int = 0
 
     _text: str = ""
 
@@ -172,6 +177,12 @@ def spec_loc(op: Operation) -> LocationAttr:
     return loc
 
 
+CLEAR_REG = "sram_clear_q"
+"""Set by reset while the SRAM scratchpads kept across calls are being zeroed
+(:meth:`UnitGenerator.clear_srams`)."""
+CLEAR_ROW_REG = "sram_clear_row_q"
+
+
 class UnitGenerator:
     """Generates the unit's ``hw`` IR. ``pooled``: register name -> the flip-flop row it
     shares (``FsmBuilder.pooled_registers``; empty: a register per name).
@@ -217,6 +228,7 @@ class UnitGenerator:
         self.state_regs = {s.sym_name.data: s for s in ext.states()}
         self.spm_writes: dict[str, list[tuple[SSAValue, SSAValue, SSAValue, int | None]]] = {}
         self.sram = SramBanks(self.h, self.name, self.spm)
+        self.cleared = cleared_srams(ext)
         # ports of an SRAM bank taken so far in a state: (state, scratchpad, bank) -> count
         self.sram_ports_used: dict[tuple[int, str, int], int] = {}
         self.pooled = pooled
@@ -317,6 +329,8 @@ class UnitGenerator:
         for s in self.state_regs.values():
             if rname == f"{s.sym_name.data}_q":
                 return int(s.init.value.data) & ((1 << s.width) - 1)
+        if rname == CLEAR_REG:
+            return 1
         return None if rname in self.unreset else 0
 
     # -- values ------------------------------------------------------------------------
@@ -379,6 +393,34 @@ class UnitGenerator:
 
     # -- top level ---------------------------------------------------------------------
 
+    def clear_srams(self) -> SSAValue | None:
+        """After reset, zeroes every word of the SRAM scratchpads kept across calls
+        (``fsm.cleared_srams``): the spec starts them at zero, and an SRAM macro takes no
+        reset. One row per cycle on port 0 of all their banks at once, while the unit is
+        idle and refuses commands (``cmd_ready`` low) for as many cycles as the deepest
+        bank has words. Returns the clearing flag, or None when nothing is cleared."""
+        if not self.cleared:
+            return None
+        h = self.h
+        depth = max(SramShape.of(s).depth for s in self.cleared)
+        bits = max(1, (depth - 1).bit_length())
+        on = self.reg(CLEAR_REG, 1)
+        row = self.reg(CLEAR_ROW_REG, bits)
+        last = h.icmp("eq", row, h.const(depth - 1, bits), "sram_clear_last")
+        self.write(CLEAR_ROW_REG, on, h.binop("comb.add", row, h.const(1, bits), "sram_clear_next"))
+        self.write(CLEAR_REG, h.and_(on, last, hint="sram_clear_done"), h.const(0, 1))
+        for spm in self.cleared:
+            name, shape = spm.sym_name.data, SramShape.of(spm)
+            en = on
+            if shape.depth < depth and shape.depth != 1 << shape.abits:
+                # rows past a shallower bank's last word would address no word of it
+                inside = h.icmp("ult", row, h.const(shape.depth, bits), f"{name}_clear_in")
+                en = h.and_(on, inside, hint=f"{name}_clear_en")
+            zero = h.const(0, shape.width)
+            for b in range(spm.factor_value):
+                self.sram.access(name, [b], 0, en, None, zero, f"{name}_clear", row=row)
+        return on
+
     def state_value(self, sid: int) -> SSAValue:
         return self.state_const[sid]
 
@@ -412,8 +454,10 @@ class UnitGenerator:
                 self.is_state[sid] = h.and_(self.present[sid], ph.result, hint=f"run_{sname}")
         self.enable_state = {v: sid for sid, v in self.is_state.items() if sid > 1}
         idle, resp = self.is_state[0], self.is_state[1]
+        clearing = self.clear_srams()
+        ready = idle if clearing is None else h.and_(idle, h.not_(clearing), hint="ready")
 
-        cmd_fire = self.cmd_fire = h.and_(self.port["cmd_valid"], idle, hint="cmd_fire")
+        cmd_fire = self.cmd_fire = h.and_(self.port["cmd_valid"], ready, hint="cmd_fire")
         self.reg("rs1_q", 32)
         self.reg("rs2_q", 32)
         self.write("rs1_q", cmd_fire, self.port["cmd_rs1"])
@@ -493,7 +537,7 @@ class UnitGenerator:
         self.shared.finish(advance)
 
         outputs: list[tuple[str, SSAValue]] = [
-            ("cmd_ready", idle),
+            ("cmd_ready", ready),
             ("rsp_valid", resp),
             ("rsp_rd", self.reg("rd_q", 32)),
             *mem.outputs(),
@@ -532,6 +576,7 @@ class UnitGenerator:
             self.state_names,
             self.bus_width,
             self.shared.binding,
+            clear_cycles=max((SramShape.of(s).depth for s in self.cleared), default=0),
         )
 
     # -- per-state datapath ------------------------------------------------------------

@@ -153,8 +153,9 @@ def test_forwarded_bursts_write_the_staged_values(tmp_path: Path) -> None:
     sv = _cosim(tmp_path, SPEC, "fwd.isax", 5)
     regs = set(re.findall(r"reg\s+(?:\[\d+:0\]\s+)?(\w+);", sv))
     assert not {r for r in regs if r.startswith(("out_", "acc_"))}, regs
-    # the header tells the test benches which element registers may be missing
-    assert registerless_scratchpads(sv) == ["acc", "out"]
+    # the header tells the test benches which scratchpads are not kept across calls: the
+    # forwarded ones, whose element registers are missing, and the call-local SRAM `src`
+    assert registerless_scratchpads(sv) == ["acc", "out", "src"]
 
 
 @pytest.mark.sim

@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from aquas.interpreter import find_extension
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth import rtlgen
 from aquas.synth.cosim import run_cosim
 from aquas.synth.flow import synthesize
+from aquas.synth.fsm import call_local_srams, cleared_srams
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -129,7 +131,9 @@ def test_cosim_starts_registers_without_reset_at_random_values(
     assert any("peek" in m for m in got.mismatches), got.mismatches
     # started at zero instead, the missing reset goes unseen (`peek` reads the 0 the
     # interpreter holds): what random_init is for
-    zero = run_cosim(spec, bad.verilog_path, bad.unit.name, cases=60, seed=3, cache_dir=cache)
+    zero = run_cosim(
+        spec, bad.verilog_path, bad.unit.name, cases=60, seed=3, cache_dir=cache, random_init=False
+    )
     assert zero.mismatches == []
 
 
@@ -152,3 +156,76 @@ def test_llm_unit_with_random_initial_values(tmp_path: Path) -> None:
     )
     assert cs.mismatches == []
     assert {k: v["cases"] for k, v in cs.stats.items()} == dict.fromkeys(res.reports, 50)
+
+
+SRAM_SPEC = """\
+extension clr;
+
+scratchpad tab: [u32; 12] impl(sram);   // kept across calls: `get` reads what `put` wrote
+scratchpad buf: [u32; 8] impl(sram);    // filled before it is read in every call
+
+#[opcode(custom0), funct7(0)]
+isax put(rs1, rs2) -> rd {
+    tab[rs2 % 12] = rs1;
+    return rs1;
+}
+
+#[opcode(custom0), funct7(1)]
+isax get(rs1, rs2) -> rd {
+    return tab[rs1 % 12] + rs2;
+}
+
+#[opcode(custom0), funct7(2)]
+isax sum8(rs1, rs2) -> rd {
+    burst buf[0 +: 8] <- mem[rs1];
+    var t: u32 = rs2;
+    for i in 0..8 {
+        t = t + buf[i];
+    }
+    return t;
+}
+"""
+
+
+def test_sram_kept_across_calls_is_cleared_after_reset(tmp_path: Path) -> None:
+    """An SRAM macro takes no reset: the unit zeroes the words of `tab` (kept across
+    calls) after reset, refusing commands meanwhile; `buf` (call-local) is left alone
+    and listed as not kept."""
+    spec = tmp_path / "clr.isax"
+    spec.write_text(SRAM_SPEC)
+    ext = find_extension(lower_spec_file(spec))
+    assert [s.sym_name.data for s in cleared_srams(ext)] == ["tab"]
+    assert call_local_srams(ext) == {"buf"}
+    res = synthesize(lower_spec_file(spec), tmp_path / "out", 10.0, mem_latency=4)
+    v = res.verilog_path.read_text()
+    assert res.unit.clear_cycles == 12
+    assert "cmd_ready stays low for 12 cycles" in v
+    assert res.unit.registerless == ["buf"]
+    resets = _resets(v)
+    assert resets["sram_clear_q"] and resets["sram_clear_row_q"]
+    assert "sram_clear_q <= 1'h1;" in v
+
+
+@pytest.mark.sim
+def test_cosim_sees_sram_words_not_cleared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The unit as built: 0 mismatches with random initial values (SRAM words too). The
+    same unit without the clearing: `get` reads a word `put` has not written yet, which
+    the interpreter holds at 0, and co-simulation reports the random word the SRAM
+    started with; from zeros, it goes unseen."""
+    spec = tmp_path / "clr.isax"
+    spec.write_text(SRAM_SPEC)
+    cache = ROOT / "build" / "cosim"
+    good = synthesize(lower_spec_file(spec), tmp_path / "good", 10.0, mem_latency=4)
+    ok = run_cosim(spec, good.verilog_path, good.unit.name, cases=60, seed=4, cache_dir=cache)
+    assert ok.mismatches == []
+    assert {k: v["cases"] for k, v in ok.stats.items()} == {"put": 60, "get": 60, "sum8": 60}
+
+    monkeypatch.setattr(rtlgen, "cleared_srams", lambda ext: [])
+    bad = synthesize(lower_spec_file(spec), tmp_path / "bad", 10.0, mem_latency=4)
+    assert "sram_clear_q" not in bad.verilog_path.read_text()
+    got = run_cosim(spec, bad.verilog_path, bad.unit.name, cases=60, seed=4, cache_dir=cache)
+    assert any("get" in m or "tab" in m for m in got.mismatches), got.mismatches
+    zero = run_cosim(
+        spec, bad.verilog_path, bad.unit.name, cases=60, seed=4, cache_dir=cache, random_init=False
+    )
+    assert zero.mismatches == []

@@ -4,7 +4,9 @@
 //   edge, otherwise it reads: rdata<p> holds that word from the next cycle on (registered
 //   read port, latency 1 cycle) and keeps it until the port's next read.
 // - a read in the cycle another port writes the same word returns the old word.
-// Contents start at zero (simulation and FPGA initial values); rst does not clear them.
+// Contents start undefined, as a macro's do at power-up, and rst does not clear them: the
+// unit zeroes the scratchpads kept across calls after reset itself (synth/rtlgen.py,
+// clear_srams); a simulator starts them at its initial value for variables.
 // Yosys treats the model as a black box: the flow prices memories apart from logic.
 (* blackbox *)
 module ${name} (
@@ -12,9 +14,6 @@ module ${name} (
 ${port_decls}
 );
   logic [${width_m1}:0] mem[${depth}];
-  initial begin
-    for (int i = 0; i < ${depth}; i++) mem[i] = '0;
-  end
   always_ff @(posedge clk) begin
 ${port_logic}
   end
