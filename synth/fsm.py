@@ -41,6 +41,7 @@ from aquas.dialects.aquas import scratchpad_of as spm_of
 from aquas.dialects.linear import induction_loop, linear_form, trip_count
 from aquas.synth.binding import Binding, IsaxSquarers, Sharing, isax_squarers
 from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
+from aquas.synth.prepare import unobservable_storage
 from aquas.synth.schedule import (
     Access,
     Affine,
@@ -1708,9 +1709,13 @@ def registerless_scratchpads(ext: aq.ExtensionOp) -> list[str]:
     ones: pooled with other ISAXs' registers, or never read), and the call-local SRAM
     scratchpads (:func:`call_local_srams`: their words are not cleared after reset).
     Nothing can read their contents after a call, so co-simulation does not compare them
-    (``cosim_tb.spm_handles``); the unit's header comment lists them."""
+    (``cosim_tb.spm_handles``); the unit's header comment lists them. So are the register
+    scratchpads whose contents reach nothing observable (``prepare.unobservable_storage``):
+    their registers feed only themselves, and the exporter removes them."""
+    unseen = {p.sym_name.data for p in ext.scratchpads() if not is_sram(p)}
+    unseen &= unobservable_storage(ext)
     return sorted(
-        {*forwarded_scratchpads(ext), *call_local_scratchpads(ext), *call_local_srams(ext)}
+        {*forwarded_scratchpads(ext), *call_local_scratchpads(ext), *call_local_srams(ext)} | unseen
     )
 
 

@@ -326,10 +326,56 @@ def prepare_balancing(module: ModuleOp, balance: Collection[str] | None = ()) ->
 def unread_states(module: ModuleOp) -> set[str]:
     """The ``state`` registers of ``module``'s extension that no ISAX reads once prepared
     (``aquas-forward-state`` forwarded every read to a write before it in the same call,
-    e.g. an accumulator cleared at the start of its ISAX). Their value never outlives a
-    call, so the unit has no register for them: the exporter removes a register that
-    nothing reads. ``module`` is not changed."""
+    e.g. an accumulator cleared at the start of its ISAX), or whose value reaches nothing
+    observable (:func:`unobservable_storage`). The unit may have no register for them:
+    the exporter removes a register that nothing else reads. ``module`` is not changed."""
     prepared = prepare(module.clone())
     ext = next(op for op in prepared.walk() if isinstance(op, aq.ExtensionOp))
     read = {op.state.root_reference.data for op in ext.walk() if isinstance(op, aq.StateReadOp)}
-    return {s.sym_name.data for s in ext.states()} - read
+    states = {s.sym_name.data for s in ext.states()}
+    return (states - read) | (states & unobservable_storage(ext))
+
+
+def unobservable_storage(ext: aq.ExtensionOp) -> set[str]:
+    """The states and scratchpads of ``ext`` whose contents never reach what an ISAX
+    returns, writes to memory or decides on: every value read from them flows, through
+    ``arith`` ops only, into the written value of such storage (``acc = acc + x`` that
+    nothing else reads). Their registers feed only themselves, and the exporter removes
+    such registers, so the test benches have nothing to compare there (``cosim_tb``).
+    Anything else a read reaches (a result, a store, an index, a predicate, a branch, a
+    loop's carried value) makes its storage observable, and so does a write of it into
+    observable storage."""
+    names = {s.sym_name.data for s in ext.states()} | {p.sym_name.data for p in ext.scratchpads()}
+    feeds: dict[str, set[str]] = {n: set() for n in names}
+    observable: set[str] = set()
+    for op in ext.walk():
+        if isinstance(op, aq.StateReadOp):
+            src = op.state.root_reference.data
+        elif isinstance(op, aq.SpmReadOp):
+            src = op.scratchpad.root_reference.data
+        elif "scratchpad" in op.properties and not isinstance(op, aq.SpmWriteOp | aq.BurstReadOp):
+            observable.add(op.properties["scratchpad"].root_reference.data)  # a burst write
+            continue
+        else:
+            continue
+        todo, seen = list(op.results), set()
+        while todo:
+            for use in todo.pop().uses:
+                user = use.operation
+                if isinstance(user, aq.StateWriteOp | aq.SpmWriteOp) and use.index == 0:
+                    dest = user.state if isinstance(user, aq.StateWriteOp) else user.scratchpad
+                    feeds[src].add(dest.root_reference.data)
+                elif user.name.startswith("arith.") and not user.regions:
+                    if user not in seen:
+                        seen.add(user)
+                        todo.extend(user.results)
+                else:
+                    observable.add(src)
+    grown = True
+    while grown:
+        grown = False
+        for n in names - observable:
+            if feeds[n] & observable:
+                observable.add(n)
+                grown = True
+    return names - observable
