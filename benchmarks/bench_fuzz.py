@@ -1,7 +1,9 @@
 """Fuzzing at scale: generated specs, C applications and hostile project files through the CLI.
 
 Every generated spec goes through ``aquas check`` and, when check accepts it, through
-``aquas synth --no-yosys``; every generated C file through ``aquas match`` with every
+``aquas synth --no-yosys`` (with ``--cosim-every N``, every N-th spec's unit is also
+co-simulated against the golden interpreter: a differential test of synthesis on specs
+nobody shaped; a mismatch counts as internal); every generated C file through ``aquas match`` with every
 example spec; every project file through ``aquas run``. Inputs come from the deterministic
 generators in ``tests/fuzzing/`` (case ``i`` of stream ``--seed`` is the same everywhere).
 
@@ -17,7 +19,7 @@ and the wall time; then every failure family with one reproducer. The guarantee 
 asks for is 0 in the unlocated, internal, traceback, hang and other columns.
 
 Usage: nice .venv/bin/python benchmarks/bench_fuzz.py [--seed S] [--specs N] [--c N]
-       [--projects N] [--jobs J] [--save-failures DIR] [--json FILE]
+       [--projects N] [--jobs J] [--cosim-every N] [--save-failures DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -60,13 +62,14 @@ ROWS = (("spec", "check"), ("spec", "synth"), ("c", "match"), ("project", "run")
 COLUMNS = ("ok", "diagnostic", "unlocated", "internal", "traceback", "hang", "other")
 
 
-def case_budget(case: Case, scale: float) -> float:
+def case_budget(case: Case, scale: float, cosim_every: int) -> float:
     """Seconds after which the parent kills a worker on this case (its commands' limits)."""
     main = Path("/CASE") / case.main
-    return sum(TIMEOUTS[k] for k, _ in commands(case, main)) * scale + 30.0
+    keys = (k for k, _ in commands(case, main, cosim_every=cosim_every))
+    return sum(TIMEOUTS[k] for k in keys) * scale + 30.0
 
 
-def dedup_key(case: Case, lint_every: int) -> str:
+def dedup_key(case: Case, lint_every: int, cosim_every: int) -> str:
     """Identical inputs run with identical commands give identical answers (the CLI is
     deterministic): the hostile families draw from small sets of variants, so most of
     their cases repeat one another, and a runaway variant is run once, not hundreds of
@@ -75,12 +78,19 @@ def dedup_key(case: Case, lint_every: int) -> str:
     for rel in sorted(case.files):
         h.update(rel.encode() + b"\0" + case.files[rel] + b"\0")
     h.update(repr(sorted(case.symlinks.items())).encode())
-    h.update(repr(commands(case, Path("/CASE") / case.main, lint_every=lint_every)).encode())
+    cmds = commands(case, Path("/CASE") / case.main, lint_every=lint_every, cosim_every=cosim_every)
+    h.update(repr(cmds).encode())
     return h.hexdigest()
 
 
 def worker(
-    conn: Connection, seed: int, workdir: str, scale: float, mem_gb: float, lint_every: int
+    conn: Connection,
+    seed: int,
+    workdir: str,
+    scale: float,
+    mem_gb: float,
+    lint_every: int,
+    cosim_every: int,
 ) -> None:
     """Runs the cases the parent sends; one answer (a list of results) per case."""
     os.setpgrp()  # so the parent can kill the worker with the tools it started
@@ -100,7 +110,14 @@ def worker(
         case = GENERATORS[kind](seed, index)
         where = Path(workdir) / case.ident
         try:
-            results = run_case(case, where, subprocess_mode=sub, scale=scale, lint_every=lint_every)
+            results = run_case(
+                case,
+                where,
+                subprocess_mode=sub,
+                scale=scale,
+                lint_every=lint_every,
+                cosim_every=cosim_every,
+            )
         except BaseException as e:  # the harness itself failed: report it as "other"
             results = [
                 Result(case.ident, kind, case.family, [], -1, f"harness: {e!r}", 0.0, "other", "?")
@@ -118,10 +135,18 @@ class Pool:
     """``jobs`` worker processes, each on one case at a time, killed when a case overruns."""
 
     def __init__(
-        self, jobs: int, seed: int, workdir: Path, scale: float, mem_gb: float, lint_every: int
+        self,
+        jobs: int,
+        seed: int,
+        workdir: Path,
+        scale: float,
+        mem_gb: float,
+        lint_every: int,
+        cosim_every: int = 0,
     ):
-        self.args = (seed, str(workdir), scale, mem_gb, lint_every)
+        self.args = (seed, str(workdir), scale, mem_gb, lint_every, cosim_every)
         self.lint_every = lint_every
+        self.cosim_every = cosim_every
         self.seen: dict[str, list[Result]] = {}  # dedup key -> the results of its first run
         self.waiting: dict[str, list[Case]] = {}  # dedup key -> repeats of a running case
         self.reused = 0
@@ -145,7 +170,7 @@ class Pool:
                         self.slots[i] = s = self._spawn()
                     task = pending.pop()
                     case = GENERATORS[task[0]](self.seed, task[1])
-                    key = "" if task[2] else dedup_key(case, self.lint_every)
+                    key = "" if task[2] else dedup_key(case, self.lint_every, self.cosim_every)
                     if key in self.seen:
                         on_result(self._repeat(case, self.seen[key]))
                         continue
@@ -155,7 +180,8 @@ class Pool:
                     if key:
                         self.waiting[key] = []
                     s["task"], s["case"], s["key"] = task, case, key
-                    s["deadline"] = time.monotonic() + case_budget(case, self.scale)
+                    budget = case_budget(case, self.scale, self.cosim_every)
+                    s["deadline"] = time.monotonic() + budget
                     s["conn"].send(task)
             busy = [s for s in self.slots if s["task"]]
             ready = wait([s["conn"] for s in busy], timeout=1.0)
@@ -269,6 +295,11 @@ def main() -> int:
         "--lint-every", type=int, default=1,
         help="run verilator lint in synth for every N-th spec (default 1: all)",
     )  # fmt: skip
+    ap.add_argument(
+        "--cosim-every", type=int, default=0,
+        help="co-simulate the unit of every N-th spec against the golden interpreter "
+        "(default 0: none); a mismatch counts as internal",
+    )  # fmt: skip
     ap.add_argument("--mem-limit-gb", type=float, default=8.0, help="per worker (0: none)")
     ap.add_argument("--save-failures", type=Path, default=None, metavar="DIR")
     ap.add_argument("--json", type=Path, default=None, metavar="FILE")
@@ -326,7 +357,13 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="aquas-fuzz-") as tmp:
         pool = Pool(
-            args.jobs, args.seed, Path(tmp), args.timeout_scale, args.mem_limit_gb, args.lint_every
+            args.jobs,
+            args.seed,
+            Path(tmp),
+            args.timeout_scale,
+            args.mem_limit_gb,
+            args.lint_every,
+            args.cosim_every,
         )
         partial = False
         try:
@@ -344,6 +381,7 @@ def main() -> int:
           f"{modes['inprocess']} in-process and {modes['subprocess']} subprocess runs, "
           f"{modes['repeat']} runs of repeated inputs answered by their first run "
           f"({pool.reused} inputs); lint on every {args.lint_every}. spec; "
+          f"co-simulation on every {args.cosim_every or 'no'}. spec; "
           f"C files matched with {len(EXAMPLE_SPECS)} example specs")  # fmt: skip
     print(" | ".join(f"{h:>10}" for h in head))
     labels = {("spec", "check"): "spec check", ("spec", "synth"): "spec synth",

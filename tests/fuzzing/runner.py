@@ -35,7 +35,16 @@ FAILURES = frozenset({"unlocated", "internal", "traceback", "hang", "other"})
 
 # Per-command limits (seconds). check and validation are fast; synthesis of a small unit
 # and one match take about a second, so these only catch inputs that run away.
-TIMEOUTS = {"check": 20.0, "synth": 60.0, "match": 30.0, "run": 30.0, "run-valid": 600.0}
+TIMEOUTS = {
+    "check": 20.0,
+    "synth": 60.0,
+    "synth-cosim": 600.0,  # a Verilator build of the unit, then the cases
+    "match": 30.0,
+    "run": 30.0,
+    "run-valid": 600.0,
+}
+#: random co-simulation cases per ISAX of a spec synthesized with ``cosim_every``
+COSIM_CASES = 20
 
 _HEADER = re.compile(
     r"^(?:(?P<file>[^\s:][^:\n]*?)(?::(?P<line>\d+):(?P<col>\d+))?: )?error: ", re.MULTILINE
@@ -93,13 +102,19 @@ def materialize(case: Case, where: Path) -> Path:
 
 
 def commands(
-    case: Case, main: Path, specs: list[Path] | None = None, lint_every: int = 1
+    case: Case,
+    main: Path,
+    specs: list[Path] | None = None,
+    lint_every: int = 1,
+    cosim_every: int = 0,
 ) -> list[tuple[str, list[str]]]:
     """(limit key, argv) of every command the case runs, in order.
 
     A spec's ``synth`` only runs when ``check`` accepted it (the caller decides), with
-    Verilator's lint on every ``lint_every``-th spec; a C file is matched against every spec
-    in ``specs`` (default: every example spec).
+    Verilator's lint on every ``lint_every``-th spec, and on every ``cosim_every``-th spec
+    (0: none) with a random co-simulation of the unit against the golden interpreter
+    (:data:`COSIM_CASES` per ISAX; a mismatch is an internal error, :func:`judge`); a C
+    file is matched against every spec in ``specs`` (default: every example spec).
     """
     out = main.parent / "out"
     if case.kind == "spec":
@@ -107,7 +122,11 @@ def commands(
         synth = ["synth", "--no-yosys", "--clock-ns", clock, "-o", str(out), str(main)]
         if case.index % lint_every:
             synth.insert(2, "--no-lint")
-        return [("check", ["check", str(main)]), ("synth", synth)]
+        key = "synth"
+        if cosim_every and case.index % cosim_every == 0:
+            synth[2:2] = ["--cosim", str(COSIM_CASES)]
+            key = "synth-cosim"
+        return [("check", ["check", str(main)]), (key, synth)]
     if case.kind == "c":
         cmds = []
         for k, spec in enumerate(specs if specs is not None else EXAMPLE_SPECS):
@@ -174,6 +193,8 @@ def judge(kind: str, code: int | None, text: str) -> str:
         return "traceback"
     if code == 1 or "internal error" in text:
         return "internal"
+    if "error: co-simulation" in text or "error: Verilator build" in text:
+        return "internal"  # the unit disagrees with the golden interpreter: our bug
     headers = list(_HEADER.finditer(text))
     for h in headers:
         if not located(kind, h, text):
@@ -226,14 +247,15 @@ def run_case(
     scale: float = 1.0,
     lint_every: int = 1,
     synth: bool = True,
+    cosim_every: int = 0,
 ) -> list[Result]:
     """Every command of ``case`` (materialized under ``where``) with its verdict;
     ``synth=False`` stops a spec after ``check``."""
     main = materialize(case, where)
     results: list[Result] = []
     runner = run_subprocess if subprocess_mode else run_inprocess
-    for key, argv in commands(case, main, specs, lint_every):
-        if key == "synth" and (not synth or (results and results[-1].exit_code != 0)):
+    for key, argv in commands(case, main, specs, lint_every, cosim_every):
+        if key.startswith("synth") and (not synth or (results and results[-1].exit_code != 0)):
             break  # only what check accepts goes on to synthesis
         code, text, secs = runner(argv, where, TIMEOUTS[key] * scale)
         verdict = judge(case.kind, code, text)
@@ -262,6 +284,7 @@ def run_case(
 
 
 __all__ = [
+    "COSIM_CASES",
     "EXAMPLE_SPECS",
     "FAILURES",
     "TIMEOUTS",
