@@ -268,10 +268,9 @@ def spm_handles(dut: Any, spm: aq.ScratchpadOp, registerless: Collection[str]) -
     filled by every call before it is read, its registers shared with other ISAXs', never
     read or without a reset, its SRAM words not cleared after reset, or only staging
     values for burst writes; after the call nothing can read it), and an element no ISAX
-    reads (its register is dead and
-    removed). A scratchpad that keeps no element register at all, though it is not
-    listed and some ISAX reads it, is an error: the registers are not where the names
-    say."""
+    reads (its register is dead and removed). A scratchpad that keeps no element register
+    at all, though it is not listed and some ISAX reads it, is an error: the registers are
+    not where the names say."""
     name = spm.sym_name.data
     if name in registerless:
         return [None] * spm.size

@@ -229,6 +229,10 @@ class UnitGenerator:
         self.spm_writes: dict[str, list[tuple[SSAValue, SSAValue, SSAValue, int | None]]] = {}
         self.sram = SramBanks(self.h, self.name, self.spm)
         self.cleared = cleared_srams(ext)
+        # the deepest bank of those: the clearing takes as many cycles as it has words
+        self.clear_shape = max(
+            (SramShape.of(s) for s in self.cleared), key=lambda x: x.depth, default=None
+        )
         # ports of an SRAM bank taken so far in a state: (state, scratchpad, bank) -> count
         self.sram_ports_used: dict[tuple[int, str, int], int] = {}
         self.pooled = pooled
@@ -399,11 +403,10 @@ class UnitGenerator:
         reset. One row per cycle on port 0 of all their banks at once, while the unit is
         idle and refuses commands (``cmd_ready`` low) for as many cycles as the deepest
         bank has words. Returns the clearing flag, or None when nothing is cleared."""
-        if not self.cleared:
+        if self.clear_shape is None:
             return None
         h = self.h
-        depth = max(SramShape.of(s).depth for s in self.cleared)
-        bits = max(1, (depth - 1).bit_length())
+        depth, bits = self.clear_shape.depth, self.clear_shape.abits
         on = self.reg(CLEAR_REG, 1)
         row = self.reg(CLEAR_ROW_REG, bits)
         last = h.icmp("eq", row, h.const(depth - 1, bits), "sram_clear_last")
@@ -576,7 +579,7 @@ class UnitGenerator:
             self.state_names,
             self.bus_width,
             self.shared.binding,
-            clear_cycles=max((SramShape.of(s).depth for s in self.cleared), default=0),
+            clear_cycles=self.clear_shape.depth if self.clear_shape else 0,
         )
 
     # -- per-state datapath ------------------------------------------------------------
