@@ -432,26 +432,34 @@ class MemEngine:
         write: bool,
     ) -> SSAValue:
         g, h, op = self.g, self.h, st.wait
-        w, lb = 8 * eb, log2(self.bb)
-        lane = h.extract(addr, 0, lb, f"{pre}_lane")
-        shift = h.zext(h.concat(lane, h.const(0, 3), f"{pre}_lane_bits"), self.width)
+        w, lb, ab = 8 * eb, log2(self.bb), log2(eb)
+        # The element's lane is the address's bits [ab, lb): an access is naturally aligned
+        # (the golden interpreter stops on a misaligned one), so its low ab bits are zero.
+        # An element as wide as the beat has one lane, and no shifter is built for it.
+        lane = None
+        if lb > ab:
+            lane = h.extract(addr, ab, lb - ab, f"{pre}_lane")
+            shift = h.zext(h.concat(lane, h.const(0, 3 + ab), f"{pre}_lane_bits"), self.width)
         if not write:
             assert isinstance(op, aq.LoadOp)
             fire, done = self.read_beat(pre, here, last_beat, st)
-            data = h.binop("comb.shru", g.port["mem_rsp_rdata"], shift, f"{pre}_rdata")
+            data = g.port["mem_rsp_rdata"]
+            if lane is not None:
+                data = h.binop("comb.shru", data, shift, f"{pre}_rdata")
             reg = g.b.value_regs[op.result]
             g.reg(reg, w)  # declared here too: nothing else may read a load's register
             g.write(reg, fire, h.extract(data, 0, w, f"{pre}_ld"))
             return done
         assert isinstance(op, aq.StoreOp)
         v = g.ref(op.value, st)
-        data = h.binop("comb.shl", h.zext(v, self.width, f"{pre}_wvalue"), shift, f"{pre}_wdata")
-        strb = h.binop(
-            "comb.shl",
-            h.const((1 << eb) - 1, self.bb),
-            h.zext(lane, self.bb, f"{pre}_lane_n"),
-            f"{pre}_strb",
-        )
+        data = h.zext(v, self.width, f"{pre}_wvalue")
+        strb = h.const((1 << eb) - 1, self.bb)
+        if lane is not None:
+            data = h.binop("comb.shl", data, shift, f"{pre}_wdata")
+            lane_n = h.concat(lane, h.const(0, ab)) if ab else lane
+            strb = h.binop(
+                "comb.shl", strb, h.zext(lane_n, self.bb, f"{pre}_lane_n"), f"{pre}_strb"
+            )
         return self.write_beats(pre, here, data, strb, last_beat, st)
 
     # -- packed bursts ------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from aquas.diagnostics import AquasError
 from aquas.dialects import aquas as aq
-from aquas.spec.frontend import lower_spec
+from aquas.spec.frontend import lower_spec, lower_spec_file
 from aquas.synth.flow import build_unit, synthesize
 from aquas.synth.fsm import mem_beats
 from aquas.synth.oplib import OperatorLibrary
@@ -132,3 +132,32 @@ def test_the_packaged_wide_variant() -> None:
     assert wide.isax_master.bus_width == 128 and wide.name == "vexriscv"
     assert wide.verilog_params() == base.verilog_params() | {"ISAX_WIDTH": 128}
     assert wide.cost == base.cost and wide.dcache == base.dcache
+
+
+SINGLES = Path(__file__).resolve().parent / "sim" / "specs" / "single_lanes.isax"
+
+
+@pytest.mark.parametrize(
+    ("width", "lanes"),
+    [(32, [1, 1, 2, 2]), (64, [1, 1, 2, 2, 3, 3]), (128, [1, 1, 2, 2, 3, 3, 4, 4])],
+)
+def test_single_accesses_select_lanes_by_natural_alignment(width: int, lanes: list[int]) -> None:
+    """A single access of ``eb`` bytes is naturally aligned (the golden interpreter stops
+    on a misaligned one), so its lane is the address's bits [log2(eb), log2(W/8)): the
+    u8 load and store take all of them, each wider element one bit fewer, and an element
+    as wide as the beat none (no shifter; an u64 on the 32-bit port is two such beats).
+    Co-simulated at each width in tests/sim/test_wide_cosim.py."""
+    unit = build_unit(lower_spec_file(SINGLES), 10.0, LIB, bus_width=width)
+    got = sorted(
+        o.results[0].type.width.data  # type: ignore[attr-defined]
+        for o in unit.module.walk()
+        if o.name == "comb.extract" and (o.results[0].name_hint or "").endswith("_lane")
+    )
+    assert got == lanes
+    shifts = [
+        o
+        for o in unit.module.walk()
+        if o.name in ("comb.shru", "comb.shl")
+        and (o.results[0].name_hint or "").endswith(("_rdata", "_wdata"))
+    ]
+    assert len(shifts) == len(lanes)

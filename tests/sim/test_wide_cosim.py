@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # one beat each at any width, and are co-simulated at 32 bits by test_synth_cosim.py and
 # under every plan by test_plans_cosim.py; leaving them out keeps this tier's builds bounded.
 EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*.isax") if "naive" not in p.parts)
+# and single accesses of every element width, whose lanes depend on the port's width
+EXAMPLES.append(ROOT / "tests" / "sim" / "specs" / "single_lanes.isax")
 FIXED_L = 4
 CASES = 50
 
