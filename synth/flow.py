@@ -343,16 +343,24 @@ def build_unit(
     # its own estimate exceeds the budget, search again from it (a few rounds)
     ref, ref_est, start = (builder, fsms), est.total, None
     steps: list[str] = []
+    # every unit generated: (its own estimate, the choice, the search's estimate of it)
+    generated: list[tuple[float, str, float]] = [(est.total, "the default", est.total)]
     for _ in range(BUDGET_ROUNDS):
-        chosen, report = fit(
-            ext, ref, ref_est, area_budget, schedule, lib, progress, start, base_fsms=fsms
-        )
+        try:
+            chosen, report = fit(
+                ext, ref, ref_est, area_budget, schedule, lib, progress, start, base_fsms=fsms
+            )
+        except AquasError as err:
+            if len(generated) == 1:
+                raise  # estimates from the default unit: the search's own diagnostic
+            raise _no_fit_after_rounds(area_budget, generated, err) from None
         steps += report["steps"]
         if chosen.builder is ref[0]:
             break
         unit = generate(chosen.builder, chosen.fsms)
         est = estimate_unit(unit.module, unit.name, inventory(ext), lib)
         unit.area_estimate = est.as_dict()
+        generated.append((est.total, "; ".join(chosen.config.describe()), chosen.estimate_um2))
         if est.total <= area_budget.um2:
             break
         ref, ref_est, start = (chosen.builder, chosen.fsms), est.total, chosen.config
@@ -363,6 +371,28 @@ def build_unit(
         report["why"] = f"the fastest choice found within the budget after {len(steps)} step(s)"
     unit.area_budget = report
     return unit
+
+
+def _no_fit_after_rounds(
+    budget: AreaBudget, generated: list[tuple[float, str, float]], err: AquasError
+) -> AquasError:
+    """The diagnostic when a later round of the search finds no choice: its estimates
+    start from a unit a choice generated, which may be larger than the default (the
+    search prices only the multipliers a choice changes, not the states and registers a
+    sequential multiplier adds), so the smallest unit is named among those generated."""
+    size, what, _ = min(generated)
+    core = budget.core_um2
+    tried = "; ".join(
+        f"{c} was estimated at {e:,.0f} um^2 and its unit at {g:,.0f} um^2"
+        for g, c, e in generated[1:]
+    )
+    return AquasError(
+        f"no choice of shared and sequential multipliers fits an area budget of "
+        f"{budget.fraction:g} x {budget.core} ({budget.um2:,.0f} um^2): the smallest unit "
+        f"generated is {what}, {size:,.0f} um^2 ({100 * size / core:.1f} % of the core). "
+        f"The search estimates a choice by the multipliers it changes; {tried}",
+        hint=err.hint,
+    )
 
 
 def loop_reports(builder: FsmBuilder) -> dict[str, list[dict[str, Any]]]:

@@ -4,6 +4,7 @@ diagnostic, and the chosen unit bit-exact against the interpreter."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,32 @@ def test_a_budget_no_choice_fits_is_a_diagnostic() -> None:
     msg = str(e.value)
     assert "no choice of shared and sequential multipliers fits an area budget of 0.05" in msg
     assert "the smallest estimate is" in msg and "% of the core" in msg
+
+
+def test_a_later_round_without_a_choice_names_the_smallest_unit_generated() -> None:
+    """The point cloud's three project ISAXs at 0.55: the first search's choice (the 64-bit
+    multiplies on the sequential multiplier) is estimated by its multipliers under the
+    budget, but the unit it generates, with the sequential multiplier's states and
+    registers, is larger than the default; the second search, from that unit, finds
+    nothing. The diagnostic names the default as the smallest unit generated, with its
+    own estimate, and what the choice was estimated at against what it generated."""
+    from aquas.spec.subset import keep_isaxs
+
+    module = lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax")
+    keep_isaxs(module, ["v3ddist", "vcovmat3d", "vnearest"])
+    default = build_unit(module.clone(), CLOCK, LIB).area_estimate["total_um2"]
+    with pytest.raises(AquasError) as e:
+        build_unit(module, CLOCK, LIB, area_budget=AreaBudget(0.55, CORE_UM2, "VexRiscv"))
+    msg = str(e.value)
+    assert f"the smallest unit generated is the default, {default:,.0f} um^2 " in msg
+    assert f"({100 * default / CORE_UM2:.1f} % of the core)" in msg
+    est, gen = (
+        float(x.replace(",", ""))
+        for x in re.search(
+            r"estimated at ([\d,]+) um\^2 and its unit at ([\d,]+) um\^2", msg
+        ).groups()  # type: ignore[union-attr]
+    )
+    assert est <= 0.55 * CORE_UM2 < default < gen
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
