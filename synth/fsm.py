@@ -997,9 +997,8 @@ class FsmBuilder:
             return
         seen: set[int] = set()
         repeated: set[int] = set()
-        found: dict[int, tuple[tuple[int, ...], int]] = {}
-        window: dict[int, None] = {}
-        cycles = 0
+        found: dict[int, tuple[int, ...]] = {}  # wait state -> its window's visits in order
+        window: list[int] = []
         streaming = False
         trips: dict[int, int] = {}
         sid, steps = fsm.entry, 0
@@ -1010,15 +1009,14 @@ class FsmBuilder:
                 if sid in seen:
                     repeated.add(sid)
                 elif window and not streaming and self._early_ok(st, fsm):
-                    found[sid] = (tuple(window), cycles)
+                    found[sid] = tuple(window)
                 seen.add(sid)
-                window, cycles = {}, 0
+                window = []
                 # the window after a streamed burst moves its beats: no request goes
                 # ahead there
                 streaming = st.stream is not None
             else:
-                window[sid] = None
-                cycles += 1
+                window.append(sid)
             nxt = self.walk_step(st, trips)
             if nxt is None:
                 break  # a data-dependent branch: the cycles after it are not fixed
@@ -1033,9 +1031,19 @@ class FsmBuilder:
             for s in self.states
             if s.isax == fsm.isax.sym_name.data and isinstance(s.next, LoopLatch)
         ]
-        for wid, (states, c) in found.items():
+        # a loop holding a memory access runs its states before that access in every
+        # iteration: a request sent from them would be out while that access needs the port
+        busy = [r for r in loops if any(self.state(i).wait is not None for i in r)]
+        for wid, visits in found.items():
             if wid in repeated or any(wid in r for r in loops):
                 continue
+            # only the visits after the last one inside such a loop (found by the spec
+            # generator: a store after a loop of stores hung the unit)
+            last = max((k for k, s in enumerate(visits) if any(s in r for r in busy)), default=-1)
+            visits = visits[last + 1 :]
+            if not visits:
+                continue
+            states, c = tuple(dict.fromkeys(visits)), len(visits)
             st = self.state(wid)
             assert st.wait is not None
             st.early = states

@@ -12,7 +12,7 @@ from aquas.model import predict_module
 from aquas.plans.early import set_early
 from aquas.spec.frontend import lower_spec_file
 from aquas.synth.flow import schedule_isaxs
-from aquas.synth.fsm import EARLY_ATTR, IsaxFsm
+from aquas.synth.fsm import EARLY_ATTR, FsmBuilder, IsaxFsm, LoopLatch
 from aquas.synth.oplib import OperatorLibrary
 from aquas.target import load_target
 
@@ -38,6 +38,9 @@ def test_each_request_after_compute_gets_its_window() -> None:
         "mix": [("aquas.load", 17)],
         "chain": [],
         "pick": [],
+        # the store after the compute loop (its entry state and 3 iterations), not from
+        # the loop of stores before it
+        "afterloop": [("aquas.store", 4)],
     }
     # the store right after mix's load has no compute before it
     _, plain = fsms(False)
@@ -85,7 +88,7 @@ def test_auto_sends_ahead_where_a_window_exists_and_fixed_plans_do_not() -> None
     auto, fixed = lower_spec_file(SPEC), lower_spec_file(SPEC)
     choice = apply_interface(auto, "auto", 10.0, 12, target=t)
     marked = {i.sym_name.data for i in find_extension(auto).isaxs() if EARLY_ATTR in i.attributes}
-    assert marked == {"scale", "mix"}
+    assert marked == {"scale", "mix", "afterloop"}
     assert "1 request(s) sent ahead across compute" in choice.reasons["scale"]
     assert choice.report("mix")["candidates"]["as-written"]["requests_sent_early"] == 1
     apply_interface(fixed, "as-written", 10.0, 12, target=t)
@@ -133,3 +136,18 @@ def test_a_wait_state_in_a_loop_gets_no_window_even_past_a_branch(tmp_path: Path
     assert isinstance(b, FsmBuilder)
     assert any(isinstance(s.next, Branch) for s in b.states)  # the walk does stop there
     assert f.early == {}
+
+
+def test_no_request_goes_ahead_from_a_loop_holding_an_access() -> None:
+    """``afterloop``: the states of the loop holding a store run before that store in every
+    iteration, so a request sent from them for the store after the loop would be out while
+    the loop's store needs the port (the unit of a generated spec hung so). The window of
+    the store after it holds only the compute loop after the loop of stores."""
+    b, _ = fsms(True)
+    assert isinstance(b, FsmBuilder)
+    states = [s for s in b.states if s.isax == "afterloop"]
+    loops = [range(s.next.body, s.id + 1) for s in states if isinstance(s.next, LoopLatch)]
+    busy = [r for r in loops if any(b.state(i).wait is not None for i in r)]
+    late = [s for s in states if s.early]
+    assert len(busy) == 1 and len(late) == 1
+    assert not any(i in busy[0] for i in late[0].early)
