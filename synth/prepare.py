@@ -327,13 +327,30 @@ def unread_states(module: ModuleOp) -> set[str]:
     """The ``state`` registers of ``module``'s extension that no ISAX reads once prepared
     (``aquas-forward-state`` forwarded every read to a write before it in the same call,
     e.g. an accumulator cleared at the start of its ISAX), or whose value reaches nothing
-    observable (:func:`unobservable_storage`). The unit may have no register for them:
-    the exporter removes a register that nothing else reads. ``module`` is not changed."""
+    observable (:func:`unobservable_storage`), or that never change
+    (:func:`constant_states`). The unit may have no register for them: the exporter
+    removes a register that nothing else reads, and folds one that only ever holds its
+    reset value into that constant. ``module`` is not changed."""
     prepared = prepare(module.clone())
     ext = next(op for op in prepared.walk() if isinstance(op, aq.ExtensionOp))
     read = {op.state.root_reference.data for op in ext.walk() if isinstance(op, aq.StateReadOp)}
     states = {s.sym_name.data for s in ext.states()}
-    return (states - read) | (states & unobservable_storage(ext))
+    return (states - read) | (states & unobservable_storage(ext)) | constant_states(ext)
+
+
+def constant_states(ext: aq.ExtensionOp) -> set[str]:
+    """The states of a prepared ``ext`` whose every write stores their initial value (a
+    constant once folded, e.g. ``st = (0u17)[1] | 0``): they hold that value forever, so
+    their golden value is known and the unit may have no register for them."""
+    init = {s.sym_name.data: (int(s.init.value.data), s.width) for s in ext.states()}
+    changing = set()
+    for op in ext.walk():
+        if isinstance(op, aq.StateWriteOp):
+            name = op.state.root_reference.data
+            value, (first, w) = constant_value(op.value), init[name]
+            if value is None or (value - first) % (1 << w):
+                changing.add(name)
+    return set(init) - changing
 
 
 def unobservable_storage(ext: aq.ExtensionOp) -> set[str]:
