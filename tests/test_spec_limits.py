@@ -249,10 +249,27 @@ def _nested(depth: int) -> str:
 
 def test_loop_nesting_over_budget_points_at_the_loop() -> None:
     """Fuzz finding: 200 nested loops passed check, then synthesis took minutes."""
-    lower_spec(_nested(64), "deep.isax")  # at the limit: accepted
+    many = SpecBudgets(iterations=1 << 80)  # 64 nested loops of 2 run 2^65 - 2 iterations
+    lower_spec(_nested(64), "deep.isax", budgets=many)  # at the limit: accepted
     with pytest.raises(AquasError) as e:
-        lower_spec(_nested(65), "deep.isax")
+        lower_spec(_nested(65), "deep.isax", budgets=many)
     assert e.value.message == "loops nested more than 64 deep"
     assert e.value.loc is not None and e.value.loc.line == 4 + 65  # the 65th `for`
     assert e.value.hint is not None and "AQUAS_MAX_LOOP_DEPTH" in e.value.hint
-    lower_spec(_nested(65), "deep.isax", budgets=SpecBudgets(loop_depth=65))
+    lower_spec(_nested(65), "deep.isax", budgets=SpecBudgets(loop_depth=65, iterations=1 << 80))
+
+
+def test_loop_iterations_over_budget_point_at_the_loop() -> None:
+    """Fuzz finding: 60 nested loops of two iterations passed check (2^61 - 2 iterations a
+    call); the memory model walked them, and the golden interpreter of a co-simulation
+    would never end. 24 levels run 2^25 - 2 iterations, over the 2^24 budget."""
+    lower_spec(_nested(23), "deep.isax")  # 2^24 - 2: accepted
+    with pytest.raises(AquasError) as e:
+        lower_spec(_nested(24), "deep.isax")
+    assert e.value.message == (
+        "ISAX 'f' runs 33,554,430 loop iterations a call, over the synthesis budget of "
+        "16,777,216 (this loop runs most of them)"
+    )
+    assert e.value.loc is not None and e.value.loc.line == 5  # the outermost `for`
+    assert e.value.hint is not None and "AQUAS_MAX_ITERATIONS" in e.value.hint
+    lower_spec(_nested(24), "deep.isax", budgets=SpecBudgets(iterations=1 << 25))

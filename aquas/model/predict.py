@@ -234,6 +234,8 @@ def dynamic_accesses(isax: aq.IsaxOp) -> tuple[list[_Access], bool]:
         nonlocal exact
         for op in block.ops:
             if isinstance(op, scf.ForOp):
+                if not _mem_count(op.body.block):
+                    continue  # no access: its iterations need no walk (2^60 of them may be)
                 lb, ub, step = (constant_value(v) for v in (op.lb, op.ub, op.step))
                 assert lb is not None and ub is not None and step is not None
                 iv = op.body.block.args[0]

@@ -42,6 +42,7 @@ from aquas.spec.limits import (
     MAX_NAME_LENGTH,
     SpecBudgets,
     heaviest_unrolled_loop,
+    loop_iterations,
     unrolled_counts,
 )
 from aquas.spec.lowering import (
@@ -419,7 +420,20 @@ class SpecFrontend(ExprLowering):
         return ii
 
     def check_unrolled(self, name: str, at: Token) -> None:
-        """The ISAX's size after unrolling stays within the synthesis budgets."""
+        """The ISAX's size after unrolling, and the loop iterations one call runs, stay
+        within the synthesis budgets."""
+        runs, loop = loop_iterations(self.block)
+        if runs > self.budgets.iterations:
+            where_it: Where = at
+            if loop is not None and isinstance(loop.location, FileLineColLoc):
+                fl = loop.location
+                where_it = SourceLoc(fl.filename.data, fl.line.data, fl.column.data)
+            raise self.error(
+                where_it,
+                f"ISAX '{name}' runs {runs:,} loop iterations a call, over the synthesis "
+                f"budget of {self.budgets.iterations:,} (this loop runs most of them)",
+                hint=self.budgets.hint("iterations"),
+            )
         ops, bursts = unrolled_counts(self.block)
         for count, field, what in (
             (ops, "unrolled_ops", "operations"),

@@ -54,6 +54,11 @@ class SpecBudgets:
     #: dead-code analysis) grows faster than quadratically with the depth: 40 levels take
     #: about 1 s, 80 about 4 s, 200 about 50 s.
     loop_depth: int = 64
+    #: Loop iterations one call runs (each loop's trip count times those of the loops
+    #: around it, summed over the loops): a call's states run one after another, and the
+    #: golden interpreter, co-simulation and the memory model step through them (60 nested
+    #: two-iteration loops are 2^60 iterations: no test of them would ever end).
+    iterations: int = 1 << 24
     #: Entries of one ROM (``rom``): a read with a run-time index is a tree of one
     #: multiplexer per entry, so the table's size is the read's operation count.
     rom_entries: int = 1024
@@ -94,6 +99,31 @@ def unrolled_counts(block: Block) -> tuple[int, int]:
         if isinstance(op, aq.BurstReadOp | aq.BurstWriteOp):
             bursts += mult
     return ops, bursts
+
+
+def loop_iterations(block: Block, outer: int = 1) -> tuple[int, Operation | None]:
+    """(iterations, the loop running most of them): the iterations one call of ``block``
+    runs, each loop's trip count times those of the loops around it, summed over its loops
+    (constant bounds; a loop with others is counted once)."""
+    from aquas.dialects.aquas import constant_value
+
+    total, top, top_n = 0, None, -1
+    for op in block.ops:
+        n = outer
+        if isinstance(op, scf.ForOp):
+            lb, ub, step = (constant_value(v) for v in (op.lb, op.ub, op.step))
+            trips = 1
+            if lb is not None and ub is not None and step is not None and step > 0:
+                trips = max(0, (ub - lb + step - 1) // step)
+            n = outer * trips
+            total += n
+        for region in op.regions:
+            for b in region.blocks:
+                inner, _ = loop_iterations(b, n)
+                total += inner
+                if isinstance(op, scf.ForOp) and n + inner > top_n:
+                    top, top_n = op, n + inner
+    return total, top
 
 
 def unroll_factor(op: Operation) -> int:
