@@ -102,9 +102,10 @@ def unrolled_counts(block: Block) -> tuple[int, int]:
 
 
 def loop_iterations(block: Block, outer: int = 1) -> tuple[int, Operation | None]:
-    """(iterations, the loop running most of them): the iterations one call of ``block``
-    runs, each loop's trip count times those of the loops around it, summed over its loops
-    (constant bounds; a loop with others is counted once)."""
+    """(iterations, the outermost loop running most of them): the loop iterations one
+    call of ``block`` runs, each loop's trip count times the trip counts of the loops
+    around it, summed over every loop (a loop whose bounds are not constants counts one
+    trip)."""
     from aquas.dialects.aquas import constant_value
 
     total, top, top_n = 0, None, -1
