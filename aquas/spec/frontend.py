@@ -74,6 +74,14 @@ __all__ = [
 ]
 
 
+def _at_loop(loop: Operation | None, at: Token) -> Where:
+    """Where a budget diagnostic points: the loop's own location, else ``at``."""
+    if loop is not None and isinstance(loop.location, FileLineColLoc):
+        fl = loop.location
+        return SourceLoc(fl.filename.data, fl.line.data, fl.column.data)
+    return at
+
+
 class SpecFrontend(ExprLowering):
     """Lowers one spec file. Use :func:`lower_spec` rather than this class directly."""
 
@@ -424,12 +432,8 @@ class SpecFrontend(ExprLowering):
         within the synthesis budgets."""
         runs, loop = loop_iterations(self.block)
         if runs > self.budgets.iterations:
-            where_it: Where = at
-            if loop is not None and isinstance(loop.location, FileLineColLoc):
-                fl = loop.location
-                where_it = SourceLoc(fl.filename.data, fl.line.data, fl.column.data)
             raise self.error(
-                where_it,
+                _at_loop(loop, at),
                 f"ISAX '{name}' runs {runs:,} loop iterations a call, over the synthesis "
                 f"budget of {self.budgets.iterations:,} (this loop runs most of them)",
                 hint=self.budgets.hint("iterations"),
@@ -443,12 +447,8 @@ class SpecFrontend(ExprLowering):
             if count <= limit:
                 continue
             loop = heaviest_unrolled_loop(self.block, bursts=field == "bursts")
-            where: Where = at
-            if loop is not None and isinstance(loop.location, FileLineColLoc):
-                fl = loop.location
-                where = SourceLoc(fl.filename.data, fl.line.data, fl.column.data)
             raise self.error(
-                where,
+                _at_loop(loop, at),
                 f"ISAX '{name}' has {count} {what} after unrolling, over the synthesis budget "
                 f"of {limit}" + (" (this loop contributes most)" if loop is not None else ""),
                 hint=self.budgets.hint(field),
