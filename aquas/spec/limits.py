@@ -106,17 +106,14 @@ def loop_iterations(block: Block, outer: int = 1) -> tuple[int, Operation | None
     call of ``block`` runs, each loop's trip count times the trip counts of the loops
     around it, summed over every loop (a loop whose bounds are not constants counts one
     trip)."""
-    from aquas.dialects.aquas import constant_value
+    from aquas.dialects.linear import trip_count
 
     total, top, top_n = 0, None, -1
     for op in block.ops:
         n = outer
         if isinstance(op, scf.ForOp):
-            lb, ub, step = (constant_value(v) for v in (op.lb, op.ub, op.step))
-            trips = 1
-            if lb is not None and ub is not None and step is not None and step > 0:
-                trips = max(0, (ub - lb + step - 1) // step)
-            n = outer * trips
+            trips = trip_count(op)
+            n = outer * (1 if trips is None else trips)
             total += n
         for region in op.regions:
             for b in region.blocks:
