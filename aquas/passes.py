@@ -47,6 +47,18 @@ def _aquas_fold_constants() -> type[ModulePass]:
     return AquasFoldConstantsPass
 
 
+def _aquas_reduce_division() -> type[ModulePass]:
+    from aquas.synth.prepare import AquasReduceDivisionPass
+
+    return AquasReduceDivisionPass
+
+
+def _aquas_drop_unobservable() -> type[ModulePass]:
+    from aquas.synth.prepare import AquasDropUnobservablePass
+
+    return AquasDropUnobservablePass
+
+
 def _aquas_forward_state() -> type[ModulePass]:
     from aquas.synth.prepare import AquasForwardStatePass
 
@@ -152,9 +164,11 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "aquas-interface-resident": _aquas_interface_resident,
     "aquas-unroll": _aquas_unroll,
     "aquas-fold-constants": _aquas_fold_constants,
+    "aquas-reduce-division": _aquas_reduce_division,
     "aquas-fold-unsigned-compare": _aquas_fold_unsigned_compare,
     "aquas-forward-state": _aquas_forward_state,
     "aquas-if-convert": _aquas_if_convert,
+    "aquas-drop-unobservable": _aquas_drop_unobservable,
     "aquas-balance-sums": _aquas_balance_sums,
     "aquas-narrow-arith": _aquas_narrow_arith,
     "aquas-pipeline-loops": _aquas_pipeline_loops,

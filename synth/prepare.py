@@ -7,6 +7,8 @@
    and a ROM read at an unrolled index becomes its entry (``aquas-fold-constants`` folds
    casts, shifts, bit operations, compares and selects of constants, which
    ``canonicalize`` leaves);
+   ``aquas-reduce-division``: ``/`` and ``%`` by a constant power of two become shifts
+   and masks (no sequential divider);
 3. ``aquas-fold-unsigned-compare``: compares that are constant by the range of an
    unsigned (or signed) operand (``x < 0`` unsigned) fold, before they reach the RTL,
    where Verilator rejects them;
@@ -16,7 +18,9 @@
    register has a single write port);
 5. ``aquas-if-convert``: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
    ``arith.select``s, so data-dependent choices cost no FSM states;
-6. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed;
+6. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed, after
+   ``aquas-drop-unobservable`` erased the writes of storage whose contents reach nothing
+   observable (and what computed them);
 7. ``aquas-balance-sums`` (``synth/balance.py``), in the ISAXs where it saves cycles (the
    flow schedules both): a chain of additions (an unrolled accumulation) becomes a
    balanced tree with the loop-carried operand added last;
@@ -230,6 +234,134 @@ class AquasFoldConstantsPass(ModulePass):
         PatternRewriteWalker(FoldConstantOperands()).rewrite_module(op)
 
 
+def _power_of_two(v: SSAValue, signed: bool) -> int | None:
+    """``k`` when ``v`` is the constant ``2^k`` (as a signed value, a positive one), else
+    None."""
+    c = constant_value(v)
+    t = v.type
+    if c is None or not isinstance(t, IntegerType):
+        return None
+    w = t.width.data
+    c = intops.to_signed(c, w) if signed else intops.to_unsigned(c, w)
+    if c <= 0 or c & (c - 1):
+        return None
+    return c.bit_length() - 1
+
+
+class DivideByPowerOfTwo(RewritePattern):
+    """``/`` and ``%`` by a constant power of two become shifts and masks, exact in the
+    interpreter's semantics (:mod:`aquas.intops`, division truncating towards zero): the
+    sequential divider they would otherwise take costs ``W + 2`` cycles and its area.
+
+    * unsigned: ``x / 2^k = x >> k``, ``x % 2^k = x & (2^k - 1)``;
+    * signed (``2^k`` positive, so ``k <= W - 2``): a negative dividend is biased by
+      ``2^k - 1`` before the arithmetic shift, ``t = x + ((x >>s (W-1)) >>u (W-k))``,
+      ``x / 2^k = t >>s k`` and ``x % 2^k = x - (t & -2^k)`` (the remainder takes the
+      dividend's sign, as RISC-V's ``rem``)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, arith.DivUIOp | arith.RemUIOp | arith.DivSIOp | arith.RemSIOp):
+            return
+        signed = isinstance(op, arith.DivSIOp | arith.RemSIOp)
+        k = _power_of_two(op.rhs, signed)
+        if k is None:
+            return
+        x, t = op.lhs, op.lhs.type
+        assert isinstance(t, IntegerType)
+        w = t.width.data
+        quotient = isinstance(op, arith.DivUIOp | arith.DivSIOp)
+        new: list[Operation] = []
+
+        def const(v: int) -> SSAValue:
+            c = arith.ConstantOp(IntegerAttr(intops.to_signed(v, w), t))
+            new.append(c)
+            return c.result
+
+        def emit(o: Operation) -> SSAValue:
+            new.append(o)
+            return o.results[0]
+
+        if k == 0:  # by one: the dividend, remainder 0
+            result = x if quotient else const(0)
+        elif not signed:
+            result = emit(
+                arith.ShRUIOp(x, const(k)) if quotient else arith.AndIOp(x, const((1 << k) - 1))
+            )
+        else:
+            sign = emit(arith.ShRSIOp(x, const(w - 1)))
+            biased = emit(arith.AddiOp(x, emit(arith.ShRUIOp(sign, const(w - k)))))
+            if quotient:
+                result = emit(arith.ShRSIOp(biased, const(k)))
+            else:
+                result = emit(arith.SubiOp(x, emit(arith.AndIOp(biased, const(-(1 << k))))))
+        for o in new:
+            o.location = op.location
+        rewriter.replace(op, new, [result])
+
+
+@dataclass(frozen=True)
+class AquasReduceDivisionPass(ModulePass):
+    """Division and remainder by a constant power of two become shifts and masks."""
+
+    name = "aquas-reduce-division"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(DivideByPowerOfTwo()).rewrite_module(op)
+
+
+def drop_unobservable(module: ModuleOp) -> int:
+    """Erases the writes of the states and register scratchpads whose contents reach
+    nothing observable (:func:`unobservable_storage`); ``dce`` then removes what computed
+    them, a divider included. Their registers would feed only themselves, which the
+    exporter removes anyway, but what computes their next value would stay: logic,
+    schedule states and multi-cycle units driving nothing (an instance whose outputs
+    nothing reads, which Verilator's lint rejects). SRAM scratchpads keep their writes (the
+    test benches compare their words). Returns how many writes went."""
+    from aquas.synth.sram import is_sram
+
+    removed = 0
+    for ext in [op for op in module.walk() if isinstance(op, aq.ExtensionOp)]:
+        srams = {p.sym_name.data for p in ext.scratchpads() if is_sram(p)}
+        dead = unobservable_storage(ext) - srams
+        for op in list(ext.walk()):
+            if isinstance(op, aq.StateWriteOp | aq.SpmWriteOp):
+                target = op.state if isinstance(op, aq.StateWriteOp) else op.scratchpad
+                if target.root_reference.data in dead:
+                    op.detach()
+                    op.erase()
+                    removed += 1
+    if removed:
+        _erase_unused(module)
+    return removed
+
+
+def _erase_unused(module: ModuleOp) -> None:
+    """Erases, to a fixed point, the ``arith`` ops and storage reads whose results nothing
+    uses. xDSL's ``dce`` keeps ``arith`` divisions (poison on a zero divisor in MLIR);
+    here they are total (:mod:`aquas.intops`), so pure."""
+    changed = True
+    while changed:
+        changed = False
+        for op in list(module.walk(reverse=True)):
+            pure = (op.name.startswith("arith.") and not op.regions) or isinstance(
+                op, aq.StateReadOp | aq.SpmReadOp
+            )
+            if pure and op.results and not any(r.uses for r in op.results):
+                op.detach()
+                op.erase()
+                changed = True
+
+
+@dataclass(frozen=True)
+class AquasDropUnobservablePass(ModulePass):
+    """Erases writes of storage whose contents reach nothing observable."""
+
+    name = "aquas-drop-unobservable"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        drop_unobservable(op)
+
+
 def forward_state(module: ModuleOp) -> int:
     """Forwards state writes to later reads in the same block and drops writes that a
     later write of the same block overwrites unread. Returns how many ops went."""
@@ -288,8 +420,9 @@ class AquasForwardStatePass(ModulePass):
 
 
 _HEAD = (
-    "aquas-unroll,canonicalize,aquas-fold-constants,cse,aquas-fold-unsigned-compare,"
-    "aquas-forward-state,canonicalize,cse,aquas-if-convert,canonicalize,cse,dce"
+    "aquas-unroll,canonicalize,aquas-fold-constants,aquas-reduce-division,cse,"
+    "aquas-fold-unsigned-compare,aquas-forward-state,canonicalize,cse,aquas-if-convert,"
+    "canonicalize,cse,aquas-drop-unobservable,dce"
 )
 _TAIL = "aquas-narrow-arith,canonicalize,cse"
 PIPELINE = f"{_HEAD},{_TAIL}"

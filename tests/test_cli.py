@@ -80,6 +80,7 @@ def test_opt_lists_passes() -> None:
     assert code == 0
     assert [line.split()[0] for line in out.strip().splitlines()] == [
         "aquas-balance-sums",
+        "aquas-drop-unobservable",
         "aquas-fold-constants",
         "aquas-fold-unsigned-compare",
         "aquas-forward-state",
@@ -93,6 +94,7 @@ def test_opt_lists_passes() -> None:
         "aquas-interface-stream",
         "aquas-narrow-arith",
         "aquas-pipeline-loops",
+        "aquas-reduce-division",
         "aquas-reencode",
         "aquas-schedule",
         "aquas-unroll",

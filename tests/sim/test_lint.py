@@ -99,6 +99,24 @@ def test_unit_whose_dispatch_folds_away_is_lint_clean(tmp_path: Path) -> None:
     assert lint_unit(res.verilog_path) == []
 
 
+def test_unit_whose_division_feeds_only_unobservable_state_is_lint_clean(tmp_path: Path) -> None:
+    """Fuzz finding (seed 303): a state updated only from itself through a division
+    reaches nothing observable; the exporter removed its register, but the divider stayed,
+    its output connected to nothing (PINCONNECTEMPTY). Now the write, and the division,
+    go before scheduling (``aquas-drop-unobservable``)."""
+    from aquas.spec.frontend import lower_spec
+    from aquas.synth.flow import synthesize
+    from aquas.synth.lint import lint as lint_unit
+
+    src = (
+        "extension e;\nstate st: u16 = 7;\n#[opcode(custom0), funct7(0)]\n"
+        "isax f(rs1, rs2) -> rd { st = (0x1u61)[45:30] % (st | 0xffffu16); return rs1; }\n"
+    )
+    res = synthesize(lower_spec(src, "f303.isax"), tmp_path, 10.0, 12)
+    assert "_div16" not in res.verilog_path.read_text()
+    assert lint_unit(res.verilog_path) == []
+
+
 @pytest.mark.parametrize("width", [64, 128])
 def test_lint_soc_with_a_wide_isax_port(width: int, tmp_path: Path) -> None:
     """The vexriscv SoC with a W-bit ISAX DMA port, whole design, with the empty slot and

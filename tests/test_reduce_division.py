@@ -1,0 +1,152 @@
+"""``aquas-reduce-division`` (division and remainder by a constant power of two become
+shifts and masks) and ``aquas-drop-unobservable`` (writes of storage whose contents reach
+nothing observable go), both in ``aquas synth``'s prepare pipeline.
+
+The expected values come from Python's own integer arithmetic (truncating division, the
+remainder with the dividend's sign), not from the code under test."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from aquas.cli import make_context
+from aquas.dialects import aquas as aq
+from aquas.interpreter import IsaxState, execute, find_extension
+from aquas.passes import parse_pipeline
+from aquas.spec.frontend import lower_spec
+from aquas.synth.prepare import PIPELINE, prepare
+
+DIVISIONS = ("arith.divui", "arith.remui", "arith.divsi", "arith.remsi")
+
+
+def reduced(src: str):  # type: ignore[no-untyped-def]
+    module = lower_spec(src, "pow2.isax")
+    parse_pipeline("canonicalize,aquas-reduce-division,canonicalize,cse").apply(
+        make_context(), module
+    )
+    module.verify()
+    return module
+
+
+def run(module, name: str, rs1: int) -> int:  # type: ignore[no-untyped-def]
+    isax = next(i for i in find_extension(module).isaxs() if i.sym_name.data == name)
+    return execute(isax, rs1, 0).rd
+
+
+def divisions(module) -> list[str]:  # type: ignore[no-untyped-def]
+    return [op.name for op in module.walk() if op.name in DIVISIONS]
+
+
+def truncating(x: int, d: int) -> tuple[int, int]:
+    q = abs(x) // abs(d) * (1 if (x < 0) == (d < 0) else -1)
+    return q, x - q * d
+
+
+def signed(v: int, w: int) -> int:
+    v &= (1 << w) - 1
+    return v - (1 << w) if v >> (w - 1) else v
+
+
+def spec_for(w: int, sgn: bool, divisors: list[int]) -> str:
+    t = f"{'i' if sgn else 'u'}{w}"
+    body = []
+    for k, d in enumerate(divisors):
+        for op, tag in (("/", "q"), ("%", "r")):
+            x = f"trunc<{t}>(rs1 as i32)" if sgn else f"trunc<{t}>(rs1)"
+            res = f"sext<i32>({x} {op} {d}{t}) as u32" if sgn else f"zext<u32>({x} {op} {d}{t})"
+            body.append(
+                f"#[opcode(custom0), funct7({2 * k + (tag == 'r')})]\n"
+                f"isax {tag}{k}(rs1) -> rd {{ return {res}; }}\n"
+            )
+    return "extension pow2;\n" + "".join(body)
+
+
+@pytest.mark.parametrize("sgn", [False, True], ids=["unsigned", "signed"])
+def test_every_8_bit_dividend_by_every_power_of_two(sgn: bool) -> None:
+    divisors = [1 << k for k in range(7 if sgn else 8)]  # 2^7 is negative as an i8
+    module = reduced(spec_for(8, sgn, divisors))
+    assert divisions(module) == []
+    for k, d in enumerate(divisors):
+        for x in range(256):
+            q, r = truncating(signed(x, 8) if sgn else x, d)
+            got_q, got_r = run(module, f"q{k}", x), run(module, f"r{k}", x)
+            # rd is the sign (zero) extension of the 8-bit result
+            assert (got_q, got_r) == (q & 0xFFFFFFFF, r & 0xFFFFFFFF), (x, d)
+
+
+@pytest.mark.parametrize("sgn", [False, True], ids=["unsigned", "signed"])
+def test_32_bit_dividends_at_the_edges(sgn: bool) -> None:
+    divisors = [1, 2, 8, 1 << 16, 1 << 30] + ([] if sgn else [1 << 31])
+    module = reduced(spec_for(32, sgn, divisors))
+    assert divisions(module) == []
+    rng = random.Random(7)
+    xs = [0, 1, 7, 8, 9, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFF, 0xFFFFFFF8]
+    xs += [rng.getrandbits(32) for _ in range(200)]
+    for k, d in enumerate(divisors):
+        for x in xs:
+            q, r = truncating(signed(x, 32) if sgn else x, d)
+            assert run(module, f"q{k}", x) == q & 0xFFFFFFFF, (x, d)
+            assert run(module, f"r{k}", x) == r & 0xFFFFFFFF, (x, d)
+
+
+def test_other_divisors_keep_their_division() -> None:
+    src = (
+        "extension keep;\n"
+        "#[opcode(custom0), funct7(0)]\nisax a(rs1, rs2) -> rd { return rs1 / 3 + rs1 % rs2; }\n"
+        "#[opcode(custom0), funct7(1)]\n"
+        "isax b(rs1) -> rd { return ((rs1 as i32) / -4 + (rs1 as i32) % -2147483648) as u32; }\n"
+    )
+    # 3 and rs2 are no powers of two; -4 and MIN are negative as signed divisors
+    assert sorted(divisions(reduced(src))) == sorted(
+        ["arith.divui", "arith.remui", "arith.divsi", "arith.remsi"]
+    )
+
+
+def test_synthesis_runs_both_passes() -> None:
+    passes = PIPELINE.split(",")
+    assert passes.index("aquas-fold-constants") < passes.index("aquas-reduce-division")
+    assert passes.index("aquas-drop-unobservable") < passes.index("dce")
+
+
+UNOBSERVABLE = """extension hide;
+state tally: u16 = 7;
+state kept: u32 = 0;
+scratchpad junk: [u32; 4] partition(cyclic, 2);
+#[opcode(custom0), funct7(0)]
+isax f(rs1, rs2) -> rd {
+    tally = trunc<u16>(rs1 % (zext<u32>(tally) | 1));
+    junk[rs2 & 3] = junk[rs1 & 3] / (rs2 | 1);
+    kept = kept + rs1 / (rs2 | 1);
+    return kept;
+}
+"""
+
+
+def test_writes_of_unobservable_storage_go_with_what_computed_them() -> None:
+    module = prepare(lower_spec(UNOBSERVABLE, "hide.isax"))
+    ext = find_extension(module)
+    writes = [
+        (op.state if isinstance(op, aq.StateWriteOp) else op.scratchpad).root_reference.data
+        for op in ext.walk()
+        if isinstance(op, aq.StateWriteOp | aq.SpmWriteOp)
+    ]
+    assert writes == ["kept"]  # `kept` is returned; tally and junk feed only themselves
+    assert divisions(module) == ["arith.divui"]  # kept's; tally's and junk's are gone
+    assert not any(isinstance(op, aq.SpmReadOp) for op in ext.walk())
+
+
+def test_dropping_unobservable_writes_keeps_every_result() -> None:
+    src_module = lower_spec(UNOBSERVABLE, "hide.isax")
+    prepared = prepare(src_module.clone())
+    a = next(iter(find_extension(src_module).isaxs()))
+    b = next(iter(find_extension(prepared).isaxs()))
+    sa, sb = IsaxState.reset(find_extension(src_module)), IsaxState.reset(find_extension(prepared))
+    rng = random.Random(3)
+    for _ in range(100):
+        rs1, rs2 = rng.getrandbits(32), rng.choice([0, 1, rng.getrandbits(32)])
+        ra, rb = execute(a, rs1, rs2, state=sa), execute(b, rs1, rs2, state=sb)
+        assert ra.rd == rb.rd
+        assert ra.state.regs["kept"] == rb.state.regs["kept"]
+        sa, sb = ra.state, rb.state
