@@ -38,6 +38,8 @@ from aquas.synth.binding import ShareConfig, UnitClass, class_of, merge_options
 from aquas.synth.fsm import FsmBuilder, IsaxFsm
 from aquas.synth.oplib import OperatorLibrary
 
+NO_FIT_HINT = "raise --area-budget, or reduce the spec's unrolling or scratchpads"
+
 
 @dataclass(frozen=True)
 class AreaBudget:
@@ -136,7 +138,7 @@ def fit(
                     f"({100 * smallest.estimate_um2 / budget.core_um2:.1f} % of the core; "
                     f"{', '.join(smallest.config.describe())}), of which "
                     f"{rest:,.0f} um^2 is logic the multipliers do not change",
-                    hint="raise --area-budget, or reduce the spec's unrolling or scratchpads",
+                    hint=NO_FIT_HINT,
                 )
             nxt = max(
                 saving,

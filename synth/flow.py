@@ -332,7 +332,7 @@ def build_unit(
         raise AquasError(
             "--area-budget chooses shared multipliers: it needs sharing (no --no-share)"
         )
-    from aquas.synth.budget import fit
+    from aquas.synth.budget import NO_FIT_HINT, fit
     from aquas.synth.timing import schedule_extension
 
     def schedule(config: ShareConfig) -> tuple[FsmBuilder, list[IsaxFsm]]:
@@ -353,7 +353,7 @@ def build_unit(
         except AquasError as err:
             if len(generated) == 1:
                 raise  # estimates from the default unit: the search's own diagnostic
-            raise _no_fit_after_rounds(area_budget, generated, err) from None
+            raise _no_fit_after_rounds(area_budget, generated, err.hint) from None
         steps += report["steps"]
         if chosen.builder is ref[0]:
             break
@@ -364,6 +364,10 @@ def build_unit(
         if est.total <= area_budget.um2:
             break
         ref, ref_est, start = (chosen.builder, chosen.fsms), est.total, chosen.config
+    else:
+        # every round's choice generated a unit over the budget (its estimate by the
+        # multipliers it changes was under it): never return one of them silently
+        raise _no_fit_after_rounds(area_budget, generated, NO_FIT_HINT)
     report["steps"] = steps
     report["default_estimate_um2"] = unit_default_estimate
     report["final_estimate_um2"] = round(est.total, 1)
@@ -374,12 +378,13 @@ def build_unit(
 
 
 def _no_fit_after_rounds(
-    budget: AreaBudget, generated: list[tuple[float, str, float]], err: AquasError
+    budget: AreaBudget, generated: list[tuple[float, str, float]], hint: str | None
 ) -> AquasError:
-    """The diagnostic when a later round of the search finds no choice: its estimates
-    start from a unit a choice generated, which may be larger than the default (the
-    search prices only the multipliers a choice changes, not the states and registers a
-    sequential multiplier adds), so the smallest unit is named among those generated."""
+    """The diagnostic when a later round of the search finds no choice, or when the
+    last round's choice still generated a unit over the budget: the search prices only
+    the multipliers a choice changes, not the states, registers and selects it adds, so a
+    later round starts from a unit that may be larger than the default, and the smallest
+    unit is named among those generated."""
     size, what, _ = min(generated)
     core = budget.core_um2
     tried = "; ".join(
@@ -391,7 +396,7 @@ def _no_fit_after_rounds(
         f"{budget.fraction:g} x {budget.core} ({budget.um2:,.0f} um^2): the smallest unit "
         f"generated is {what}, {size:,.0f} um^2 ({100 * size / core:.1f} % of the core). "
         f"The search estimates a choice by the multipliers it changes; {tried}",
-        hint=err.hint,
+        hint=hint,
     )
 
 

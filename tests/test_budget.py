@@ -189,6 +189,27 @@ def test_a_later_round_without_a_choice_names_the_smallest_unit_generated() -> N
     assert est <= 0.55 * CORE_UM2 < default < gen
 
 
+def test_no_round_returns_a_unit_over_the_budget() -> None:
+    """The point cloud's three project ISAXs at 0.62: each round's choice is estimated
+    under the budget by the multipliers it changes, and each generates a unit over it.
+    The flow used to return the last round's unit (over the budget, and larger than the
+    default) as if it fitted; now it refuses, naming the units it generated."""
+    from aquas.spec.subset import keep_isaxs
+
+    module = lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax")
+    keep_isaxs(module, ["v3ddist", "vcovmat3d", "vnearest"])
+    budget = AreaBudget(0.62, CORE_UM2, "VexRiscv")
+    with pytest.raises(AquasError) as e:
+        build_unit(module, CLOCK, LIB, area_budget=budget)
+    msg = str(e.value)
+    pairs = re.findall(r"estimated at ([\d,]+) um\^2 and its unit at ([\d,]+) um\^2", msg)
+    assert pairs, msg
+    for est, gen in pairs:
+        assert float(est.replace(",", "")) <= budget.um2 < float(gen.replace(",", ""))
+    smallest = re.search(r"the smallest unit generated is .*?, ([\d,]+) um\^2", msg)
+    assert smallest is not None and float(smallest.group(1).replace(",", "")) > budget.um2
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
 def test_bad_budgets_are_refused(value: str) -> None:
     r = CliRunner().invoke(
