@@ -311,8 +311,8 @@ class AquasReduceDivisionPass(ModulePass):
 
 def drop_unobservable(module: ModuleOp) -> int:
     """Erases the writes of the states and register scratchpads whose contents reach
-    nothing observable (:func:`unobservable_storage`); ``dce`` then removes what computed
-    them, a divider included. Their registers would feed only themselves, which the
+    nothing observable (:func:`unobservable_storage`), and then what computed them, a
+    division included (:func:`_erase_unused`). Their registers would feed only themselves, which the
     exporter removes anyway, but what computes their next value would stay: logic,
     schedule states and multi-cycle units driving nothing (an instance whose outputs
     nothing reads, which Verilator's lint rejects). SRAM scratchpads keep their writes (the
