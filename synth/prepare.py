@@ -19,7 +19,7 @@
 5. ``aquas-if-convert``: an ``scf.if`` whose branches hold only pure ``arith`` ops becomes
    ``arith.select``s, so data-dependent choices cost no FSM states;
 6. ``canonicalize``, ``cse`` and ``dce`` again, on what if-conversion exposed, after
-   ``aquas-drop-unobservable`` erased the writes of storage whose contents reach nothing
+   ``aquas-drop-unobservable`` erased the writes of states whose contents reach nothing
    observable (and what computed them);
 7. ``aquas-balance-sums`` (``synth/balance.py``), in the ISAXs where it saves cycles (the
    flow schedules both): a chain of additions (an unrolled accumulation) becomes a
@@ -310,26 +310,23 @@ class AquasReduceDivisionPass(ModulePass):
 
 
 def drop_unobservable(module: ModuleOp) -> int:
-    """Erases the writes of the states and register scratchpads whose contents reach
-    nothing observable (:func:`unobservable_storage`), and then what computed them, a
-    division included (:func:`_erase_unused`). Their registers would feed only themselves, which the
-    exporter removes anyway, but what computes their next value would stay: logic,
-    schedule states and multi-cycle units driving nothing (an instance whose outputs
-    nothing reads, which Verilator's lint rejects). SRAM scratchpads keep their writes (the
-    test benches compare their words). Returns how many writes went."""
-    from aquas.synth.sram import is_sram
-
+    """Erases the writes of the states whose contents reach nothing observable
+    (:func:`unobservable_storage`), and then what computed them, a division included
+    (:func:`_erase_unused`). Their registers would feed only themselves, which the exporter
+    removes anyway, but what computes their next value would stay: logic, schedule states
+    and multi-cycle units driving nothing (an instance whose outputs nothing reads, which
+    Verilator's lint rejects). Scratchpads keep their writes: an interface plan turns a
+    burst into loads and scratchpad writes, and the plans must compare like with like
+    (a burst into a scratchpad nothing reads stays a burst). Returns how many writes
+    went."""
     removed = 0
     for ext in [op for op in module.walk() if isinstance(op, aq.ExtensionOp)]:
-        srams = {p.sym_name.data for p in ext.scratchpads() if is_sram(p)}
-        dead = unobservable_storage(ext) - srams
+        dead = unobservable_storage(ext)
         for op in list(ext.walk()):
-            if isinstance(op, aq.StateWriteOp | aq.SpmWriteOp):
-                target = op.state if isinstance(op, aq.StateWriteOp) else op.scratchpad
-                if target.root_reference.data in dead:
-                    op.detach()
-                    op.erase()
-                    removed += 1
+            if isinstance(op, aq.StateWriteOp) and op.state.root_reference.data in dead:
+                op.detach()
+                op.erase()
+                removed += 1
     if removed:
         _erase_unused(module)
     return removed
@@ -354,7 +351,7 @@ def _erase_unused(module: ModuleOp) -> None:
 
 @dataclass(frozen=True)
 class AquasDropUnobservablePass(ModulePass):
-    """Erases writes of storage whose contents reach nothing observable."""
+    """Erases writes of states whose contents reach nothing observable."""
 
     name = "aquas-drop-unobservable"
 

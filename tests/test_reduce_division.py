@@ -1,5 +1,5 @@
 """``aquas-reduce-division`` (division and remainder by a constant power of two become
-shifts and masks) and ``aquas-drop-unobservable`` (writes of storage whose contents reach
+shifts and masks) and ``aquas-drop-unobservable`` (writes of states whose contents reach
 nothing observable go), both in ``aquas synth``'s prepare pipeline.
 
 The expected values come from Python's own integer arithmetic (truncating division, the
@@ -132,9 +132,10 @@ def test_writes_of_unobservable_storage_go_with_what_computed_them() -> None:
         for op in ext.walk()
         if isinstance(op, aq.StateWriteOp | aq.SpmWriteOp)
     ]
-    assert writes == ["kept"]  # `kept` is returned; tally and junk feed only themselves
-    assert divisions(module) == ["arith.divui"]  # kept's; tally's and junk's are gone
-    assert not any(isinstance(op, aq.SpmReadOp) for op in ext.walk())
+    # `kept` is returned; tally and junk feed only themselves. Scratchpads keep their
+    # writes (a plan may have turned a burst into them): only tally's goes
+    assert writes == ["junk", "kept"]
+    assert divisions(module) == ["arith.divui", "arith.divui"]  # junk's, kept's
 
 
 def test_dropping_unobservable_writes_keeps_every_result() -> None:
