@@ -248,7 +248,7 @@ def _power_of_two(v: SSAValue, signed: bool) -> int | None:
     return c.bit_length() - 1
 
 
-class DivideByPowerOfTwo(RewritePattern):
+def reduce_division(module: ModuleOp) -> int:
     """``/`` and ``%`` by a constant power of two become shifts and masks, exact in the
     interpreter's semantics (:mod:`aquas.intops`, division truncating towards zero): the
     sequential divider they would otherwise take costs ``W + 2`` cycles and its area.
@@ -257,46 +257,49 @@ class DivideByPowerOfTwo(RewritePattern):
     * signed (``2^k`` positive, so ``k <= W - 2``): a negative dividend is biased by
       ``2^k - 1`` before the arithmetic shift, ``t = x + ((x >>s (W-1)) >>u (W-k))``,
       ``x / 2^k = t >>s k`` and ``x % 2^k = x - (t & -2^k)`` (the remainder takes the
-      dividend's sign, as RISC-V's ``rem``)."""
+      dividend's sign, as RISC-V's ``rem``).
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+    Returns how many divisions went."""
+    count = 0
+    for op in list(module.walk()):
         if not isinstance(op, arith.DivUIOp | arith.RemUIOp | arith.DivSIOp | arith.RemSIOp):
-            return
+            continue
         signed = isinstance(op, arith.DivSIOp | arith.RemSIOp)
         k = _power_of_two(op.rhs, signed)
-        if k is None:
-            return
-        x, t = op.lhs, op.lhs.type
-        assert isinstance(t, IntegerType)
-        w = t.width.data
-        quotient = isinstance(op, arith.DivUIOp | arith.DivSIOp)
-        new: list[Operation] = []
+        block = op.parent_block()
+        if k is None or block is None:
+            continue
+        op.results[0].replace_all_uses_with(_shifts_and_masks(op, block, k, signed))
+        block.erase_op(op)
+        count += 1
+    return count
 
-        def const(v: int) -> SSAValue:
-            c = arith.ConstantOp(IntegerAttr(intops.to_signed(v, w), t))
-            new.append(c)
-            return c.result
 
-        def emit(o: Operation) -> SSAValue:
-            new.append(o)
-            return o.results[0]
+def _shifts_and_masks(op: Operation, block: Block, k: int, signed: bool) -> SSAValue:
+    """The ops computing ``op`` (a division or remainder by ``2^k``), inserted before it
+    (see :func:`reduce_division`)."""
+    from aquas.plans.common import Emitter
 
-        if k == 0:  # by one: the dividend, remainder 0
-            result = x if quotient else const(0)
-        elif not signed:
-            result = emit(
-                arith.ShRUIOp(x, const(k)) if quotient else arith.AndIOp(x, const((1 << k) - 1))
-            )
-        else:
-            sign = emit(arith.ShRSIOp(x, const(w - 1)))
-            biased = emit(arith.AddiOp(x, emit(arith.ShRUIOp(sign, const(w - k)))))
-            if quotient:
-                result = emit(arith.ShRSIOp(biased, const(k)))
-            else:
-                result = emit(arith.SubiOp(x, emit(arith.AndIOp(biased, const(-(1 << k))))))
-        for o in new:
-            o.location = op.location
-        rewriter.replace(op, new, [result])
+    x, t = op.operands[0], op.operands[0].type
+    assert isinstance(t, IntegerType)
+    w = t.width.data
+    quotient = isinstance(op, arith.DivUIOp | arith.DivSIOp)
+    em = Emitter(block, op, op)
+
+    def emit(o: Operation) -> SSAValue:
+        return em.add(o).results[0]
+
+    if k == 0:  # by one: the dividend, remainder 0
+        return x if quotient else em.const(0, t)
+    if not signed:
+        if quotient:
+            return emit(arith.ShRUIOp(x, em.const(k, t)))
+        return emit(arith.AndIOp(x, em.const((1 << k) - 1, t)))
+    sign = emit(arith.ShRSIOp(x, em.const(w - 1, t)))
+    biased = emit(arith.AddiOp(x, emit(arith.ShRUIOp(sign, em.const(w - k, t)))))
+    if quotient:
+        return emit(arith.ShRSIOp(biased, em.const(k, t)))
+    return emit(arith.SubiOp(x, emit(arith.AndIOp(biased, em.const(-(1 << k), t)))))
 
 
 @dataclass(frozen=True)
@@ -306,7 +309,7 @@ class AquasReduceDivisionPass(ModulePass):
     name = "aquas-reduce-division"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(DivideByPowerOfTwo()).rewrite_module(op)
+        reduce_division(op)
 
 
 def drop_unobservable(module: ModuleOp) -> int:
