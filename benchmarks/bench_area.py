@@ -22,7 +22,10 @@ registers (docs/synthesis.md, "Sharing"), so their areas alone add up to more th
 unit's logic.
 
 Usage: .venv/bin/python benchmarks/bench_area.py [--soc vexriscv] [--clock-ns N] [--only NAME]
-       [--no-closure] [--area-budget F] [--per-isax]
+       [--no-closure] [--area-budget F] [--per-isax] [--isaxs A,B]
+
+With --isaxs only those ISAXs of each extension are synthesized (``aquas synth --isax``):
+``--only pointcloud --isaxs v3ddist,vcovmat3d,vnearest`` is the point-cloud project's unit.
 """
 
 from __future__ import annotations
@@ -57,6 +60,11 @@ def main() -> None:
     )
     ap.add_argument("--area-budget", type=float, default=None, help="a fraction of the core")
     ap.add_argument("--per-isax", action="store_true", help="also each ISAX on its own")
+    ap.add_argument(
+        "--isaxs",
+        default=None,
+        help="comma-separated: only these ISAXs of each extension (a project's part)",
+    )
     args = ap.parse_args()
     console = Console(width=220)
     say = console.print
@@ -95,6 +103,8 @@ def main() -> None:
             if args.only and spec.stem not in args.only:
                 continue
             module, _ = spec_for_target(spec, target, strict=False)
+            if args.isaxs:
+                keep_isaxs(module, args.isaxs.split(","))
 
             def measured(mod: ModuleOp, name: str) -> tuple[UnitResult, sta.StaFigures]:
                 u = synthesize_unit(

@@ -71,7 +71,7 @@ import math
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, comb
+from xdsl.dialects import arith, comb, scf
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
@@ -680,6 +680,9 @@ class Binding:
     """Classes whose units register their operands and result."""
     split: frozenset[UnitClass] = frozenset()
     """Registered classes whose multiply takes two cycles (``Sharing.split``)."""
+    swapped: set[Operation] = field(default_factory=set)
+    """Ops whose operands reach their unit in reverse order (:func:`accumulator_adders`:
+    the product second)."""
 
     def counts(self) -> dict[UnitClass, int]:
         out: dict[UnitClass, int] = {}
@@ -769,6 +772,108 @@ def bind(sharing: Sharing, states: Iterable[StateLike]) -> Binding:
     return b
 
 
+ACCUMULATE_MIN_WIDTH = 16
+"""The narrowest addition :func:`accumulator_adders` shares (an adder of 16 bits costs
+about three times the select one more user adds to its one selected operand)."""
+
+#: Users of an addition's result that end its path in a register (or an SRAM's input).
+_REGISTER_USERS = (aq.StoreOp, aq.StateWriteOp, aq.SpmWriteOp, aq.WriteRdOp)
+
+
+def accumulator_adders(
+    states: Iterable[StateLike],
+    binding: Binding,
+    def_state: dict[Operation, int],
+    resolve: Callable[[SSAValue], SSAValue],
+    delay: Callable[[Operation], float],
+    lib: OperatorLibrary,
+    budget_ns: float,
+    bypassed: Collection[tuple[SSAValue, int]] = (),
+) -> Binding:
+    """Additions that add a shared multiplier's product to a held value (``acc += a * b``
+    of a loop pipelined or unrolled over one multiplier) bound to one adder per
+    multiplier unit and width, after scheduling; the cycles do not change.
+
+    The products of one multiplier unit are one hardware value in every state, so the
+    shared adder's product operand needs no select (``SharedUnits._select``), only the
+    held operand does: an AND and an OR per bit and user against an adder (at 32 bits, 64
+    cells against 220). An addition joins when its other operand is held in a register
+    (not computed in its state, nor read from an SRAM port or a product in flight,
+    ``bypassed``), and its result is not chained into another op of its state, only
+    written to registers or storage: the select then lies beside the multiplier on
+    a combinational unit, and on a registered one it is the only delay added, checked
+    against ``budget_ns`` with the adder's (``delay``, as scheduled). No path runs through the adder into another
+    unit, so it can close no loop. In each state the first such addition of a unit's
+    products takes the adder; a second keeps an adder of its own, as do additions of
+    units with a single user."""
+    found: dict[tuple[tuple[UnitClass, int], int], list[tuple[int, Operation, int]]] = {}
+    for st in states:
+        mine = set(st.ops)
+        for op in st.ops:
+            if not isinstance(op, arith.AddiOp) or def_state.get(op) != st.id:
+                continue
+            w = _width(op.result)
+            if w < ACCUMULATE_MIN_WIDTH:
+                continue
+            if any(
+                use.operation in mine and not isinstance(use.operation, _REGISTER_USERS)
+                for use in op.result.uses
+            ):
+                continue  # chained into another op of its state
+            for k in (0, 1):
+                prod = resolve(op.operands[k])
+                held = resolve(op.operands[1 - k])
+                if (
+                    not isinstance(prod, OpResult)
+                    or prod.owner not in binding.unit_of
+                    or def_state.get(prod.owner) != st.id  # else a register holds it
+                ):
+                    continue
+                if _held(held, st.id, def_state, resolve, bypassed):
+                    found.setdefault((binding.unit_of[prod.owner], w), []).append((st.id, op, k))
+                    break
+    out = Binding()
+    for (unit, w), ops in sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        first: dict[int, tuple[Operation, int]] = {}
+        for sid, op, k in ops:
+            first.setdefault(sid, (op, k))
+        if len(first) < 2:
+            continue
+        slowest = max(delay(op) for op, _ in first.values())
+        if unit[0] in binding.registered and slowest + select_ns(lib, w, len(first)) > budget_ns:
+            continue
+        adder = (UnitClass("add", w), len([u for u in out.users if u[0].width == w]))
+        for op, k in first.values():
+            out.unit_of[op] = adder
+            out.users.setdefault(adder, []).append(op)
+            if k == 0:
+                out.swapped.add(op)
+    return out
+
+
+def _held(
+    v: SSAValue,
+    sid: int,
+    def_state: dict[Operation, int],
+    resolve: Callable[[SSAValue], SSAValue],
+    bypassed: Collection[tuple[SSAValue, int]],
+) -> bool:
+    """Whether ``v`` reaches state ``sid`` from a register (or wiring of one)."""
+    if (v, sid) in bypassed:
+        return False
+    if not isinstance(v, OpResult) or isinstance(v.owner, scf.ForOp | scf.IfOp):
+        return True  # a loop's carried value, result or induction variable: its register
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp):
+        return False  # an addition of a constant: nothing to accumulate
+    if isinstance(owner, aq.ReadRs1Op | aq.ReadRs2Op | aq.StateReadOp):
+        return True  # an operand register or a state register
+    if isinstance(owner, arith.ExtSIOp | arith.ExtUIOp):
+        return _held(resolve(owner.operands[0]), sid, def_state, resolve, bypassed)
+    home = def_state.get(owner)
+    return home is not None and (home != sid or isinstance(owner, aq.LoadOp))
+
+
 # -- hardware -----------------------------------------------------------------------------
 
 
@@ -832,7 +937,9 @@ class SharedUnits:
             c, i = unit
             narrow = self.narrow.get(c)
             zero = self.h.const(0, c.width)
-            add = (narrow is not None and narrow.signed) or c in self.binding.split
+            add = (
+                c.kind == "add" or (narrow is not None and narrow.signed) or c in self.binding.split
+            )
             last = comb.AddOp([zero, zero]) if add else comb.MulOp([zero, zero])
             self.h.add(last, f"{c.key}_u{i}")
             self.ops[unit] = last
@@ -913,7 +1020,8 @@ class SharedUnits:
         signed (whose operands are offset, :func:`narrow_parts`)."""
         c, _ = unit
         return (
-            self.squares.get(unit, False)
+            c.kind == "mul"
+            and self.squares.get(unit, False)
             and c not in self.binding.split
             and not (narrow is not None and narrow.signed)
         )
@@ -956,6 +1064,8 @@ def report(binding: Binding, lib: OperatorLibrary) -> list[dict[str, object]]:
         narrow = binding.narrow.get(c)
         bits = c.width if narrow is None else narrow.bits
         sel = sum(max(0, n - 1) for n in per_unit) * select_cells(lib, bits)
+        if c.kind == "add":
+            sel //= 2  # an accumulator adder selects its held operand only
         out.append(
             {
                 "class": c.key,

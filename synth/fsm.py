@@ -39,7 +39,13 @@ from aquas.dialects import aquas as aq
 from aquas.dialects.aquas import constant_value
 from aquas.dialects.aquas import scratchpad_of as spm_of
 from aquas.dialects.linear import induction_loop, linear_form, trip_count
-from aquas.synth.binding import Binding, IsaxSquarers, Sharing, isax_squarers
+from aquas.synth.binding import (
+    Binding,
+    IsaxSquarers,
+    Sharing,
+    accumulator_adders,
+    isax_squarers,
+)
 from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 from aquas.synth.prepare import unobservable_storage
 from aquas.synth.schedule import (
@@ -645,6 +651,8 @@ class FsmBuilder:
         self.binding: Binding | None = None
         # squarers of different ISAXs on one operator, chosen after scheduling
         self.isax_squarers = IsaxSquarers()
+        # additions of the shared multipliers' products on shared adders, likewise
+        self.adders = Binding()
         # what loop pipelining did before scheduling (synth/loop_pipeline.LoopReport)
         self.loop_reports: list[Any] = []
         self.balanced: set[str] = set()  # ISAXs whose sums were balanced (synth/balance.py)
@@ -1362,6 +1370,21 @@ class FsmBuilder:
         bound = self.binding.unit_of if self.binding is not None else {}
         self.isax_squarers = isax_squarers(self.states, self.schedules, bound, self.multicycle, lib)
         return self.isax_squarers
+
+    def choose_accumulator_adders(self, lib: OperatorLibrary) -> Binding:
+        """Which additions of a shared multiplier's products share an adder
+        (``binding.accumulator_adders``), after scheduling; kept in ``adders``."""
+        self.adders = accumulator_adders(
+            self.states,
+            self.binding or Binding(),
+            self.def_state,
+            self.resolve,
+            self.delay,
+            lib,
+            self.budget_ns,
+            self.bypass,
+        )
+        return self.adders
 
     def pooled_registers(
         self,

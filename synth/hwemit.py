@@ -87,6 +87,7 @@ class HwBuilder:
         self.rst = rst
         self.loc: LocationAttr = UnknownLoc()
         self.consts: dict[tuple[int, int], SSAValue] = {}
+        self.slices: dict[tuple[SSAValue, int, int], SSAValue] = {}
         self.params: list[LocalParamOp] = []
         self.regs: dict[str, seq.CompRegOp] = {}
         # register names: a datapath wire with the same hint would take the name first
@@ -202,24 +203,37 @@ class HwBuilder:
         self, items: Sequence[tuple[SSAValue, SSAValue]], default: SSAValue, hint: str
     ) -> SSAValue:
         """``value of the enabled item, else default`` for mutually exclusive enables, as an
-        AND-OR tree: log depth in the number of items instead of a priority-mux chain."""
+        AND-OR tree: log depth in the number of items instead of a priority-mux chain.
+        Items with the same value share one AND term, under the OR of their enables: a
+        pooled register written with one shared operator's result, or with the bus's read
+        data, from many states costs one ``w``-bit AND-OR input, not one per state."""
         if not items:
             return default
         w = width(default)
-        if len(items) == 1:
-            en, v = items[0]
+        enables: dict[SSAValue, list[SSAValue]] = {}
+        for en, v in items:
+            enables.setdefault(v, []).append(en)
+        groups = [(self.or_tree(ens, 1, f"{hint}_en"), v) for v, ens in enables.items()]
+        if len(groups) == 1:
+            en, v = groups[0]
             return self.mux(en, v, default, hint)
         masked = []
-        for en, v in items:
+        for en, v in groups:
             mask = en if w == 1 else self.add(comb.ReplicateOp(en, IntegerType(w)), f"{hint}_en")
             masked.append(self.add(comb.AndOp([mask, v]), f"{hint}_sel"))
-        any_en = self.or_tree([en for en, _ in items], 1, f"{hint}_any")
+        any_en = self.or_tree([en for en, _ in groups], 1, f"{hint}_any")
         return self.mux(any_en, self.or_tree(masked, w, f"{hint}_or"), default, hint)
 
     def extract(self, x: SSAValue, lo: int, w_out: int, hint: str | None = None) -> SSAValue:
+        """Bits ``lo`` .. ``lo + w_out - 1`` of ``x``; one op per slice, so that selects
+        over the same slice taken in several states see one value (``onehot_select``)."""
         if lo == 0 and width(x) == w_out:
             return x
-        return self.add(comb.ExtractOp(x, IntegerAttr(lo, 32), IntegerType(w_out)), hint)
+        key = (x, lo, w_out)
+        if key not in self.slices:
+            op = comb.ExtractOp(x, IntegerAttr(lo, 32), IntegerType(w_out))
+            self.slices[key] = self.add(op, hint)
+        return self.slices[key]
 
     def concat(self, hi: SSAValue, lo: SSAValue, hint: str | None = None) -> SSAValue:
         op = comb.ConcatOp([hi, lo], IntegerType(width(hi) + width(lo)))

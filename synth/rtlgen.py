@@ -109,6 +109,7 @@ class Unit:
     state_names: dict[int, str] = field(default_factory=dict)  # state id → localparam
     bus_width: int = 32  # the memory master's data width
     binding: Binding = field(default_factory=Binding)  # the shared multipliers
+    adders: Binding = field(default_factory=Binding)  # binding.accumulator_adders
     # ISAX → its loop-pipelining reports (synth/flow.loop_reports)
     loop_reports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # ISAXs whose sums were rebuilt as trees (synth/balance.py), where that saved cycles
@@ -275,6 +276,8 @@ class UnitGenerator:
         self.mc = MultiCycleUnits(self.h, self.name, read)
         # the shared multipliers (synth/binding.py)
         self.shared = SharedUnits(self.h, builder.binding or Binding())
+        # the adders of a multiplier's products (binding.accumulator_adders)
+        self.adders = SharedUnits(self.h, builder.adders)
         # squarers of different ISAXs on one operator (binding.isax_squarers)
         self.xsq = builder.isax_squarers
         self.xsq_in: dict[int, dict[str, SSAValue]] = {}
@@ -538,6 +541,7 @@ class UnitGenerator:
         # registered shared units advance with the state machine, which a wait state holds
         advance = h.not_(h.or_tree(stalls, 1, "stall"), "advance") if registered else h.const(1, 1)
         self.shared.finish(advance)
+        self.adders.finish(advance)
 
         outputs: list[tuple[str, SSAValue]] = [
             ("cmd_ready", ready),
@@ -579,6 +583,7 @@ class UnitGenerator:
             self.state_names,
             self.bus_width,
             self.shared.binding,
+            adders=self.adders.binding,
             clear_cycles=self.clear_shape.depth if self.clear_shape else 0,
         )
 
@@ -822,6 +827,10 @@ class UnitGenerator:
             out(val)
         elif op in self.shared:  # a multiply on a shared unit: its inputs select this state's
             out(self.shared.use(op, self.selects(st.id), r(0), r(1)))
+        elif op in self.adders and self.b.def_state.get(op) == st.id:
+            a, b = r(0), r(1)  # the held value, then the product (the same at every user)
+            a, b = (b, a) if op in self.adders.binding.swapped else (a, b)
+            out(self.adders.use(op, self.selects(st.id), a, b))
         elif op in self.xsq.unit_of:  # a squarer shared with other ISAXs
             out(self.shared_square(op, st.isax, r(0)))
         elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow

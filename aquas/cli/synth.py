@@ -246,7 +246,10 @@ def synth(
         unit_doc["multicycle_units"] = multicycle_units(res.unit, OperatorLibrary.load())
         from aquas.synth.binding import report as sharing_report
 
-        unit_doc["shared_units"] = sharing_report(res.unit.binding, OperatorLibrary.load())
+        unit_doc["shared_units"] = [
+            *sharing_report(res.unit.binding, OperatorLibrary.load()),
+            *sharing_report(res.unit.adders, OperatorLibrary.load()),
+        ]
         unit_doc["area_estimate"] = res.unit.area_estimate
         if res.unit.area_budget is not None:
             unit_doc["area_budget"] = res.unit.area_budget
@@ -333,7 +336,7 @@ def synth(
     for su in unit_doc["shared_units"]:  # type: ignore[attr-defined]
         out.print(
             f"shared {su['class']}: {su['units']} unit(s) of {su['width']} bits for {su['ops']} "
-            f"multiplies (per unit {su['ops_per_unit']}; operands {su['operand_bits']} bits"
+            f"{'multiplies' if su['kind'] == 'mul' else 'additions'} (per unit {su['ops_per_unit']}; operands {su['operand_bits']} bits"
             f"{'' if su['operands_signed'] is None else (' signed' if su['operands_signed'] else ' unsigned')}"
             f"; full-width estimate {su['estimated_cells']} cells with input selects, "
             f"against {su['unshared_cells']} unshared)",
