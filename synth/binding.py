@@ -802,8 +802,8 @@ def accumulator_adders(
     ``bypassed``), and its result is not chained into another op of its state, only
     written to registers or storage: the select then lies beside the multiplier on
     a combinational unit, and on a registered one it is the only delay added, checked
-    against ``budget_ns`` with the adder's (``delay``, as scheduled). No path runs through the adder into another
-    unit, so it can close no loop. In each state the first such addition of a unit's
+    against ``budget_ns`` with the adder's (``delay``, as scheduled). No path runs through
+    the adder into another unit, so it can close no loop. In each state the first such addition of a unit's
     products takes the adder; a second keeps an adder of its own, as do additions of
     units with a single user."""
     found: dict[tuple[tuple[UnitClass, int], int], list[tuple[int, Operation, int]]] = {}
@@ -960,18 +960,11 @@ class SharedUnits:
 
     def _select(self, items: list[tuple[SSAValue, SSAValue]], w: int, hint: str) -> SSAValue:
         """The operand of the enabled state (0 when none is): states passing the same value
-        share one AND."""
-        h = self.h
-        by_value: dict[SSAValue, list[SSAValue]] = {}
-        for en, v in items:
-            by_value.setdefault(v, []).append(en)
-        if len(by_value) == 1:
-            return next(iter(by_value))
-        masked = []
-        for v, ens in by_value.items():
-            en = h.or_tree(ens, 1, f"{hint}_en")
-            masked.append(h.add(comb.AndOp([h.replicate(en, w, f"{hint}_mask"), v]), f"{hint}_sel"))
-        return h.or_tree(masked, w, hint)
+        share one AND (``HwBuilder.by_value``)."""
+        groups = self.h.by_value(items, hint)
+        if len(groups) == 1:
+            return groups[0][1]
+        return self.h.and_or(groups, w, hint)
 
     def finish(self, advance: SSAValue) -> None:
         """Connects the units' inputs. ``advance``: the state machine moves on at the end of

@@ -203,26 +203,34 @@ class HwBuilder:
         self, items: Sequence[tuple[SSAValue, SSAValue]], default: SSAValue, hint: str
     ) -> SSAValue:
         """``value of the enabled item, else default`` for mutually exclusive enables, as an
-        AND-OR tree: log depth in the number of items instead of a priority-mux chain.
-        Items with the same value share one AND term, under the OR of their enables: a
-        pooled register written with one shared operator's result, or with the bus's read
-        data, from many states costs one ``w``-bit AND-OR input, not one per state."""
+        AND-OR tree: log depth in the number of items instead of a priority-mux chain."""
         if not items:
             return default
-        w = width(default)
-        enables: dict[SSAValue, list[SSAValue]] = {}
-        for en, v in items:
-            enables.setdefault(v, []).append(en)
-        groups = [(self.or_tree(ens, 1, f"{hint}_en"), v) for v, ens in enables.items()]
+        groups = self.by_value(items, hint)
         if len(groups) == 1:
             en, v = groups[0]
             return self.mux(en, v, default, hint)
+        any_en = self.or_tree([en for en, _ in groups], 1, f"{hint}_any")
+        return self.mux(any_en, self.and_or(groups, width(default), hint), default, hint)
+
+    def by_value(
+        self, items: Sequence[tuple[SSAValue, SSAValue]], hint: str
+    ) -> list[tuple[SSAValue, SSAValue]]:
+        """(enable, value) items with one per distinct value, under the OR of its enables:
+        a register written with one shared operator's result, or with the bus's read data,
+        from many states costs one AND-OR input of a select, not one per state."""
+        enables: dict[SSAValue, list[SSAValue]] = {}
+        for en, v in items:
+            enables.setdefault(v, []).append(en)
+        return [(self.or_tree(ens, 1, f"{hint}_en"), v) for v, ens in enables.items()]
+
+    def and_or(self, groups: Sequence[tuple[SSAValue, SSAValue]], w: int, hint: str) -> SSAValue:
+        """The OR of the ``w``-bit values each ANDed with its (1-bit) enable."""
         masked = []
         for en, v in groups:
-            mask = en if w == 1 else self.add(comb.ReplicateOp(en, IntegerType(w)), f"{hint}_en")
+            mask = self.replicate(en, w, f"{hint}_en")
             masked.append(self.add(comb.AndOp([mask, v]), f"{hint}_sel"))
-        any_en = self.or_tree([en for en, _ in groups], 1, f"{hint}_any")
-        return self.mux(any_en, self.or_tree(masked, w, f"{hint}_or"), default, hint)
+        return self.or_tree(masked, w, f"{hint}_or")
 
     def extract(self, x: SSAValue, lo: int, w_out: int, hint: str | None = None) -> SSAValue:
         """Bits ``lo`` .. ``lo + w_out - 1`` of ``x``; one op per slice, so that selects
