@@ -776,18 +776,14 @@ ACCUMULATE_MIN_WIDTH = 16
 """The narrowest addition :func:`accumulator_adders` shares (an adder of 16 bits costs
 about three times the select one more user adds to its one selected operand)."""
 
-#: Users of an addition's result that end its path in a register (or an SRAM's input).
-_REGISTER_USERS = (aq.StoreOp, aq.StateWriteOp, aq.SpmWriteOp, aq.WriteRdOp)
-
 
 def accumulator_adders(
     states: Iterable[StateLike],
     binding: Binding,
     def_state: dict[Operation, int],
     resolve: Callable[[SSAValue], SSAValue],
-    delay: Callable[[Operation], float],
+    schedules: Iterable[tuple[object, object]],
     lib: OperatorLibrary,
-    budget_ns: float,
     bypassed: Collection[tuple[SSAValue, int]] = (),
 ) -> Binding:
     """Additions that add a shared multiplier's product to a held value (``acc += a * b``
@@ -799,13 +795,31 @@ def accumulator_adders(
     held operand does: an AND and an OR per bit and user against an adder (at 32 bits, 64
     cells against 220). An addition joins when its other operand is held in a register
     (not computed in its state, nor read from an SRAM port or a product in flight,
-    ``bypassed``), and its result is not chained into another op of its state, only
-    written to registers or storage: the select then lies beside the multiplier on
-    a combinational unit, and on a registered one it is the only delay added, checked
-    against ``budget_ns`` with the adder's (``delay``, as scheduled). No path runs through
-    the adder into another unit, so it can close no loop. In each state the first such addition of a unit's
-    products takes the adder; a second keeps an adder of its own, as do additions of
-    units with a single user."""
+    ``bypassed``) and the select's delay fits its cycle: the addition starts no earlier
+    than the select's delay (after a combinational unit's product it starts later anyway),
+    and every op of its cycle starting after it ends (the ops it may feed) still ends
+    within the cycle, by the schedule's start times (``schedules``). No op fed by it in its
+    cycle may be a multiply or on a shared unit, so no path runs from the adder into a
+    unit, and it closes no loop. In each state the first such addition of a unit's
+    products takes the adder; a second keeps an adder of its own, as do additions of units
+    with a single user."""
+    from aquas.synth.schedule import Schedule, SchedulingProblem
+
+    # per addition: its start (ns into its cycle) and the room its cycle leaves after the
+    # ops that start once it ends (an upper bound on the chain it feeds)
+    timing: dict[Operation, tuple[float, float]] = {}
+    for problem, sched in schedules:
+        assert isinstance(problem, SchedulingProblem) and isinstance(sched, Schedule)
+        for op, c in sched.cycle.items():
+            if not isinstance(op, arith.AddiOp):
+                continue
+            end = sched.start[op] + problem.delay[op]
+            later = [
+                sched.start[o] + problem.delay[o]
+                for o, oc in sched.cycle.items()
+                if oc == c and sched.start[o] >= end - 1e-9
+            ]
+            timing[op] = (sched.start[op], problem.budget_ns - max([end, *later]))
     found: dict[tuple[tuple[UnitClass, int], int], list[tuple[int, Operation, int]]] = {}
     for st in states:
         mine = set(st.ops)
@@ -813,13 +827,8 @@ def accumulator_adders(
             if not isinstance(op, arith.AddiOp) or def_state.get(op) != st.id:
                 continue
             w = _width(op.result)
-            if w < ACCUMULATE_MIN_WIDTH:
+            if w < ACCUMULATE_MIN_WIDTH or op not in timing or _feeds_unit(op, mine, binding):
                 continue
-            if any(
-                use.operation in mine and not isinstance(use.operation, _REGISTER_USERS)
-                for use in op.result.uses
-            ):
-                continue  # chained into another op of its state
             for k in (0, 1):
                 prod = resolve(op.operands[k])
                 held = resolve(op.operands[1 - k])
@@ -833,22 +842,43 @@ def accumulator_adders(
                     found.setdefault((binding.unit_of[prod.owner], w), []).append((st.id, op, k))
                     break
     out = Binding()
-    for (unit, w), ops in sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+    for (_, w), ops in sorted(found.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         first: dict[int, tuple[Operation, int]] = {}
         for sid, op, k in ops:
             first.setdefault(sid, (op, k))
-        if len(first) < 2:
-            continue
-        slowest = max(delay(op) for op, _ in first.values())
-        if unit[0] in binding.registered and slowest + select_ns(lib, w, len(first)) > budget_ns:
+        select = select_ns(lib, w, len(first))
+        # the select delays an addition that starts before it is through
+        fits = {
+            sid: (op, k)
+            for sid, (op, k) in first.items()
+            if max(0.0, select - timing[op][0]) <= timing[op][1] + 1e-9
+        }
+        if len(fits) < 2:
             continue
         adder = (UnitClass("add", w), len([u for u in out.users if u[0].width == w]))
-        for op, k in first.values():
+        for op, k in fits.values():
             out.unit_of[op] = adder
             out.users.setdefault(adder, []).append(op)
             if k == 0:
                 out.swapped.add(op)
     return out
+
+
+def _feeds_unit(op: Operation, mine: set[Operation], binding: Binding) -> bool:
+    """Whether ``op``'s result reaches, within the ops ``mine`` of its state, a multiply or
+    an op on a shared unit (whose output may feed the adder in another state)."""
+    todo, seen = [op], {op}
+    while todo:
+        for res in todo.pop().results:
+            for use in res.uses:
+                user = use.operation
+                if user not in mine or user in seen:
+                    continue
+                if isinstance(user, arith.MuliOp) or user in binding.unit_of:
+                    return True
+                seen.add(user)
+                todo.append(user)
+    return False
 
 
 def _held(

@@ -1379,9 +1379,8 @@ class FsmBuilder:
             self.binding or Binding(),
             self.def_state,
             self.resolve,
-            self.delay,
+            self.schedules,
             lib,
-            self.budget_ns,
             self.bypass,
         )
         return self.adders
