@@ -803,23 +803,7 @@ def accumulator_adders(
     unit, and it closes no loop. In each state the first such addition of a unit's
     products takes the adder; a second keeps an adder of its own, as do additions of units
     with a single user."""
-    from aquas.synth.schedule import Schedule, SchedulingProblem
-
-    # per addition: its start (ns into its cycle) and the room its cycle leaves after the
-    # ops that start once it ends (an upper bound on the chain it feeds)
-    timing: dict[Operation, tuple[float, float]] = {}
-    for problem, sched in schedules:
-        assert isinstance(problem, SchedulingProblem) and isinstance(sched, Schedule)
-        for op, c in sched.cycle.items():
-            if not isinstance(op, arith.AddiOp):
-                continue
-            end = sched.start[op] + problem.delay[op]
-            later = [
-                sched.start[o] + problem.delay[o]
-                for o, oc in sched.cycle.items()
-                if oc == c and sched.start[o] >= end - 1e-9
-            ]
-            timing[op] = (sched.start[op], problem.budget_ns - max([end, *later]))
+    timing = cycle_room(schedules, arith.AddiOp)
     found: dict[tuple[tuple[UnitClass, int], int], list[tuple[int, Operation, int]]] = {}
     for st in states:
         mine = set(st.ops)
@@ -861,6 +845,32 @@ def accumulator_adders(
             out.users.setdefault(adder, []).append(op)
             if k == 0:
                 out.swapped.add(op)
+    return out
+
+
+def cycle_room(
+    schedules: Iterable[tuple[object, object]], kind: type[Operation]
+) -> dict[Operation, tuple[float, float]]:
+    """Per scheduled op of ``kind``: its start (ns into its cycle) and the room its cycle
+    leaves after it and the ops that start once it ends (an upper bound on the chain it
+    feeds), by the schedules' start times; the least room of an op scheduled twice."""
+    from aquas.synth.schedule import Schedule, SchedulingProblem
+
+    out: dict[Operation, tuple[float, float]] = {}
+    for problem, sched in schedules:
+        assert isinstance(problem, SchedulingProblem) and isinstance(sched, Schedule)
+        for op, c in sched.cycle.items():
+            if not isinstance(op, kind):
+                continue
+            end = sched.start[op] + problem.delay[op]
+            later = [
+                sched.start[o] + problem.delay[o]
+                for o, oc in sched.cycle.items()
+                if oc == c and sched.start[o] >= end - 1e-9
+            ]
+            room = problem.budget_ns - max([end, *later])
+            start, least = out.get(op, (sched.start[op], room))
+            out[op] = (max(start, sched.start[op]), min(least, room))
     return out
 
 
@@ -1160,22 +1170,7 @@ def isax_squarers(
     Only squarers whose cycle leaves time for the select: each chain through the op ends
     by the datapath budget minus the select's delay, by the schedule's start times (an op
     the chaining holds to a whole cycle under timing closure leaves none)."""
-    from aquas.synth.schedule import Schedule, SchedulingProblem
-
-    slack: dict[Operation, float] = {}
-    for problem, sched in schedules:
-        assert isinstance(problem, SchedulingProblem) and isinstance(sched, Schedule)
-        for op, c in sched.cycle.items():
-            if not isinstance(op, arith.MuliOp):
-                continue
-            end = sched.start[op] + problem.delay[op]
-            later = [
-                sched.start[o] + problem.delay[o]
-                for o, oc in sched.cycle.items()
-                if oc == c and sched.start[o] >= end - 1e-9
-            ]
-            room = problem.budget_ns - max([end, *later])
-            slack[op] = min(slack.get(op, room), room)
+    slack = {op: room for op, (_, room) in cycle_room(schedules, arith.MuliOp).items()}
     by_shape: dict[tuple[int, int], dict[str, list[Operation]]] = {}
     seen: set[Operation] = set()
     for st in states:
