@@ -210,8 +210,10 @@ class HwBuilder:
         if len(groups) == 1:
             en, v = groups[0]
             return self.mux(en, v, default, hint)
+        w = width(default)
+        masked = self.masked(groups, w, hint)
         any_en = self.or_tree([en for en, _ in groups], 1, f"{hint}_any")
-        return self.mux(any_en, self.and_or(groups, width(default), hint), default, hint)
+        return self.mux(any_en, self.or_tree(masked, w, f"{hint}_or"), default, hint)
 
     def by_value(
         self, items: Sequence[tuple[SSAValue, SSAValue]], hint: str
@@ -224,13 +226,18 @@ class HwBuilder:
             enables.setdefault(v, []).append(en)
         return [(self.or_tree(ens, 1, f"{hint}_en"), v) for v, ens in enables.items()]
 
+    def masked(
+        self, groups: Sequence[tuple[SSAValue, SSAValue]], w: int, hint: str
+    ) -> list[SSAValue]:
+        """The ``w``-bit values each ANDed with its (1-bit) enable."""
+        return [
+            self.add(comb.AndOp([self.replicate(en, w, f"{hint}_en"), v]), f"{hint}_sel")
+            for en, v in groups
+        ]
+
     def and_or(self, groups: Sequence[tuple[SSAValue, SSAValue]], w: int, hint: str) -> SSAValue:
         """The OR of the ``w``-bit values each ANDed with its (1-bit) enable."""
-        masked = []
-        for en, v in groups:
-            mask = self.replicate(en, w, f"{hint}_en")
-            masked.append(self.add(comb.AndOp([mask, v]), f"{hint}_sel"))
-        return self.or_tree(masked, w, f"{hint}_or")
+        return self.or_tree(self.masked(groups, w, hint), w, f"{hint}_or")
 
     def extract(self, x: SSAValue, lo: int, w_out: int, hint: str | None = None) -> SSAValue:
         """Bits ``lo`` .. ``lo + w_out - 1`` of ``x``; one op per slice, so that selects
