@@ -243,12 +243,13 @@ def synth(
         from aquas.synth.flow import multicycle_units
         from aquas.synth.oplib import OperatorLibrary
 
-        unit_doc["multicycle_units"] = multicycle_units(res.unit, OperatorLibrary.load())
+        lib = OperatorLibrary.load()
+        unit_doc["multicycle_units"] = multicycle_units(res.unit, lib)
         from aquas.synth.binding import report as sharing_report
 
         unit_doc["shared_units"] = [
-            *sharing_report(res.unit.binding, OperatorLibrary.load()),
-            *sharing_report(res.unit.adders, OperatorLibrary.load()),
+            *sharing_report(res.unit.binding, lib),
+            *sharing_report(res.unit.adders, lib),
         ]
         unit_doc["area_estimate"] = res.unit.area_estimate
         if res.unit.area_budget is not None:
