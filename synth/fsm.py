@@ -178,6 +178,8 @@ class LoopInfo:
     lb: int
     ub: int
     step: int
+    # width of the induction variable's register (``counter_bits``)
+    bits: int = 32
     # iteration values carried in an SRAM bank's read port (``carried_read``): index into
     # ``iter_regs`` -> the read. Their register is written from the read port in the
     # body's first state (from the second iteration on: ``run_reg`` says so) and in
@@ -507,6 +509,19 @@ AFFINE_DEPTH = 24
 a few ops deep; deeper ones stay opaque terms)."""
 
 
+def counter_bits(lb: int, ub: int, step: int, width: int) -> int:
+    """Bits of a loop's counter register: its values ``lb, lb + step, ...`` and the
+    incremented value compared with ``ub`` (at most ``ub + step - 1``) as signed numbers,
+    so the loop's signed ``next < ub`` reads the same at that width. A loop ``0..16`` counts
+    in 6 bits, not in its induction variable's 32: a 32-bit register, incrementer and
+    compare for five bits of information, which Yosys cannot trim (it does not know the
+    register's range). A negative bound keeps the full width."""
+    if lb < 0 or ub < 0:
+        return width
+    top = max(lb, ub + step - 1)
+    return min(width, top.bit_length() + 1)
+
+
 def affine_index(v: SSAValue, depth: int = AFFINE_DEPTH) -> Affine:
     """``v`` as ``c + sum(k * term)`` modulo 2^width, through constants, ``addi``,
     ``subi``, and ``muli``/``shli`` by a constant. A loop's induction variable becomes
@@ -629,6 +644,9 @@ class FsmBuilder:
         self.def_state: dict[Operation, int] = {}
         self.reg_names: set[str] = set()
         self.reg_owner: dict[str, str] = {}  # register name -> the ISAX whose states use it
+        # value registers narrower than their value (loop counters, ``counter_bits``): read
+        # zero-extended, written truncated
+        self.reg_bits: dict[str, int] = {}
         self.isax_name = ""
         self.aliases: dict[SSAValue, SSAValue] = {}
         self.scheduler = scheduler
@@ -1218,8 +1236,11 @@ class FsmBuilder:
             lb,
             ub,
             step,
+            counter_bits(lb, ub, step, _width(iv)),
         )
         self.value_regs[iv] = info.iv_reg
+        if info.bits < _width(iv):
+            self.reg_bits[info.iv_reg] = info.bits
         for arg, reg in zip(body.args[1:], info.iter_regs, strict=True):
             self.value_regs[arg] = reg
         for res, reg in zip(op.results, info.iter_regs, strict=True):
@@ -1412,7 +1433,7 @@ class FsmBuilder:
         the other ISAXs' values and buffers."""
         widths: dict[str, int] = {}
         for v, name in self.value_regs.items():
-            widths.setdefault(name, _width(v))
+            widths.setdefault(name, self.reg_bits.get(name, _width(v)))
         conflicts = None
         if use is not None:
             conflicts = register_conflicts(self.states, widths, self.reg_owner, use)

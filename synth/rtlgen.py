@@ -330,6 +330,22 @@ class UnitGenerator:
         self.use.reads.setdefault(name, set()).add(sid)
         return self.reg(name, w)
 
+    def read_value(self, v: SSAValue, sid: int) -> SSAValue:
+        """Value ``v`` read from its register in state ``sid`` (zero-extended from a
+        narrower loop counter, ``FsmBuilder.reg_bits``)."""
+        name, w = self.b.value_regs[v], width(v)
+        bits = self.b.reg_bits.get(name, w)
+        q = self.read(name, bits, sid)
+        return q if bits == w else self.h.zext(q, w, f"{name[:-2]}_ext")
+
+    def write_value(self, name: str, enable: SSAValue, v: SSAValue) -> None:
+        """Writes ``v`` to value register ``name``, truncated to a narrower loop counter."""
+        bits = self.b.reg_bits.get(name, width(v))
+        self.reg(name, bits)
+        if bits < width(v):
+            v = self.h.extract(v, 0, bits, f"{name[:-2]}_init")
+        self.write(name, enable, v)
+
     def reset_value(self, rname: str) -> int | None:
         """The register's value after reset: a state register's initial value, none for
         a datapath register (:attr:`unreset`), else 0."""
@@ -352,7 +368,7 @@ class UnitGenerator:
             op, info = self.b.bypass[(v, st.id)]
             data = self.carried_data(op)
             if isinstance(v, BlockArgument):
-                reg = self.read(self.b.value_regs[v], width(v), st.id)
+                reg = self.read_value(v, st.id)
                 run = self.reg(info.run_reg, 1)
                 data = self.h.mux(run, data, reg, f"{self.b.value_regs[v][:-2]}_port")
             self.wires[(v, st.id)] = data
@@ -373,7 +389,7 @@ class UnitGenerator:
             if home == st.id and not isinstance(owner, aq.LoadOp):
                 return self.wires[(v, st.id)]
         if v in self.b.value_regs:
-            return self.read(self.b.value_regs[v], w, st.id)
+            return self.read_value(v, st.id)
         if isinstance(v, OpResult) and isinstance(v.owner, WIDENING_OPS):
             # read after its home state: extended again here from its held operand
             x = self.ref(v.owner.operands[0], st)
@@ -617,15 +633,14 @@ class UnitGenerator:
                     self.reg(rn, width(res))
                     self.write(rn, self.is_state[home], self.wires[(res, home)])
         for rn, v in st.writes:
-            self.reg(rn, width(v))
-            self.write(rn, en, self.ref(v, st))
+            self.write_value(rn, en, self.ref(v, st))
         for info in st.latches:
             h.loc = basename_loc(info.op.location)
-            iv = self.read(info.iv_reg, 32, st.id)
+            iv = self.read(info.iv_reg, info.bits, st.id)
             self.write(
                 info.iv_reg,
                 en,
-                h.binop("comb.add", iv, h.const(info.step, 32), f"{info.iv_reg[:-2]}_inc"),
+                h.binop("comb.add", iv, h.const(info.step, info.bits), f"{info.iv_reg[:-2]}_inc"),
             )
 
     def transition(self, st: State) -> SSAValue:
@@ -649,10 +664,10 @@ class UnitGenerator:
         """In the latch state ``st`` of loop ``info``: whether it iterates again."""
         h = self.h
         h.loc = basename_loc(info.op.location)
-        iv = self.read(info.iv_reg, 32, st.id)
+        iv = self.read(info.iv_reg, info.bits, st.id)
         base = info.iv_reg[:-2]  # without "_q"
-        inc = h.binop("comb.add", iv, h.const(info.step, 32), f"{base}_next")
-        return h.icmp("slt", inc, h.const(info.ub, 32), f"{base}_more")
+        inc = h.binop("comb.add", iv, h.const(info.step, info.bits), f"{base}_next")
+        return h.icmp("slt", inc, h.const(info.ub, info.bits), f"{base}_more")
 
     # -- streamed burst reads (aquas.stream, FsmBuilder.mark_stream) -----------------------
 

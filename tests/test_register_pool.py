@@ -56,6 +56,11 @@ isax wide(rs1, rs2) -> rd {
 """
 
 
+def _bits(builder, v, name: str) -> int:  # type: ignore[no-untyped-def]
+    """A value register's width: its value's, or a loop counter's narrower one."""
+    return int(builder.reg_bits.get(name, v.type.width.data))
+
+
 def _value_registers(builder) -> dict[str, Counter[int]]:  # type: ignore[no-untyped-def]
     """ISAX -> registers per width, from the registers the builder allocated."""
     per: dict[str, Counter[int]] = {}
@@ -64,7 +69,7 @@ def _value_registers(builder) -> dict[str, Counter[int]]:  # type: ignore[no-unt
         if name in seen:
             continue
         seen.add(name)
-        per.setdefault(builder.reg_owner[name], Counter())[v.type.width.data] += 1
+        per.setdefault(builder.reg_owner[name], Counter())[_bits(builder, v, name)] += 1
     return per
 
 
@@ -81,7 +86,7 @@ def test_registers_of_different_isaxs_share_flip_flops() -> None:
         assert owner not in rows.setdefault(row, set()), (name, row)
         rows[row].add(owner)
     # per width, the unit has the registers of its largest ISAX, not their sum
-    widths = {name: v.type.width.data for v, name in builder.value_regs.items()}
+    widths = {name: _bits(builder, v, name) for v, name in builder.value_regs.items()}
     physical: Counter[int] = Counter()
     for row in {alias.get(n, n) for n in widths}:
         physical[widths[next(n for n in widths if alias.get(n, n) == row)]] += 1
