@@ -72,7 +72,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, comb, scf
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.dialects import aquas as aq
@@ -367,12 +367,18 @@ def square(h: object, x: SSAValue, w: int, hint: str) -> SSAValue:
 
 def emit_mul(h: object, op: Operation, a: SSAValue, b: SSAValue, hint: str) -> SSAValue:
     """A multiply with its own operator, narrowed to the operand bits it uses; the square
-    of a value (unsigned or full width) by a squarer (:func:`square`)."""
+    of a value (unsigned or full width) by a squarer (:func:`square`); a multiply by a
+    constant by its signed digits where they are fewer (``HwBuilder.mul_const``)."""
     from aquas.synth.hwemit import HwBuilder
 
     assert isinstance(h, HwBuilder)
     w = _width(op.results[0])
-    narrow = None if any(_is_const(v) for v in op.operands) else narrowing([op])
+    for x, v in ((a, op.operands[1]), (b, op.operands[0])):
+        if isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp):
+            value = v.owner.value
+            assert isinstance(value, IntegerAttr)
+            return h.mul_const(x, value.value.data, hint)
+    narrow = narrowing([op])
     if narrow is not None:
         a, b = h.extract(a, 0, narrow.bits), h.extract(b, 0, narrow.bits)
     if op.operands[0] is op.operands[1] and not (narrow is not None and narrow.signed):

@@ -203,11 +203,13 @@ def measure(
     *,
     timeout: float | None = 120.0,
     yosys: str = "yosys",
+    source: str | None = None,
 ) -> Measurement:
-    """Synthesise one operator with :data:`YOSYS_SCRIPT` and return its depth and cell count."""
+    """Synthesise one operator with :data:`YOSYS_SCRIPT` and return its depth and cell count
+    (``source``: the module ``m`` to synthesise instead of ``kind``'s)."""
     with tempfile.TemporaryDirectory(prefix="aquas-oplib-") as tmp:
         d = Path(tmp)
-        (d / "x.v").write_text(verilog_for(kind, width, const))
+        (d / "x.v").write_text(source or verilog_for(kind, width, const))
         start = time.monotonic()
         try:
             proc = subprocess.run(

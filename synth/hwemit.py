@@ -254,6 +254,28 @@ class HwBuilder:
         op = comb.ConcatOp([hi, lo], IntegerType(width(hi) + width(lo)))
         return self.add(op, hint)
 
+    def mul_const(self, x: SSAValue, c: int, hint: str) -> SSAValue:
+        """``x * c`` at ``x``'s width: a ``comb.mul`` by the constant, or, when ``c``'s
+        signed digits are fewer than its one bits, the shifted ``x`` of its positive
+        digits added and those of its negative digits subtracted
+        (``timing.const_mul_terms``)."""
+        from aquas.synth.timing import const_mul_terms
+
+        w = width(x)
+        terms = const_mul_terms(c, w)
+        if all(sign > 0 for _, sign in terms):
+            return self.binop("comb.mul", x, self.const(c % (1 << w), w), hint)
+
+        def total(shifts: list[int], tag: str) -> SSAValue:
+            parts = [self.shl_const(x, n, f"{hint}_{tag}{n}") for n in shifts]
+            if len(parts) == 1:
+                return parts[0]
+            return self.add(comb.AddOp(parts), f"{hint}_{tag}")
+
+        pos = [n for n, sign in terms if sign > 0]
+        neg = total([n for n, sign in terms if sign < 0], "neg")
+        return self.binop("comb.sub", total(pos, "pos") if pos else self.const(0, w), neg, hint)
+
     def shl_const(self, x: SSAValue, n: int, hint: str) -> SSAValue:
         """``x << n`` within ``x``'s width: wiring (its low bits under ``n`` zeros)."""
         if n == 0:

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from aquas import intops
 from aquas.dialects import aquas as aq
 
 #: How far back through the operand chain the widths are derived.
@@ -144,6 +145,18 @@ def _needed(op: Operation) -> tuple[int, bool]:
     return (u, False) if u < s else (s, True)
 
 
+def _truncated(v: SSAValue, narrow: IntegerType) -> Operation:
+    """``v`` truncated to ``narrow``: a constant of that type for a constant (a truncation
+    op would not fold before scheduling, and a multiply by it would be one of two data
+    operands: Kyber's Barrett multiplies by 1290167 were 28 x 28-bit multipliers fed by a
+    register holding the constant), else a truncation."""
+    c = _const(v)
+    if c is None:
+        return arith.TruncIOp(v, narrow)
+    p = narrow.width.data
+    return arith.ConstantOp(IntegerAttr(intops.to_signed(c % (1 << p), p), narrow))
+
+
 NARROWABLE = (arith.AddiOp, arith.SubiOp, arith.MuliOp)
 ACCESS_OPS = (aq.LoadOp, aq.StoreOp, aq.BurstReadOp, aq.BurstWriteOp, aq.SpmReadOp, aq.SpmWriteOp)
 
@@ -159,9 +172,8 @@ def narrow_arith(module: ModuleOp) -> int:
         if not 1 <= p < w or any(isinstance(u.operation, ACCESS_OPS) for u in op.results[0].uses):
             continue  # addresses and indices stay as written: storage analysis reads them
         narrow = IntegerType(p)
-        ta = arith.TruncIOp(op.operands[0], narrow)
-        tb = arith.TruncIOp(op.operands[1], narrow)
-        new = type(op)(ta.result, tb.result)
+        ta, tb = (_truncated(v, narrow) for v in op.operands)
+        new = type(op)(ta.results[0], tb.results[0])
         ext: Operation = (arith.ExtSIOp if signed else arith.ExtUIOp)(new.result, IntegerType(w))
         Rewriter.insert_op([ta, tb, new, ext], InsertPoint.before(op))
         for o in (ta, tb, new, ext):

@@ -925,7 +925,7 @@ class UnitGenerator:
         for v, k in terms:
             x = self.ref(v, st)
             if k != 1:
-                x = h.binop("comb.mul", x, h.const(k % (1 << 32), 32), f"{hint}_term")
+                x = h.mul_const(x, k, f"{hint}_term")
             acc = x if acc is None else h.binop("comb.add", acc, x, f"{hint}_sum")
         if acc is None:
             return h.const(const % (1 << 32), 32)

@@ -96,7 +96,7 @@ def divmod_const(
     m, s = reciprocal(d, bits)
     xn = h.extract(x, 0, bits, f"{hint}_elem")
     w = s + bits  # wide enough for the product: x < 2**bits and m <= 2**s
-    prod = h.binop("comb.mul", h.zext(xn, w), h.const(m, w), f"{hint}_recip")
+    prod = h.mul_const(h.zext(xn, w), m, f"{hint}_recip")
     q = h.extract(prod, s, bits, f"{hint}_quot")
     rem = h.binop("comb.sub", xn, h.binop("comb.mul", q, h.const(d, bits), None), f"{hint}_rem")
     return h.zext(q, 32), h.zext(rem, 32)
