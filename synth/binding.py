@@ -72,10 +72,11 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, comb, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from aquas.dialects import aquas as aq
+from aquas.dialects.aquas import constant_value
 from aquas.synth.narrow import signed_bits, unsigned_bits
 from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 
@@ -374,10 +375,8 @@ def emit_mul(h: object, op: Operation, a: SSAValue, b: SSAValue, hint: str) -> S
     assert isinstance(h, HwBuilder)
     w = _width(op.results[0])
     for x, v in ((a, op.operands[1]), (b, op.operands[0])):
-        if isinstance(v, OpResult) and isinstance(v.owner, arith.ConstantOp):
-            value = v.owner.value
-            assert isinstance(value, IntegerAttr)
-            return h.mul_const(x, value.value.data, hint)
+        if (c := constant_value(v)) is not None:
+            return h.mul_const(x, c, hint)
     narrow = narrowing([op])
     if narrow is not None:
         a, b = h.extract(a, 0, narrow.bits), h.extract(b, 0, narrow.bits)
