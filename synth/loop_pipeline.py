@@ -207,7 +207,7 @@ def loop_problem(
         if y.owner in producers:
             return "two iteration values are the same value"
         producers.append(y.owner)
-    slow = split_unit_ops(lib, work, budget_ns) if split else {}
+    slow = unit_ops(lib, work, budget_ns, units) if split else {}
     shared = _unit_limit(units, lib, len(work) if slow else None)
     problem = segment_problem(work, lambda o: dl[o], clock_ns, budget_ns, slow, shared=shared)
     loop_p = LoopProblem(problem, sram_reads=_data_cycle_reads(work))
@@ -318,6 +318,56 @@ def split_unit_ops(
     return {o: spec for o in ops if (spec := split_unit_op(lib, o, budget_ns)) is not None}
 
 
+def unit_ops(
+    lib: OperatorLibrary, ops: list[Operation], budget_ns: float, units: int | None
+) -> dict[Operation, MultiCycleOp]:
+    """The multiplies among ``ops`` the state machine reads some cycles after their issue:
+    on split units (``split_unit_op``), and with the ISAX's ``#[mul_units(N)]``
+    directive (``units``) on registered ones (``registered_unit_op``)."""
+    out = split_unit_ops(lib, ops, budget_ns)
+    if units is not None:
+        for o in ops:
+            spec = None if o in out else registered_unit_op(lib, o, budget_ns)
+            if spec is not None:
+                out[o] = spec
+    return out
+
+
+def registered_unit_op(
+    lib: OperatorLibrary, op: Operation, budget_ns: float
+) -> MultiCycleOp | None:
+    """How the state machine will run ``op``, a kernel multiply of an ISAX with a
+    ``#[mul_units(N)]`` directive, when it fits a cycle alone but not behind any shared
+    unit's input select (two users'): the binding then registers its class's units
+    (``binding.Sharing.plan``), and the directive puts the kernel's multiplies on them.
+    Issued behind the select, its product is read ``REGISTERED_LATENCY`` cycles later, a
+    new issue every cycle. Else None.
+
+    Without it the modulo schedule chains the product in its issue cycle, and the kernel
+    the binding then gets waits for each product within the iteration (the point cloud's
+    covariance at derate 1.0: 8 kernel states for an II of 6, and 197 cycles instead of
+    170)."""
+    from aquas.synth.binding import REGISTERED_LATENCY, select_ns
+    from aquas.synth.timing import chained_delay
+
+    c = class_of(op, lib)
+    if lib.derate_fit or c is None or split_unit_op(lib, op, budget_ns) is not None:
+        return None
+    d = chained_delay(lib, op, budget_ns)
+    if d > budget_ns or d + select_ns(lib, c.width, 2) <= budget_ns:
+        return None
+    return MultiCycleOp(
+        unit=c.kind,
+        width=c.width,
+        latency=REGISTERED_LATENCY,
+        ii=1,
+        issue_ns=select_ns(lib, c.width, SELECT_USERS),
+        cells=0,
+        depth=0,
+        pipelined=True,
+    )
+
+
 def _unit_limit(
     units: int | None, lib: OperatorLibrary, unlimited: int | None = None
 ) -> Callable[[Operation], tuple[str, int] | None] | None:
@@ -388,14 +438,20 @@ class Rewrite:
 
 
 def kernel_states(
-    kernel: scf.ForOp, clock_ns: float, budget_ns: float, lib: OperatorLibrary, split: bool
+    kernel: scf.ForOp,
+    clock_ns: float,
+    budget_ns: float,
+    lib: OperatorLibrary,
+    split: bool,
+    units: int | None = None,
 ) -> int:
     """The states the FSM builder gives the kernel body (one segment: the same problem and
     list scheduling as ``synth/fsm.py``): the II realised. ``split``: the kernel waits for
     its split units' products (``segment_states``). It does with a prologue and epilogue,
     whose epilogue reads the last products after the loop; a predicated kernel takes them
-    in flight instead (``fsm.FsmBuilder.in_flight``: its loop results for them are unused)."""
-    return segment_states(list(kernel.body.block.ops), clock_ns, budget_ns, lib, split)
+    in flight instead (``fsm.FsmBuilder.in_flight``: its loop results for them are unused).
+    ``units``: the ISAX's ``#[mul_units(N)]`` (``unit_ops``)."""
+    return segment_states(list(kernel.body.block.ops), clock_ns, budget_ns, lib, split, units)
 
 
 def segment_states(
@@ -404,11 +460,12 @@ def segment_states(
     budget_ns: float,
     lib: OperatorLibrary,
     split: bool = False,
+    units: int | None = None,
 ) -> int:
     """The states the FSM builder gives straight-line ``ops`` as one segment (0 when they
-    are all wiring). With ``split``, a split unit's multiply (``split_unit_op``) is read
-    its latency after its issue, as in straight-line code (a kernel takes its products in
-    flight)."""
+    are all wiring). With ``split``, a split or registered unit's multiply (``unit_ops``;
+    ``units``: the ISAX's ``#[mul_units(N)]``) is read its latency after its issue, as in
+    straight-line code (a kernel takes its products in flight)."""
     from aquas.synth.fsm import segment_problem
     from aquas.synth.timing import chained_delay
 
@@ -419,20 +476,25 @@ def segment_states(
     ]
     if not work:
         return 0
-    slow = split_unit_ops(lib, work, budget_ns) if split else {}
+    slow = unit_ops(lib, work, budget_ns, units) if split else {}
     problem = segment_problem(
         work,
         lambda o: chained_delay(lib, o, budget_ns),
         clock_ns,
         budget_ns,
         slow,
-        shared=_unit_limit(None, lib, len(work)) if slow else None,
+        shared=_unit_limit(units, lib, len(work)) if slow else None,
     )
     return sequential_cycles(LoopProblem(problem, sram_reads=_data_cycle_reads(work)))
 
 
 def loop_cycles(
-    rewrite: Rewrite, states: int, clock_ns: float, budget_ns: float, lib: OperatorLibrary
+    rewrite: Rewrite,
+    states: int,
+    clock_ns: float,
+    budget_ns: float,
+    lib: OperatorLibrary,
+    units: int | None = None,
 ) -> int:
     """The cycles of a pipelined loop whose kernel takes ``states`` a trip, as the FSM
     builder schedules it: the prologue and epilogue as segments of their own (they join
@@ -441,7 +503,7 @@ def loop_cycles(
     k = rewrite.inserted.index(rewrite.kernel)
     trip = _trip(rewrite.kernel) or 0
     edges = [
-        segment_states(part, clock_ns, budget_ns, lib, split=True)
+        segment_states(part, clock_ns, budget_ns, lib, split=True, units=units)
         for part in (rewrite.inserted[:k], rewrite.inserted[k + 1 :])
     ]
     return trip * states + (sum(edges) if any(edges) else 1)
@@ -861,7 +923,9 @@ def pipeline_loops(
             # The kernel as the FSM builder will schedule it: an index carried from one
             # stage to the next is opaque to its bank and conflict analysis, which may
             # serialise accesses the modulo schedule overlapped.
-            rep.kernel_states = kernel_states(rewrite.kernel, clock_ns, budget, lib, in_flight)
+            rep.kernel_states = kernel_states(
+                rewrite.kernel, clock_ns, budget, lib, in_flight, units
+            )
             if (
                 predicate != "never"
                 and sched.stages > 1
@@ -882,12 +946,12 @@ def pipeline_loops(
                 # of the S - 1 extra iterations pays them all (the point cloud's v3ddist
                 # at derate 1.32: 171 -> 198 cycles) where the copies overlap.
                 alt = pipeline_loop(loop, sched, work, predicated=True)
-                states = kernel_states(alt.kernel, clock_ns, budget, lib, False)
+                states = kernel_states(alt.kernel, clock_ns, budget, lib, False, units)
                 # a cycle more, for the initialisation state the prologue took
                 if predicate == "always" or (
                     states <= rep.kernel_states
-                    and loop_cycles(alt, states, clock_ns, budget, lib)
-                    <= 1 + loop_cycles(rewrite, rep.kernel_states, clock_ns, budget, lib)
+                    and loop_cycles(alt, states, clock_ns, budget, lib, units)
+                    <= 1 + loop_cycles(rewrite, rep.kernel_states, clock_ns, budget, lib, units)
                 ):
                     rewrite.rollback()
                     rewrite, rep.kernel_states, rep.predicated = alt, states, True

@@ -184,19 +184,21 @@ def test_a_budget_no_choice_fits_is_a_diagnostic() -> None:
 
 
 def test_a_later_round_without_a_choice_names_the_smallest_unit_generated() -> None:
-    """The point cloud's three project ISAXs at 0.54: the first search's choice (the 64-bit
+    """The point cloud's three project ISAXs at 0.50: the first search's choice (the 32-bit
     multiplies on the sequential multiplier) is estimated by its multipliers under the
     budget, but the unit it generates, with the sequential multiplier's states and
     registers, is larger than the default; so is the second search's, from that unit. The
     diagnostic names the default as the smallest unit generated, with its own estimate,
-    and what each choice was estimated at against what it generated."""
+    and what each choice was estimated at against what it generated. (At 0.54 until the
+    pipeliner planned for vcovmat3d's registered unit: its predicated kernel has one copy
+    of the operators, and the default unit is smaller.)"""
     from aquas.spec.subset import keep_isaxs
 
     module = lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax")
     keep_isaxs(module, ["v3ddist", "vcovmat3d", "vnearest"])
     default = build_unit(module.clone(), CLOCK, LIB).area_estimate["total_um2"]
     with pytest.raises(AquasError) as e:
-        build_unit(module, CLOCK, LIB, area_budget=AreaBudget(0.54, CORE_UM2, "VexRiscv"))
+        build_unit(module, CLOCK, LIB, area_budget=AreaBudget(0.50, CORE_UM2, "VexRiscv"))
     msg = str(e.value)
     assert f"the smallest unit generated is the default, {default:,.0f} um^2 " in msg
     assert f"({100 * default / CORE_UM2:.1f} % of the core)" in msg
@@ -206,11 +208,12 @@ def test_a_later_round_without_a_choice_names_the_smallest_unit_generated() -> N
             r"estimated at ([\d,]+) um\^2 and its unit at ([\d,]+) um\^2", msg
         ).groups()  # type: ignore[union-attr]
     )
-    assert est <= 0.54 * CORE_UM2 < default < gen
+    assert est <= 0.50 * CORE_UM2 < default < gen
 
 
 def test_no_round_returns_a_unit_over_the_budget() -> None:
-    """The point cloud's three project ISAXs at 0.56: each round's choice is estimated
+    """The point cloud's three project ISAXs at 0.54 (0.56 before the pipeliner planned
+    for vcovmat3d's registered unit): each round's choice is estimated
     under the budget by the multipliers it changes, and each generates a unit over it.
     The flow used to return the last round's unit (over the budget, and larger than the
     default) as if it fitted; now it refuses, naming the units it generated."""
@@ -218,7 +221,7 @@ def test_no_round_returns_a_unit_over_the_budget() -> None:
 
     module = lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax")
     keep_isaxs(module, ["v3ddist", "vcovmat3d", "vnearest"])
-    budget = AreaBudget(0.56, CORE_UM2, "VexRiscv")
+    budget = AreaBudget(0.54, CORE_UM2, "VexRiscv")
     with pytest.raises(AquasError) as e:
         build_unit(module, CLOCK, LIB, area_budget=budget)
     msg = str(e.value)

@@ -102,8 +102,11 @@ def test_without_the_predicated_kernel_the_products_are_waited_for() -> None:
     m = prepare(lower_spec(SPEC, "fly.isax"))
     reports = pipeline_loops(m, CLOCK, LIB.derated(DERATE), predicate="never")
     got = {rep.isax: (rep.ii, rep.stages, rep.kernel_states, rep.predicated) for rep in reports}
-    # the last product issued (cycle 2 of the kernel) is read in cycle 5
-    assert got == {"tri": (3, 3, 5, False), "six": (3, 3, 5, False)}
+    # the last product issued (cycle 2 of the kernel: one unit for tri's three multiplies,
+    # two for six's six) is read in cycle 5, so the kernel takes 6 states, as the state
+    # machine builds it. Until the estimate held the multiplies to the #[mul_units(N)]
+    # directive's units it issued them all in cycle 0 and said 5.
+    assert got == {"tri": (3, 3, 6, False), "six": (3, 3, 6, False)}
 
 
 def test_products_in_flight_cosimulate_bit_exact(tmp_path: Path) -> None:
@@ -114,3 +117,34 @@ def test_products_in_flight_cosimulate_bit_exact(tmp_path: Path) -> None:
     res = cosim_random(path, tmp_path / "out", 200, 11, CLOCK, LIB.derated(DERATE))
     assert "mul32_u0_s_q" in res.verilog_path.read_text()  # a split unit
     assert lint(res.verilog_path) == []
+
+
+def test_registered_units_of_a_directive_are_planned_for_by_the_pipeliner() -> None:
+    """The point cloud's ``vcovmat3d`` (``#[mul_units(1)]``) at VexRiscv's clock, on the
+    model's own delays: its 64-bit multiply fits a cycle alone (4.6 of 4.67 ns) but not
+    behind the unit's select, so the binding registers the unit and the directive puts the
+    kernel's six multiplies on it, read two states after their issue
+    (``loop_pipeline.registered_unit_op``). The pipeliner used to chain them in a cycle,
+    estimate the prologue-and-epilogue kernel with unlimited units at its II, and keep it:
+    the state machine's kernel then waited for the products, 8 states for an II of 6."""
+    from aquas.spec.frontend import lower_spec_file
+    from aquas.spec.subset import keep_isaxs
+
+    root = Path(__file__).resolve().parents[1]
+
+    def module() -> object:
+        m = lower_spec_file(root / "examples" / "pointcloud" / "pointcloud.isax")
+        keep_isaxs(m, ["vcovmat3d"])
+        return m
+
+    builder, _ = schedule_isaxs(module(), 5.6706, LIB)
+    sharing = builder.sharing
+    assert sharing is not None and sharing.registered and not sharing.split
+    lp = loop_reports(builder)["vcovmat3d"][0]
+    assert lp["predicated"], lp
+    assert (lp["ii"], lp["kernel_states"], lp["kernel_limit"]) == (6, 6, ""), lp
+    # with a prologue and epilogue the kernel waits for its last products: the estimate
+    # says so now (one unit, six issues, the last read two states after its issue)
+    reports = pipeline_loops(prepare(module()), 5.6706, LIB, predicate="never")  # type: ignore[arg-type]
+    got = [(r.ii, r.kernel_states, r.predicated) for r in reports if r.isax == "vcovmat3d"]
+    assert got == [(6, 8, False)], got
