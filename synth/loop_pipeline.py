@@ -318,6 +318,17 @@ def split_unit_ops(
     return {o: spec for o in ops if (spec := split_unit_op(lib, o, budget_ns)) is not None}
 
 
+def fit_scratchpads(module: ModuleOp) -> None:
+    """The SRAM scratchpads' banks as synthesis fits them (``sram.fit_partitions``, for
+    the reference 32-bit ISAX master) before loops are pipelined and states scheduled:
+    the delays depend on them (``timing.bank_select_ns``), so the passes
+    ``aquas-pipeline-loops`` and ``aquas-schedule`` schedule what ``aquas synth`` does."""
+    from aquas.synth.sram import fit_partitions
+
+    for ext in [o for o in module.walk() if isinstance(o, aq.ExtensionOp)]:
+        fit_partitions(ext, 32)
+
+
 def unit_ops(
     lib: OperatorLibrary, ops: list[Operation], budget_ns: float, units: int | None
 ) -> dict[Operation, MultiCycleOp]:
@@ -1029,4 +1040,5 @@ class AquasPipelineLoopsPass(ModulePass):
             raise AquasError(
                 f"aquas-pipeline-loops: clock-ns must be a positive number, not {self.clock_ns}"
             )
+        fit_scratchpads(op)
         pipeline_loops(op, float(self.clock_ns), auto=self.auto, predicate=self.predicate)

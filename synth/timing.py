@@ -461,6 +461,9 @@ class AquasSchedulePass(ModulePass):
             inner.attributes.pop(STATE_ATTR, None)
             inner.attributes.pop(CYCLE_ATTR, None)
             inner.attributes.pop(RESULT_STATE_ATTR, None)
+        from aquas.synth.loop_pipeline import fit_scratchpads
+
+        fit_scratchpads(op)
         lib = OperatorLibrary.load()
         # one unit per extension, each numbering its states from its own idle state
         for ext in [o for o in op.walk() if isinstance(o, aq.ExtensionOp)]:

@@ -88,12 +88,16 @@ def test_only_registers_read_before_written_keep_a_reset(tmp_path: Path) -> None
     assert "acc_q <= 32'h7;" in v
     for k in range(4):
         assert resets[f"keep_{k}_q"], k
+    # control too: the flip-flops that select a shared unit's operands in a state
+    # (``UnitGenerator.selects``) are read in every cycle and follow the state register
+    flags = {n for n in resets if re.fullmatch(r"s_\w+_sel_q", n)}
+    assert flags and all(resets[n] for n in flags), flags
     # everything else is a datapath register: values, loop registers, the call-local
     # scratchpad's elements (pooled or not)
     datapath = {
         n for n in resets if n not in {"state_q", "rd_q", "mem_phase_q", "mem_beat_q", "acc_q"}
     }
-    datapath -= {f"keep_{k}_q" for k in range(4)}
+    datapath -= {f"keep_{k}_q" for k in range(4)} | flags
     datapath -= {"rs1_q", "rs2_q"}
     assert datapath, resets
     assert not any(resets[n] for n in datapath), {n for n in datapath if resets[n]}
