@@ -362,7 +362,7 @@ def registered_unit_op(
     from aquas.synth.timing import chained_delay
 
     c = class_of(op, lib)
-    if lib.derate_fit or c is None or split_unit_op(lib, op, budget_ns) is not None:
+    if lib.derate_fit or c is None:  # (a split unit's multiply: unit_ops takes it first)
         return None
     d = chained_delay(lib, op, budget_ns)
     if d > budget_ns or d + select_ns(lib, c.width, 2) <= budget_ns:

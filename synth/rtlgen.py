@@ -263,9 +263,9 @@ class UnitGenerator:
         self.stream_reads: dict[int, dict[Any, tuple[int, SSAValue]]] = {}
         self.stream_banks: dict[int, set[int]] = {}  # SRAM banks a window state reads
         self.present: dict[int, SSAValue] = {}
-        # per state selecting a shared unit's operands: ``state_q == sid`` held in a
-        # flip-flop (:meth:`selects`)
-        self.select_flags: dict[int, SSAValue] = {}
+        # per state selecting a shared unit's operands: the name of the flip-flop holding
+        # ``state_q == sid`` (:meth:`selects`)
+        self.select_flags: dict[int, str] = {}
         self.stream_block: dict[int, SSAValue] = {}  # wait state -> a beat must wait
         self.reg_locs = self._register_locations()
         self.h.reserved.update(self.reg_locs)
@@ -686,16 +686,12 @@ class UnitGenerator:
         compare of a 7-bit state and its fan-out buffers take about 0.9 ns in front of
         the select, which the scheduler's select delay (``binding.select_ns``) does not
         count. The compare moves to the end of the cycle, after the next state."""
-        flag = self.select_flags.get(sid)
-        if flag is None:
-            name = f"{self.state_names[sid].lower()}_sel_q"
-            flag = self.select_flags[sid] = self.h.reg(name, 1, 0)  # reset: S_IDLE
-        return flag
+        name = self.select_flags.setdefault(sid, f"{self.state_names[sid].lower()}_sel_q")
+        return self.h.reg(name, 1, 0)  # reset: S_IDLE
 
     def select_flags_next(self, state_next: SSAValue) -> None:
         """Loads every select flag (:meth:`selects`) from the next state."""
-        for sid in sorted(self.select_flags):
-            name = f"{self.state_names[sid].lower()}_sel_q"
+        for sid, name in sorted(self.select_flags.items()):
             nxt = self.h.icmp("eq", state_next, self.state_const[sid], f"{name[:-2]}_n")
             self.h.drive(name, nxt)
 
