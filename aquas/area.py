@@ -119,11 +119,16 @@ def resolve_clock(
 
 
 def unit_figures(
-    verilog: Path, top: str, clock_ns: float, say: Callable[[str], None] | None = None
+    verilog: Path,
+    top: str,
+    clock_ns: float,
+    say: Callable[[str], None] | None = None,
+    map_ns: float | None = None,
 ) -> sta.StaFigures:
-    """The unit's area and critical path at ``clock_ns`` (cached by content)."""
+    """The unit's area and critical path at ``clock_ns`` (cached by content), mapped by ABC
+    for ``map_ns`` when timing closure kept such a mapping (``UnitResult.map_ns``)."""
     progress = progress_printer(say, f"mapping {top} onto {sta.LIBRARY_NAME}") if say else None
-    return sta.measure(verilog, top, clock_ns, progress=progress)
+    return sta.measure(verilog, top, clock_ns, progress=progress, map_ns=map_ns)
 
 
 def _um2(fig: sta.StaFigures | None) -> dict[str, Any] | None:
@@ -206,6 +211,10 @@ def area_timing(
             "meets_clock": ucp <= clock.ns,
             # the unit lengthens the core's clock only where its path is longer
             "frequency_factor": (min(1.0, ccp / ucp) if ucp else 1.0) if ccp else None,
+            # ABC's delay target for the unit when timing closure mapped it tighter than
+            # the clock (synth/pipeline.py, REMAP_RATIO); None: mapped for the clock, as
+            # the core is mapped for its own
+            "unit_map_ns": unit_sta.map_ns,
         }
     timing |= {
         "clock_ns": clock.ns,

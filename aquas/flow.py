@@ -360,10 +360,14 @@ class Flow:
             "unmeasured": t.core.area_unmeasured,
             "unit": unit_digest,
             "clock_ns": self.clock_ns,
+            "map_ns": synth.get("map_ns"),
             "sta": tools_available(),
         }
         area = self.stage(
-            "area", core, lambda d: self._area(d, unit_v, synth["unit"]), spinner=False
+            "area",
+            core,
+            lambda d: self._area(d, unit_v, synth["unit"], synth.get("map_ns")),
+            spinner=False,
         )
         doc = self._document(synth, cosim, match, build, sim, area, measured)
         from aquas.report import write_reports
@@ -414,6 +418,7 @@ class Flow:
             "yosys": u.yosys,
             "ns_per_level": u.ns_per_level,
             "timing_closure": u.timing_closure,
+            "map_ns": u.map_ns,
             "area_estimate": res.unit.area_estimate,
             "area_budget": res.unit.area_budget,
         }
@@ -698,10 +703,11 @@ class Flow:
             sims["baseline-sites"]["regions"],
         )
 
-    def _area(self, d: Path, unit_v: Path, unit: str) -> dict[str, Any]:
+    def _area(self, d: Path, unit_v: Path, unit: str, map_ns: float | None) -> dict[str, Any]:
         """The core's generic Yosys figures (as before), and, with the tools installed, the
         unit's and the core's cell area and critical path on the cell library
-        (aquas.area: one method for both; the core's figures are cached per core)."""
+        (aquas.area: one method for both; the core's figures are cached per core). The unit
+        is mapped as timing closure kept it: for ``map_ns`` when that is set."""
         from aquas.area import core_figures, progress_printer, unit_figures
         from aquas.sim.builder import core_rtl
         from aquas.synth.sta import tools_available
@@ -711,7 +717,7 @@ class Flow:
         res: dict[str, Any] = {"core": t.core.module, "unit_sta": None, "core_sta": None}
         say = lambda m: self.console.print(m, markup=False)  # noqa: E731
         if tools_available():
-            res["unit_sta"] = unit_figures(unit_v, unit, self.clock_ns, say).as_dict()
+            res["unit_sta"] = unit_figures(unit_v, unit, self.clock_ns, say, map_ns).as_dict()
             core_sta = core_figures(t, say)
             res["core_sta"] = core_sta.as_dict() if core_sta else None
         if t.core.area_unmeasured:  # reported as "not measured", with the reason

@@ -371,6 +371,11 @@ def _headline_sta(doc: dict[str, Any]) -> list[str]:
             f"- Critical path (OpenSTA): unit {_fmt(t['unit_critical_path_ns'])} ns vs core "
             f"{_fmt(t['core_critical_path_ns'])} ns ({impact}); {clock}",
         ]
+    if t.get("unit_map_ns") is not None:
+        lines.append(
+            f"- The unit is mapped by ABC for {_fmt(t['unit_map_ns'])} ns (timing closure: a "
+            "narrow miss at the clock target, mapped again for delay; docs/synthesis.md)"
+        )
     lines.append(
         f"- Co-simulation against the golden interpreter: {doc['cosim']['cases']} random "
         "cases in all, no mismatch"

@@ -119,13 +119,14 @@ class StaFigures:
 
     library: str
     top: str
-    clock_ns: float  # the period given to ABC and OpenSTA
+    clock_ns: float  # the period OpenSTA times at (and ABC's target, unless map_ns)
     logic_area_um2: float
     cells: int
     flops: int
     critical_path_ns: float  # clock period less the worst slack
     memories: list[Memory] = field(default_factory=list)
     seconds: float = 0.0  # Yosys + OpenSTA time when it was measured
+    map_ns: float | None = None  # ABC's delay target when tighter than the clock
 
     @property
     def memory_bits(self) -> int:
@@ -296,10 +297,13 @@ def find_clock(ports: list[str]) -> str | None:
     return None
 
 
-def _key(files: list[Path], top: str, chparams: str, clock_ns: float, lib: Path) -> str:
+def _key(
+    files: list[Path], top: str, chparams: str, clock_ns: float, lib: Path, map_ns: float | None
+) -> str:
     h = hashlib.sha256()
     parts = (_YOSYS_SCRIPT, _ABC, _CONSTR, _STA_SCRIPT, _SRAM_INSTANCE.pattern, top, chparams)
-    for part in (*parts, repr(clock_ns)):
+    timing = repr(clock_ns) if map_ns is None else f"{clock_ns!r} map {map_ns!r}"
+    for part in (*parts, timing):
         h.update(part.encode() + b"\0")
     h.update(lib.read_bytes())
     for f in files:
@@ -342,15 +346,22 @@ def measure(
     cache_dir: Path | None = None,
     timeout: int = 3600,
     progress: Callable[[str, float], None] | None = None,
+    map_ns: float | None = None,
 ) -> StaFigures:
     """Map module ``top`` (its ``params`` overridden) onto the cell library and time it at
-    ``clock_ns``; cached. ``progress(step, seconds)`` is called while Yosys or OpenSTA run."""
+    ``clock_ns``; cached. ``progress(step, seconds)`` is called while Yosys or OpenSTA run.
+
+    ABC maps for a delay of ``clock_ns``, or of ``map_ns`` when given: a tighter target
+    that trades area for delay (timing closure's remapping of a narrow miss,
+    ``synth/pipeline.py``); OpenSTA still times at ``clock_ns``."""
     if not clock_ns > 0:
         raise AquasError(f"the clock period must be positive, not {clock_ns}")
+    if map_ns is not None and not 0 < map_ns <= clock_ns:
+        raise AquasError(f"ABC's delay target must be in (0, {clock_ns}] ns, not {map_ns}")
     files = [verilog] if isinstance(verilog, Path) else list(verilog)
     lib = liberty_path()
     chparams = "".join(f"chparam -set {k} {v} {top}\n" for k, v in sorted((params or {}).items()))
-    key = _key(files, top, chparams, clock_ns, lib)
+    key = _key(files, top, chparams, clock_ns, lib, map_ns)
     cache_dir = cache_dir or default_cache_dir("sta")
     cached = cache_dir / f"{top}-{key}.json"
     fig = _load(cached)
@@ -363,7 +374,7 @@ def measure(
         fcntl.flock(lock, fcntl.LOCK_EX)
         fig = _load(cached)
         if fig is None:
-            fig = _map_and_time(files, top, clock_ns, chparams, lib, timeout, progress)
+            fig = _map_and_time(files, top, clock_ns, chparams, lib, timeout, progress, map_ns)
             tmp_file = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
             tmp_file.write_text(json.dumps(fig.as_dict(), indent=1))
             tmp_file.replace(cached)
@@ -387,14 +398,15 @@ def _map_and_time(
     lib: Path,
     timeout: int,
     progress: Callable[[str, float], None] | None,
+    map_ns: float | None,
 ) -> StaFigures:
     yosys, sta = _binary("yosys", "area"), _binary("sta", "timing")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / "constr.txt").write_text(_CONSTR)
-        clock_ps = max(1, round(clock_ns * 1000))
-        (d / "map.abc").write_text(_ABC.format(ps=clock_ps))
+        map_ps = max(1, round((map_ns or clock_ns) * 1000))
+        (d / "map.abc").write_text(_ABC.format(ps=map_ps))
         script = _YOSYS_SCRIPT.format(
             reads="\n".join(f"read_verilog -sv {f.resolve()}" for f in files),
             chparams=chparams,
@@ -458,5 +470,6 @@ def _map_and_time(
         critical_path_ns=round(clock_ns - slack, 4) if slack is not None else 0.0,
         memories=memories,
         seconds=round(time.perf_counter() - t0, 2),
+        map_ns=map_ns,
     )
     return fig

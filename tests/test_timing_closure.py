@@ -37,17 +37,22 @@ def _close_with_fake_sta(
     monkeypatch: pytest.MonkeyPatch,
     paths: list[float],
     areas: list[float] | None = None,
+    remap: bool = False,
 ) -> tuple[pipeline.UnitResult, list[str], list[str]]:
     """Closure of ``SPEC`` at 6 ns with OpenSTA replaced: the k-th mapping reports
     ``paths[k]`` and ``areas[k]``. Returns the result, the Verilog of each round timed, and
-    the progress lines."""
+    the progress lines. Narrow misses are not mapped again for delay unless ``remap``."""
     path_it, area_it = iter(paths), iter(areas or [1.0] * len(paths))
     timed: list[str] = []
 
     def fake_measure(verilog: Path, top: str, clock_ns: float, **kw: Any) -> Any:
         timed.append(verilog.read_text())
-        return sta.StaFigures("fake", top, clock_ns, next(area_it), 1, 1, next(path_it))
+        return sta.StaFigures(
+            "fake", top, clock_ns, next(area_it), 1, 1, next(path_it), map_ns=kw.get("map_ns")
+        )
 
+    if not remap:
+        monkeypatch.setattr(pipeline, "REMAP_RATIO", 1.0)
     monkeypatch.setattr(sta, "tools_available", lambda: True)
     monkeypatch.setattr(sta, "measure", fake_measure)
     said: list[str] = []
@@ -165,6 +170,7 @@ def _close_with_stand_ins(
             return SimpleNamespace(d=d, fit=fit)
 
     monkeypatch.setattr(pipeline, "_synthesize", synthesize)
+    monkeypatch.setattr(pipeline, "REMAP_RATIO", 1.0)  # no narrow miss mapped again
     monkeypatch.setattr(sta, "tools_available", lambda: True)
     monkeypatch.setattr(sta, "measure", measure)
     said: list[str] = []
@@ -257,6 +263,46 @@ def test_the_kept_round_is_the_unit_returned_when_bisection_reaches_an_old_sched
     assert fake_measure(u.synth.verilog_path, "u", 5.74).critical_path_ns <= 5.74
 
 
+def test_a_narrow_miss_is_mapped_again_for_delay_and_kept_when_it_meets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # round 1 misses 6 ns by 3 %: the same Verilog is mapped again with ABC's target at
+    # 0.8 of the clock, and meets; no schedule is derated
+    u, timed, said = _close_with_fake_sta(tmp_path, monkeypatch, [6.2, 5.95], [10.0, 12.0], True)
+    rounds = u.timing_closure
+    assert rounds is not None and [r["unit_path_ns"] for r in rounds] == [6.2, 5.95]
+    assert [r.get("map_ns") for r in rounds] == [None, 4.8]
+    assert [r["derate"] for r in rounds] == [1.0, 1.0] and [r["logic_um2"] for r in rounds] == [
+        10,
+        12,
+    ]
+    assert len(timed) == 2 and timed[0] == timed[1]  # one schedule, mapped twice
+    assert u.map_ns == 4.8  # what the area and timing figures are measured at afterwards
+    assert u.synth.verilog_path.read_text() == timed[0]
+    assert "timing closure, round 1: a narrow miss; mapping again for 4.8 ns" in said
+    assert (
+        "timing closure, round 1, mapped for 4.8 ns: critical path 5.95 ns meets 6 ns "
+        "(12 um^2 of logic, " in "\n".join(said)
+    )
+
+
+def test_a_remap_that_misses_costs_a_mapping_and_the_rounds_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the remap of round 1 misses too (ABC's delay mapping is no sure gain: the DSP
+    # extension derated by 1.02 missed by 1.2 %, and by 1.9 % mapped for delay); the
+    # closure derates as before, from round 1's own path, and the remap is not a round.
+    # Round 2 meets; the deratings bisected after it miss by 6 %, too much to map again
+    paths = [6.2, 6.25, 5.8, 6.35, 6.35]
+    u, timed, said = _close_with_fake_sta(tmp_path, monkeypatch, paths, remap=True)
+    rounds = u.timing_closure
+    assert rounds is not None and [r["unit_path_ns"] for r in rounds] == paths[: len(rounds)]
+    assert [r.get("map_ns") for r in rounds] == [None, 4.8] + [None] * (len(rounds) - 2)
+    assert rounds[2]["derate"] == pipeline.CLOSURE_STEP and not rounds[2]["fit"]
+    assert "timing closure, round 2: mapping narrow_isax_unit onto osu018" in said
+    assert u.map_ns is None and u.synth.verilog_path.read_text() == timed[2]
+
+
 def test_the_cost_of_a_met_round_weighs_cycles_squared() -> None:
     # v3ddist alone at VexRiscv's clock (benchmarks/bench_area.py --per-isax): 313,098 um^2
     # for 375 cycles, or 727,250 um^2 for 218: 313,098 against 727,250 x (218/375)^2 =
@@ -289,13 +335,45 @@ def test_closure_on_the_cell_library_meets_the_clock(tmp_path: Path) -> None:
         ],
     )
     assert r.exit_code == 0, r.output
-    rounds = json.loads((tmp_path / "u/unit.json").read_text())["timing_closure"]
+    doc = json.loads((tmp_path / "u/unit.json").read_text())
+    rounds = doc["timing_closure"]
     # the model's schedule misses 4.1 ns on OSU018 (4.47 ns: the model's delays are
     # optimistic for this chain); a derated schedule meets it, by OpenSTA (it met 5.3 ns
     # without closure once extended values were held narrow, FsmBuilder.hold)
     assert rounds[0]["unit_path_ns"] > 4.1
     # (the round that meets may be followed by rounds bisecting the derating between it
-    # and the miss; the unit written is a round that meets)
+    # and the miss; the unit written is a round that meets, as mapped when it met: a
+    # bisected round that misses narrowly is mapped again for delay, and may meet so)
     assert any(r["unit_path_ns"] <= 4.1 for r in rounds[1:])
     unit = tmp_path / "u/narrow_isax_unit.sv"
-    assert sta.measure(unit, "narrow_isax_unit", 4.1).critical_path_ns <= 4.1
+    fig = sta.measure(unit, "narrow_isax_unit", 4.1, map_ns=doc["map_ns"])
+    assert fig.critical_path_ns <= 4.1
+
+
+def test_the_dsp_extension_meets_the_core_clock_by_a_remap_of_its_first_round(
+    tmp_path: Path,
+) -> None:
+    """The whole DSP extension at VexRiscv's 5.67 ns: the model's schedule misses by 3.5 %
+    on OSU018 (5.87 ns). Derating it cost up to twice the area for the same cycles (kept at
+    1,994,546 um^2); mapped again with ABC's target at 0.8 of the clock, the same schedule
+    meets, and the unit's figures are those of that mapping."""
+    require_tool("yosys", "yosys")
+    require_tool("sta", "opensta")
+    out = tmp_path / "u"
+    r = CliRunner().invoke(
+        main,
+        [
+            *("synth", str(ROOT / "examples/dsp/dsp.isax"), "--clock-ns", "5.67"),
+            *("--close-timing", "--no-yosys", "--no-lint", "-o", str(out)),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "unit.json").read_text())
+    first, remap = doc["timing_closure"]
+    assert 5.67 < first["unit_path_ns"] <= 5.67 * pipeline.REMAP_RATIO and "map_ns" not in first
+    assert remap["map_ns"] == doc["map_ns"] == round(5.67 * pipeline.REMAP_TARGET, 3)
+    assert remap["derate"] == 1.0 and remap["cycles"] == first["cycles"]
+    # buying delay with area: more than the first mapping, less than the derated rounds
+    assert first["logic_um2"] < remap["logic_um2"] < 1.2 * first["logic_um2"]
+    fig = sta.measure(out / "dsp_isax_unit.sv", "dsp_isax_unit", 5.67, map_ns=doc["map_ns"])
+    assert fig.critical_path_ns == remap["unit_path_ns"] <= 5.67 and fig.map_ns == doc["map_ns"]

@@ -240,6 +240,7 @@ def synth(
             unit_doc["encoding"] = encoding_doc
         if u.timing_closure is not None:
             unit_doc["timing_closure"] = u.timing_closure
+            unit_doc["map_ns"] = u.map_ns  # ABC's target for the kept unit, if not the clock
         from aquas.synth.flow import multicycle_units
         from aquas.synth.oplib import OperatorLibrary
 
