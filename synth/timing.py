@@ -229,6 +229,7 @@ def schedule_extension(
         choose_limits,
         class_of,
         merge_options,
+        merge_reference,
         within,
     )
     from aquas.synth.multicycle import multicycle_policy
@@ -348,23 +349,24 @@ def schedule_extension(
     # in 4 rounds instead of 2)
     own = Sharing.plan(ext, lib, delay, budget_ns, policy)
     sharing_classes = [c for c in own.users if list(own.classes.values()).count(c) > 1]
-    # a merge is held to the 10 % rule against the first option (no merge): an ISAX on
-    # split units is held only to its cycles with them, which a narrower class's
-    # multiplies merged onto the split unit would set itself (Kyber's 37-bit multiplies
-    # on the 53-bit split unit at derate 1.15: modmul_q 9 -> 11 cycles)
+    # a merge is held to the 10 % rule against the cycles without sharing, as the first
+    # option (no merge) is; an ISAX on split units is held only to its cycles with them
+    # unmerged, which a narrower class's multiplies merged onto the split unit would set
+    # itself (Kyber's 37-bit multiplies on the 53-bit split unit at derate 1.15: modmul_q
+    # 9 -> 11 cycles); binding.merge_reference
     best: tuple[float, int, tuple[FsmBuilder, list[IsaxFsm]]] | None = None
     options = merge_options(sharing_classes) if config.merge is None else [dict(config.merge)]
-    unmerged: dict[str, tuple[int, int]] | None = None
+    ref: dict[str, tuple[int, int]] | None = None
     for k, merge in enumerate(options):
         got = shared_with(merge)
         if got is None:
             continue
         b, f, chosen = got
         cyc = cycles_of(f)
-        if unmerged is None:
-            unmerged = cyc
+        if ref is None:
+            ref = merge_reference(base, cyc, chosen.split_isaxs)
         elif any(
-            n not in chosen.directives and not within(c, unmerged[n], DEFAULT_SLOWDOWN)
+            n not in chosen.directives and not within(c, ref[n], DEFAULT_SLOWDOWN)
             for n, c in cyc.items()
         ):
             continue
