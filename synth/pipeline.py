@@ -283,7 +283,12 @@ def _close_timing(
             # ``derate`` (PicoRV32's point cloud, 1.3505: bisection was skipped)
             missed = [a["derate"] for a in earlier if a["fit"] == fit and a["derate"] < derate]
             # the first round that meets without fits (the branch's, after a fit round)
-            first_met = not fit and branch is None and sum(not a["fit"] for a, _ in met) == 1
+            # (a remap that met is not a round that met: the bisection is still to come)
+            first_met = (
+                not fit
+                and branch is None
+                and sum(not a["fit"] and "map_ns" not in a for a, _ in met) == 1
+            )
             if first_met and missed and derate / max(missed) > CLOSURE_BISECT_RATIO:
                 say("timing closure: met; trying deratings between the last miss and this")
                 bisect = [max(missed), derate]
