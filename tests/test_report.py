@@ -162,10 +162,19 @@ def test_area_and_timing_on_the_cell_library(tmp_path: Path) -> None:
     assert back["timing"]["core_critical_path_ns"] == 9.5
     assert back["area"]["core_um2"]["memory_bits"] == 2816 + 32768
 
+    assert timing["unit_map_ns"] is None and "mapped by ABC" not in md
+
     # a unit slower than the core costs the core frequency, and says so
     slow = StaFigures("osu018", "u", 9.5, 100_000.0, 4000, 500, 11.875)
     _, t2 = area_timing(clock, slow, core, unit_y, core_y)
     assert not t2["meets_clock"] and t2["frequency_factor"] == 0.8
+
+    # a unit timing closure mapped for delay (a narrow miss remapped): the report says so
+    remapped = StaFigures("osu018", "u", 9.5, 110_000.0, 4200, 500, 9.4, map_ns=7.6)
+    _, t3 = area_timing(clock, remapped, core, unit_y, core_y)
+    assert t3["unit_map_ns"] == 7.6 and t3["meets_clock"]
+    doc["timing"] = t3
+    assert "- The unit is mapped by ABC for 7.60 ns (timing closure" in markdown(doc)
 
 
 def test_estimate_is_labelled_when_the_tools_are_missing() -> None:
