@@ -44,7 +44,7 @@ from aquas.interpreter import find_extension
 from aquas.reencode import spec_for_target
 from aquas.spec.subset import keep_isaxs
 from aquas.synth import sta
-from aquas.synth.pipeline import UnitResult, synthesize_unit
+from aquas.synth.pipeline import UnitResult, closure_rounds, synthesize_unit
 from aquas.target import load_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def main() -> None:
 def _rounds(u: UnitResult) -> str:
     """Timing closure's mapping rounds, and the ABC target of the unit kept, if tighter than
     the clock (a remapped narrow miss, synth/pipeline.py)."""
-    n = sum("map_ns" not in r for r in u.timing_closure or [])
+    n = closure_rounds(u.timing_closure or [])
     return f"{n}" + (f", mapped for {u.map_ns:g} ns" if u.map_ns is not None else "")
 
 

@@ -22,6 +22,7 @@ from aquas.synth.oplib import OperatorLibrary
 if TYPE_CHECKING:
     from aquas.plans.choose import InterfaceChoice
     from aquas.synth.budget import AreaBudget
+    from aquas.synth.sta import StaFigures
     from aquas.target import Target
 
 
@@ -201,7 +202,6 @@ def _close_timing(
     lib: OperatorLibrary,
     args: dict[str, Any],
 ) -> UnitResult:
-    from aquas.area import progress_printer
     from aquas.synth import sta
 
     if not sta.tools_available():
@@ -241,31 +241,20 @@ def _close_timing(
         if current is not None:  # a schedule timed before: derate further before timing it
             derate *= CLOSURE_STEP
             continue
-        unit = result.synth.unit.name
-        k = sum("map_ns" not in a for a in attempts) + 1  # remaps are not rounds
+        k = closure_rounds(attempts) + 1
         earlier = list(attempts)
-        say(f"timing closure, round {k}: mapping {unit} onto {sta.LIBRARY_NAME}")
+        say(f"timing closure, round {k}: mapping {result.synth.unit.name} onto {sta.LIBRARY_NAME}")
         cycles = _cycles(result)
-        path = math.inf
-        # mapped for the clock; then, after a narrow miss, once more for delay
-        for map_ns in (None, round(clock_ns * REMAP_TARGET, 3)):
-            if map_ns is not None:
-                if not clock_ns < path <= clock_ns * REMAP_RATIO:
-                    break
-                say(f"timing closure, round {k}: a narrow miss; mapping again for {map_ns:g} ns")
-            what = f"mapping {unit}" if map_ns is None else f"mapping {unit} for delay"
-            fig = sta.measure(
-                result.synth.verilog_path,
-                unit,
-                clock_ns,
-                progress=progress_printer(say, what),
-                map_ns=map_ns,
-            )
-            attempts.append(_attempt(fig, derate, fit, cycles, f"round {k}", say))
-            if map_ns is None:
-                path = fig.critical_path_ns
-                current = round_of[verilog] = attempts[-1]
-            elif fig.critical_path_ns <= clock_ns:
+        fig = _map(result, clock_ns, say)
+        path = fig.critical_path_ns
+        attempts.append(_attempt(fig, derate, fit, cycles, f"round {k}", say))
+        current = round_of[verilog] = attempts[-1]
+        if clock_ns < path <= clock_ns * REMAP_RATIO:
+            map_ns = round(clock_ns * REMAP_TARGET, 3)
+            say(f"timing closure, round {k}: a narrow miss; mapping again for {map_ns:g} ns")
+            remap = _map(result, clock_ns, say, map_ns)
+            attempts.append(_attempt(remap, derate, fit, cycles, f"round {k}", say))
+            if remap.critical_path_ns <= clock_ns:
                 # a candidate among the met rounds; the closure goes on as after a miss,
                 # since a derated schedule may meet in less area (the LLM extension)
                 met.append((attempts[-1], cycles))
@@ -321,7 +310,7 @@ def _close_timing(
     # schedule of an earlier round: PicoRV32's point cloud, whose last try at derate
     # 1.0241 gave round 1's unit, which misses): synthesize the kept round again then
     if best is not current:
-        n = sum("map_ns" not in a for a in attempts[: attempts.index(best) + 1])
+        n = closure_rounds(attempts[: attempts.index(best) + 1])
         how = "" if "map_ns" not in best else f" mapped for {best['map_ns']:g} ns"
         say(f"timing closure: keeping round {n}{how}, {why}")
         result = _synthesize(
@@ -337,8 +326,36 @@ def _close_timing(
     return result
 
 
+def closure_rounds(attempts: list[dict[str, Any]]) -> int:
+    """The mapping rounds among closure ``attempts``: a remap of a round (``map_ns``) is
+    not one."""
+    return sum("map_ns" not in a for a in attempts)
+
+
+def _map(
+    result: UnitResult,
+    clock_ns: float,
+    say: Callable[[str], None],
+    map_ns: float | None = None,
+) -> StaFigures:
+    """The synthesized unit mapped onto the cell library and timed at ``clock_ns``, by ABC
+    for ``map_ns`` if given (``synth/sta.py``), saying how long it takes."""
+    from aquas.area import progress_printer
+    from aquas.synth import sta
+
+    unit = result.synth.unit.name
+    what = f"mapping {unit}" if map_ns is None else f"mapping {unit} for delay"
+    return sta.measure(
+        result.synth.verilog_path,
+        unit,
+        clock_ns,
+        progress=progress_printer(say, what),
+        map_ns=map_ns,
+    )
+
+
 def _attempt(
-    fig: Any,
+    fig: StaFigures,
     derate: float,
     fit: bool,
     cycles: dict[str, int],
