@@ -1154,77 +1154,157 @@ __all__ = [
 ]
 
 
-# -- squarers shared across ISAXs -----------------------------------------------------------
+# -- squarers and constant multiplies shared across ISAXs ---------------------------------
+
+
+CONST_SHARE_MIN_TERMS = 3
+"""The fewest shifted terms (``timing.const_mul_terms``) of a multiply by a constant that
+:func:`isax_operators` shares: two or more adders of its width against one multiplexer a
+further ISAX adds; with two terms (one adder) the multiplexer takes most of what it saves."""
 
 
 @dataclass(frozen=True)
-class IsaxSquarers:
-    """Own-operator squarers of different ISAXs that share one squarer (see
-    :func:`isax_squarers`): op -> (unit index, its ISAX); per unit its width, operand bits
-    and the ISAXs using it, in select order (the first is the default)."""
+class IsaxOperators:
+    """Own operators of different ISAXs that share one operator (see
+    :func:`isax_operators`): op -> unit index; per unit its width, operand bits and the
+    ISAXs using it, in select order (the first is the default). ``const``: unit -> the
+    constant of a unit multiplying by one (the others are squarers)."""
 
     unit_of: dict[Operation, int] = field(default_factory=dict)
     units: list[tuple[int, int, list[str]]] = field(default_factory=list)
+    const: dict[int, int] = field(default_factory=dict)
 
     def isaxs(self) -> set[str]:
         return {i for _, _, isaxs in self.units for i in isaxs}
 
 
-def isax_squarers(
+def _shape(op: Operation) -> tuple[int, int, int | None] | None:
+    """What an own operator of ``op`` is, if :func:`isax_operators` may share it: (width,
+    operand bits, None) for a squarer (:func:`emit_mul`), (width, width, the constant
+    modulo ``2^width``) for a multiply by a constant (on the right, as ``timing.op_delay``
+    times it) of at least ``CONST_SHARE_MIN_TERMS`` terms (``HwBuilder.mul_const``, at the
+    operand's width); else None."""
+    from aquas.synth.timing import const_mul_terms
+
+    if not isinstance(op, arith.MuliOp):
+        return None
+    w = _width(op.results[0])
+    if (c := constant_value(op.operands[1])) is not None:
+        c %= 1 << w
+        if constant_value(op.operands[0]) is not None:
+            return None
+        return (w, w, c) if len(const_mul_terms(c, w)) >= CONST_SHARE_MIN_TERMS else None
+    if op.operands[0] is not op.operands[1]:
+        return None
+    narrow = narrowing([op])
+    if narrow is not None and narrow.signed:
+        return None  # not a squarer (emit_mul)
+    return w, w if narrow is None else narrow.bits, None
+
+
+CONST_WIDEN_RATIO = 0.75
+"""A multiply by a constant joins a shared unit of that constant at most this much wider
+(its operand zero-extended, its product the unit's low bits: exact modulo its width)."""
+
+
+def isax_operators(
     states: Iterable[StateLike],
     schedules: Iterable[tuple[object, object]],
     bound: Collection[Operation],
     multicycle: Collection[Operation],
     lib: OperatorLibrary,
-) -> IsaxSquarers:
-    """The squarers of different ISAXs that one operator serves.
+) -> IsaxOperators:
+    """The squarers and multiplies by a constant of different ISAXs that one operator
+    serves.
 
     One ISAX runs at a time, so an operator of its own that an ISAX uses in some state is
     idle during every other ISAX's call. A squarer (``x * x`` on an operator of its own,
     :func:`emit_mul`, as the pipelined scans of the point cloud keep at II 1: v3ddist's
     and vnearest's three each) of one ISAX can then serve the same-shaped squarer of
-    another: its operand is a 2:1 multiplexer chain selected by registers set when the
-    unit accepts the command (``<isax>_active_q``), not by state decode, so the select
-    adds one multiplexer level per further ISAX and nothing else. The k-th squarer of
-    each ISAX with that shape (width, operand bits) shares the k-th unit.
+    another, and a multiply by a constant (its shifted terms and their adder tree,
+    ``HwBuilder.mul_const``: Kyber's Barrett steps by 1,290,167 and 3,329, written out in
+    each of its four ISAXs) the same multiply of another: its operand is a 2:1 multiplexer
+    chain selected by registers set when the unit accepts the command
+    (``<isax>_active_q``), not by state decode, so the select adds one multiplexer level per
+    further ISAX and nothing else. The k-th squarer of each ISAX with one shape (width,
+    operand bits) shares the k-th unit. A unit multiplying by a constant is seeded by the
+    widest such multiply left; each other ISAX joins with its widest one left that is at
+    least ``CONST_WIDEN_RATIO`` of the unit's width (the low bits of a wider product are
+    the narrower product). An op in more than one state keeps its own operator (its
+    operand differs between them).
 
-    Only squarers whose cycle leaves time for the select: each chain through the op ends
-    by the datapath budget minus the select's delay, by the schedule's start times (an op
-    the chaining holds to a whole cycle under timing closure leaves none)."""
+    Only operators whose cycle leaves time for the select (and a wider unit's longer
+    adders): each chain through the op ends by the datapath budget minus that delay, by
+    the schedule's start times (an op the chaining holds to a whole cycle under timing
+    closure leaves none)."""
+    from aquas.synth.timing import const_mul_ns
+
     slack = {op: room for op, (_, room) in cycle_room(schedules, arith.MuliOp).items()}
-    by_shape: dict[tuple[int, int], dict[str, list[Operation]]] = {}
-    seen: set[Operation] = set()
+    squarers: dict[tuple[int, int], dict[str, list[Operation]]] = {}
+    by_const: dict[int, dict[str, list[Operation]]] = {}
+    home: dict[Operation, int] = {}
     for st in states:
         for op in st.ops:
-            if (
-                not isinstance(op, arith.MuliOp)
-                or op in seen
-                or op in bound
-                or op in multicycle
-                or op.operands[0] is not op.operands[1]
-                or _is_const(op.operands[0])
-            ):
+            if op in home:  # in a second state
+                home[op] = -1
                 continue
-            seen.add(op)
-            narrow = narrowing([op])
-            if narrow is not None and narrow.signed:
-                continue  # not a squarer (emit_mul)
-            w = _width(op.results[0])
-            bits = w if narrow is None else narrow.bits
-            by_shape.setdefault((w, bits), {}).setdefault(st.isax, []).append(op)
-    out = IsaxSquarers()
-    for (w, bits), per in sorted(by_shape.items()):
+            home[op] = st.id
+            if op in bound or op in multicycle or (shape := _shape(op)) is None:
+                continue
+            w, bits, c = shape
+            per = squarers.setdefault((w, bits), {}) if c is None else by_const.setdefault(c, {})
+            per.setdefault(st.isax, []).append(op)
+    out = IsaxOperators()
+
+    def add(users: dict[str, Operation], w: int, bits: int, c: int | None) -> None:
+        if c is not None:
+            out.const[len(out.units)] = c
+        out.unit_of.update((op, len(out.units)) for op in users.values())
+        out.units.append((w, bits, sorted(users)))
+
+    for (w, bits), per in sorted(squarers.items()):
         if len(per) < 2:
             continue
         select = (len(per) - 1) * lib.delay_ns("mux", bits)
         fits = {
-            isax: [op for op in ops if slack.get(op, -1.0) >= select]
+            isax: [op for op in ops if home[op] >= 0 and slack.get(op, -1.0) >= select]
             for isax, ops in sorted(per.items())
         }
         for k in range(max(len(ops) for ops in fits.values())):
             users = {isax: ops[k] for isax, ops in fits.items() if k < len(ops)}
-            if len(users) < 2:
-                continue
-            out.unit_of.update((op, len(out.units)) for op in users.values())
-            out.units.append((w, bits, list(users)))
+            if len(users) >= 2:
+                add(users, w, bits, None)
+    for c, per in sorted(by_const.items()):
+        left = {
+            isax: sorted((op for op in ops if home[op] >= 0), key=lambda o: -_width(o.results[0]))
+            for isax, ops in per.items()
+        }
+        while sum(bool(ops) for ops in left.values()) >= 2:
+            seed = max((isax for isax in left if left[isax]), key=lambda i: (_w0(left[i]), i))
+            w = _w0(left[seed])
+            users = {seed: left[seed].pop(0)}
+            for isax, ops in sorted(left.items()):
+                pick = next((o for o in ops if _width(o.results[0]) >= CONST_WIDEN_RATIO * w), None)
+                if isax != seed and pick is not None:
+                    users[isax] = pick
+                    ops.remove(pick)
+            while len(users) >= 2:  # drop the users without room for the select, if any
+                w = max(_width(o.results[0]) for o in users.values())
+                select = (len(users) - 1) * lib.delay_ns("mux", w)
+                late = [
+                    isax
+                    for isax, o in users.items()
+                    if slack.get(o, -1.0)
+                    < select + const_mul_ns(lib, c, w) - const_mul_ns(lib, c, _width(o.results[0]))
+                ]
+                if not late:
+                    add(users, w, w, c)
+                    break
+                for isax in late:
+                    del users[isax]
     return out
+
+
+def _w0(ops: list[Operation]) -> int:
+    """The width of the first op's result."""
+    return _width(ops[0].results[0])

@@ -308,7 +308,7 @@ def build_unit(
 
     def generate(b: FsmBuilder, f: list[IsaxFsm]) -> Unit:
         b.allocate_registers()
-        b.choose_isax_squarers(lib)
+        b.choose_isax_operators(lib)
         b.choose_accumulator_adders(lib)
         # generated twice: the first records where each register is read and written,
         # from which the second pools registers of one ISAX whose values never meet

@@ -41,10 +41,10 @@ from aquas.dialects.aquas import scratchpad_of as spm_of
 from aquas.dialects.linear import induction_loop, linear_form, trip_count
 from aquas.synth.binding import (
     Binding,
-    IsaxSquarers,
+    IsaxOperators,
     Sharing,
     accumulator_adders,
-    isax_squarers,
+    isax_operators,
 )
 from aquas.synth.oplib import MultiCycleOp, OperatorLibrary
 from aquas.synth.prepare import unobservable_storage
@@ -667,8 +667,9 @@ class FsmBuilder:
         # and per-ISAX limit; the binding itself is made after scheduling
         self.sharing = sharing
         self.binding: Binding | None = None
-        # squarers of different ISAXs on one operator, chosen after scheduling
-        self.isax_squarers = IsaxSquarers()
+        # squarers and constant multiplies of different ISAXs on one operator, chosen
+        # after scheduling
+        self.isax_operators = IsaxOperators()
         # additions of the shared multipliers' products on shared adders, likewise
         self.adders = Binding()
         # what loop pipelining did before scheduling (synth/loop_pipeline.LoopReport)
@@ -1385,12 +1386,15 @@ class FsmBuilder:
         else:
             self.value_regs[v] = self.reg_name(v.name_hint)
 
-    def choose_isax_squarers(self, lib: OperatorLibrary) -> IsaxSquarers:
-        """Which own-operator squarers of different ISAXs share one operator
-        (``binding.isax_squarers``), after scheduling; kept in ``isax_squarers``."""
+    def choose_isax_operators(self, lib: OperatorLibrary) -> IsaxOperators:
+        """Which own-operator squarers and multiplies by a constant of different ISAXs
+        share one operator (``binding.isax_operators``), after scheduling; kept in
+        ``isax_operators``."""
         bound = self.binding.unit_of if self.binding is not None else {}
-        self.isax_squarers = isax_squarers(self.states, self.schedules, bound, self.multicycle, lib)
-        return self.isax_squarers
+        self.isax_operators = isax_operators(
+            self.states, self.schedules, bound, self.multicycle, lib
+        )
+        return self.isax_operators
 
     def choose_accumulator_adders(self, lib: OperatorLibrary) -> Binding:
         """Which additions of a shared multiplier's products share an adder

@@ -281,8 +281,9 @@ class UnitGenerator:
         self.shared = SharedUnits(self.h, builder.binding or Binding())
         # the adders of a multiplier's products (binding.accumulator_adders)
         self.adders = SharedUnits(self.h, builder.adders)
-        # squarers of different ISAXs on one operator (binding.isax_squarers)
-        self.xsq = builder.isax_squarers
+        # squarers and constant multiplies of different ISAXs on one operator
+        # (binding.isax_operators)
+        self.xsq = builder.isax_operators
         self.xsq_in: dict[int, dict[str, SSAValue]] = {}
         self.xsq_ph: dict[int, hw.ConstantOp] = {}
         self.xsq_out: dict[int, SSAValue] = {}
@@ -556,7 +557,7 @@ class UnitGenerator:
 
         self.scratchpad_registers()
         self.state_registers()
-        self.shared_squarers()
+        self.shared_operators()
         sub_modules = self.mc.finish()
         # registered shared units advance with the state machine, which a wait state holds
         advance = h.not_(h.or_tree(stalls, 1, "stall"), "advance") if registered else h.const(1, 1)
@@ -863,8 +864,9 @@ class UnitGenerator:
             a, b = r(0), r(1)  # the held value, then the product (the same at every user)
             a, b = (b, a) if op in self.adders.binding.swapped else (a, b)
             out(self.adders.use(op, self.selects(st.id), a, b))
-        elif op in self.xsq.unit_of:  # a squarer shared with other ISAXs
-            out(self.shared_square(op, st.isax, r(0)))
+        elif op in self.xsq.unit_of:  # a squarer or constant multiply shared with other ISAXs
+            var = 1 if constant_value(op.operands[0]) is not None else 0
+            out(self.shared_operator(op, st.isax, r(var)))
         elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow
             out(emit_mul(h, op, r(0), r(1), hint))
         elif name in BY_ARITH:
@@ -1085,29 +1087,47 @@ class UnitGenerator:
                         newv = h.concat(hi, val) if half == 0 else h.concat(val, lo)
                         self.write(rn, hit, newv)
 
-    def shared_square(self, op: Operation, isax: str, a: SSAValue) -> SSAValue:
-        """``op``'s result: the output of the squarer it shares with other ISAXs, whose
-        operand from ``isax`` is ``a`` (narrowed as its own squarer would be). The squarer
-        is built at its first use on a stand-in operand, which :meth:`shared_squarers`
-        replaces by the select once every ISAX's operand is known."""
+    def xname(self, unit: int) -> str:
+        """A shared operator's name: ``xsq<unit>`` for a squarer, ``xcm<unit>`` for a
+        multiply by a constant."""
+        return f"{'xcm' if unit in self.xsq.const else 'xsq'}{unit}"
+
+    def shared_operator(self, op: Operation, isax: str, a: SSAValue) -> SSAValue:
+        """``op``'s result: the output of the squarer or multiply by a constant it shares
+        with other ISAXs, whose operand from ``isax`` is ``a`` (narrowed as its own squarer
+        would be). The operator is built at its first use on a stand-in operand, which
+        :meth:`shared_operators` replaces by the select once every ISAX's operand is
+        known."""
         unit = self.xsq.unit_of[op]
         w, bits = self.xsq.units[unit][:2]
+        name = self.xname(unit)
         if width(a) > bits:
-            a = self.h.extract(a, 0, bits, f"xsq{unit}_{isax}")
+            a = self.h.extract(a, 0, bits, f"{name}_{isax}")
+        elif width(a) < bits:  # a narrower multiply by the unit's constant: its low bits
+            a = self.h.zext(a, bits, f"{name}_{isax}")
         self.xsq_in.setdefault(unit, {})[isax] = a
         if unit not in self.xsq_ph:
             ph = self.xsq_ph[unit] = hw.ConstantOp(0, bits)
             self.h.block.add_op(ph)
-            self.xsq_out[unit] = square(self.h, ph.result, w, f"xsq{unit}")
+            c = self.xsq.const.get(unit)
+            self.xsq_out[unit] = (
+                square(self.h, ph.result, w, name)
+                if c is None
+                else self.h.mul_const(ph.result, c, name)
+            )
+        own = width(op.results[0])
+        if own < w:
+            return self.h.extract(self.xsq_out[unit], 0, own, f"{name}_{isax}_lo")
         return self.xsq_out[unit]
 
-    def shared_squarers(self) -> None:
-        """Each shared squarer's operand: a multiplexer chain over its ISAXs, selected by
+    def shared_operators(self) -> None:
+        """Each shared operator's operand: a multiplexer chain over its ISAXs, selected by
         registers that say which ISAX the unit runs, set on the command. (Yosys merges
         the identical registers of one ISAX into one flip-flop, which drives every
-        squarer's operand bits through a buffer tree: 0.56 ns on OSU018 for the point
-        cloud's three. The select delay ``binding.isax_squarers`` reserves does not count
-        it; STA times it: the point cloud's unit, 5.13 ns against the core's 5.67.)"""
+        operator's operand bits through a buffer tree: 0.56 ns on OSU018 for the point
+        cloud's three squarers. The select delay ``binding.isax_operators`` reserves does
+        not count it; STA times it: the point cloud's unit, 5.13 ns against the core's
+        5.67.)"""
         h = self.h
         h.loc = basename_loc(None)
         assert self.cmd_fire is not None
@@ -1115,13 +1135,14 @@ class UnitGenerator:
             ph = self.xsq_ph.pop(unit, None)
             if ph is None:
                 continue
+            name = self.xname(unit)
             ins = self.xsq_in[unit]
             used = [i for i in isaxs if i in ins]
             x = ins[used[0]]
             for i in used[1:]:
-                sel = self.reg(f"xsq{unit}_{i}_q", 1)
-                self.write(f"xsq{unit}_{i}_q", self.cmd_fire, self.is_isax[i])
-                x = h.mux(sel, ins[i], x, f"xsq{unit}_x")
+                sel = self.reg(f"{name}_{i}_q", 1)
+                self.write(f"{name}_{i}_q", self.cmd_fire, self.is_isax[i])
+                x = h.mux(sel, ins[i], x, f"{name}_x")
             ph.result.replace_all_uses_with(x)
             ph.detach()
             ph.erase()

@@ -72,6 +72,12 @@ def const_mul_levels(lib: OperatorLibrary, c: int, width: int) -> int:
     return lib.cost("add", width).depth + 2 * (adders - 1)
 
 
+def const_mul_ns(lib: OperatorLibrary, c: int, width: int) -> float:
+    """Delay of ``x * c`` at ``width`` bits: the library's constant multiply, or its
+    adders (:func:`const_mul_levels`) when they are fewer levels."""
+    return min(lib.delay_ns("mul_const", width), lib.levels_ns(const_mul_levels(lib, c, width)))
+
+
 def const_mul_adders(c: int, width: int) -> int:
     """Adders of ``x * c`` at ``width`` bits: one per term of :func:`const_mul_terms` past
     the first (:func:`const_mul_levels`)."""
@@ -167,7 +173,7 @@ def _op_delay(lib: OperatorLibrary, op: Operation) -> float:
     d = lib.delay_ns(kind, width)
     c = _const_rhs_value(op)
     if isinstance(op, arith.MuliOp) and c is not None:
-        d = min(d, lib.levels_ns(const_mul_levels(lib, c, width)))
+        d = const_mul_ns(lib, c, width)
     if name in ("arith.divui", "arith.divsi", "arith.remui", "arith.remsi"):
         if c is not None:  # a small constant divisor is far deeper than the *_const entry
             depth = lib.division_by_constant_depth(arith_kind(name), width, c)

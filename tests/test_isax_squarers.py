@@ -1,4 +1,4 @@
-"""Squarers of different ISAXs on one operator (``binding.isax_squarers``): one ISAX runs at
+"""Squarers of different ISAXs on one operator (``binding.isax_operators``): one ISAX runs at
 a time, so a squarer kept as an operator of its own (a pipelined scan's ``d * d`` at the
 core's clock) can serve another ISAX's, behind a multiplexer selected by a register set
 when the unit accepts the command. Co-simulation interleaves the ISAXs' calls."""
@@ -57,7 +57,7 @@ isax smax(rs1, rs2) -> rd {
 def _squarers(spec: str, derate: float = DERATE):  # type: ignore[no-untyped-def]
     lib = LIB.derated(derate)
     builder, _ = schedule_isaxs(lower_spec(spec, "sqs.isax"), CLOCK, lib)
-    return builder, builder.choose_isax_squarers(lib)
+    return builder, builder.choose_isax_operators(lib)
 
 
 def test_the_scans_of_two_isaxs_share_one_squarer() -> None:
@@ -97,7 +97,7 @@ def test_the_point_clouds_scans_share_their_three_squarers() -> None:
     lib = LIB.derated(DERATE)
     module = lower_spec_file(ROOT / "examples" / "pointcloud" / "pointcloud.isax")
     builder, _ = schedule_isaxs(module, CLOCK, lib)
-    x = builder.choose_isax_squarers(lib)
+    x = builder.choose_isax_operators(lib)
     assert x.units == [(32, 32, ["v3ddist", "vnearest"])] * 3
 
 
