@@ -1214,53 +1214,61 @@ def isax_operators(
     multicycle: Collection[Operation],
     lib: OperatorLibrary,
 ) -> IsaxOperators:
-    """The squarers and multiplies by a constant of different ISAXs that one operator
-    serves.
+    """The squarers of different ISAXs, and the multiplies by a constant of different
+    states, that one operator serves.
 
     One ISAX runs at a time, so an operator of its own that an ISAX uses in some state is
     idle during every other ISAX's call. A squarer (``x * x`` on an operator of its own,
     :func:`emit_mul`, as the pipelined scans of the point cloud keep at II 1: v3ddist's
     and vnearest's three each) of one ISAX can then serve the same-shaped squarer of
-    another, and a multiply by a constant (its shifted terms and their adder tree,
-    ``HwBuilder.mul_const``: Kyber's Barrett steps by 1,290,167 and 3,329, written out in
-    each of its four ISAXs) the same multiply of another: its operand is a 2:1 multiplexer
-    chain selected by registers set when the unit accepts the command
-    (``<isax>_active_q``), not by state decode, so the select adds one multiplexer level per
-    further ISAX and nothing else. The k-th squarer of each ISAX with one shape (width,
-    operand bits) shares the k-th unit. A unit multiplying by a constant is seeded by the
-    widest such multiply left; each other ISAX joins with its widest one left that is at
-    least ``CONST_WIDEN_RATIO`` of the unit's width (the low bits of a wider product are
-    the narrower product). An op in more than one state keeps its own operator (its
-    operand differs between them).
+    another: its operand is a 2:1 multiplexer chain selected by registers set when the
+    unit accepts the command (``<isax>_active_q``), not by state decode, so the select
+    adds one multiplexer level per further ISAX and nothing else. The k-th squarer of each
+    ISAX with one shape (width, operand bits) shares the k-th unit.
 
-    Only operators whose cycle leaves time for the select (and a wider unit's longer
-    adders): each chain through the op ends by the datapath budget minus that delay, by
-    the schedule's start times (an op the chaining holds to a whole cycle under timing
-    closure leaves none)."""
+    A multiply by a constant (its shifted terms and their adder tree,
+    ``HwBuilder.mul_const``: Kyber's Barrett steps by 1,290,167 and 3,329, written out in
+    each of its four ISAXs and in several loops of one) is idle in every state but its
+    own, so one operator serves the same constant's multiplies of different states, of
+    one ISAX or several: its operand is an AND-OR select over their states' presence
+    flags (``rtlgen.UnitGenerator.selects``), as a shared unit's (:func:`select_ns`). A
+    unit is seeded by the widest such multiply left; every other one left that is at
+    least ``CONST_WIDEN_RATIO`` of the unit's width, in a state the unit does not serve
+    yet, joins it (the low bits of a wider product are the narrower product).
+
+    An op in more than one state keeps its own operator (its operand differs between
+    them). Only operators whose cycle leaves time for the select (and a wider unit's
+    longer adders): each chain through the op ends by the datapath budget minus that
+    delay, by the schedule's start times (an op the chaining holds to a whole cycle under
+    timing closure leaves none)."""
     from aquas.synth.timing import const_mul_ns
 
     slack = {op: room for op, (_, room) in cycle_room(schedules, arith.MuliOp).items()}
     squarers: dict[tuple[int, int], dict[str, list[Operation]]] = {}
-    by_const: dict[int, dict[str, list[Operation]]] = {}
+    by_const: dict[int, list[Operation]] = {}
     home: dict[Operation, int] = {}
+    isax_of: dict[Operation, str] = {}
     for st in states:
         for op in st.ops:
             if op in home:  # in a second state
                 home[op] = -1
                 continue
-            home[op] = st.id
+            home[op], isax_of[op] = st.id, st.isax
             if op in bound or op in multicycle or (shape := _shape(op)) is None:
                 continue
             w, bits, c = shape
-            per = squarers.setdefault((w, bits), {}) if c is None else by_const.setdefault(c, {})
-            per.setdefault(st.isax, []).append(op)
+            if c is None:
+                squarers.setdefault((w, bits), {}).setdefault(st.isax, []).append(op)
+            else:
+                by_const.setdefault(c, []).append(op)
     out = IsaxOperators()
 
-    def add(users: dict[str, Operation], w: int, bits: int, c: int | None) -> None:
+    def add(users: Iterable[Operation], w: int, bits: int, c: int | None) -> None:
         if c is not None:
             out.const[len(out.units)] = c
-        out.unit_of.update((op, len(out.units)) for op in users.values())
-        out.units.append((w, bits, sorted(users)))
+        users = list(users)
+        out.unit_of.update((op, len(out.units)) for op in users)
+        out.units.append((w, bits, sorted({isax_of[op] for op in users})))
 
     for (w, bits), per in sorted(squarers.items()):
         if len(per) < 2:
@@ -1271,40 +1279,37 @@ def isax_operators(
             for isax, ops in sorted(per.items())
         }
         for k in range(max(len(ops) for ops in fits.values())):
-            users = {isax: ops[k] for isax, ops in fits.items() if k < len(ops)}
+            users = [ops[k] for ops in fits.values() if k < len(ops)]
             if len(users) >= 2:
                 add(users, w, bits, None)
-    for c, per in sorted(by_const.items()):
-        left = {
-            isax: sorted((op for op in ops if home[op] >= 0), key=lambda o: -_width(o.results[0]))
-            for isax, ops in per.items()
-        }
-        while sum(bool(ops) for ops in left.values()) >= 2:
-            seed = max((isax for isax in left if left[isax]), key=lambda i: (_w0(left[i]), i))
-            w = _w0(left[seed])
-            users = {seed: left[seed].pop(0)}
-            for isax, ops in sorted(left.items()):
-                pick = next((o for o in ops if _width(o.results[0]) >= CONST_WIDEN_RATIO * w), None)
-                if isax != seed and pick is not None:
-                    users[isax] = pick
-                    ops.remove(pick)
+    for c, ops in sorted(by_const.items()):
+        # widest first; among equals in program (state) order
+        left = sorted((op for op in ops if home[op] >= 0), key=lambda o: (-_w(o), home[o]))
+        while len(left) >= 2:
+            seed = left.pop(0)
+            users = [seed]
+            for op in list(left):
+                if _w(op) >= CONST_WIDEN_RATIO * _w(seed) and home[op] not in {
+                    home[u] for u in users
+                }:
+                    users.append(op)
+                    left.remove(op)
             while len(users) >= 2:  # drop the users without room for the select, if any
-                w = max(_width(o.results[0]) for o in users.values())
-                select = (len(users) - 1) * lib.delay_ns("mux", w)
+                w = max(_w(o) for o in users)
+                select = select_ns(lib, w, len(users))
                 late = [
-                    isax
-                    for isax, o in users.items()
+                    o
+                    for o in users
                     if slack.get(o, -1.0)
-                    < select + const_mul_ns(lib, c, w) - const_mul_ns(lib, c, _width(o.results[0]))
+                    < select + const_mul_ns(lib, c, w) - const_mul_ns(lib, c, _w(o))
                 ]
                 if not late:
                     add(users, w, w, c)
                     break
-                for isax in late:
-                    del users[isax]
+                users = [o for o in users if o not in late]
     return out
 
 
-def _w0(ops: list[Operation]) -> int:
-    """The width of the first op's result."""
-    return _width(ops[0].results[0])
+def _w(op: Operation) -> int:
+    """The width of ``op``'s result."""
+    return _width(op.results[0])

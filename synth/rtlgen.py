@@ -285,6 +285,7 @@ class UnitGenerator:
         # (binding.isax_operators)
         self.xsq = builder.isax_operators
         self.xsq_in: dict[int, dict[str, SSAValue]] = {}
+        self.xcm_in: dict[int, list[tuple[SSAValue, SSAValue]]] = {}  # (presence, operand)
         self.xsq_ph: dict[int, hw.ConstantOp] = {}
         self.xsq_out: dict[int, SSAValue] = {}
         self.is_isax: dict[str, SSAValue] = {}  # the command decodes as this ISAX
@@ -866,7 +867,7 @@ class UnitGenerator:
             out(self.adders.use(op, self.selects(st.id), a, b))
         elif op in self.xsq.unit_of:  # a squarer or constant multiply shared with other ISAXs
             var = 1 if constant_value(op.operands[0]) is not None else 0
-            out(self.shared_operator(op, st.isax, r(var)))
+            out(self.shared_operator(op, st, r(var)))
         elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow
             out(emit_mul(h, op, r(0), r(1), hint))
         elif name in BY_ARITH:
@@ -1092,24 +1093,27 @@ class UnitGenerator:
         multiply by a constant."""
         return f"{'xcm' if unit in self.xsq.const else 'xsq'}{unit}"
 
-    def shared_operator(self, op: Operation, isax: str, a: SSAValue) -> SSAValue:
+    def shared_operator(self, op: Operation, st: State, a: SSAValue) -> SSAValue:
         """``op``'s result: the output of the squarer or multiply by a constant it shares
-        with other ISAXs, whose operand from ``isax`` is ``a`` (narrowed as its own squarer
-        would be). The operator is built at its first use on a stand-in operand, which
-        :meth:`shared_operators` replaces by the select once every ISAX's operand is
-        known."""
+        with other ISAXs or states, whose operand in state ``st`` is ``a`` (narrowed as
+        its own squarer would be, or zero-extended to a wider constant multiply). The
+        operator is built at its first use on a stand-in operand, which
+        :meth:`shared_operators` replaces by the select once every operand is known."""
         unit = self.xsq.unit_of[op]
         w, bits = self.xsq.units[unit][:2]
         name = self.xname(unit)
         if width(a) > bits:
-            a = self.h.extract(a, 0, bits, f"{name}_{isax}")
+            a = self.h.extract(a, 0, bits, f"{name}_{st.isax}")
         elif width(a) < bits:  # a narrower multiply by the unit's constant: its low bits
-            a = self.h.zext(a, bits, f"{name}_{isax}")
-        self.xsq_in.setdefault(unit, {})[isax] = a
+            a = self.h.zext(a, bits, f"{name}_{st.isax}")
+        c = self.xsq.const.get(unit)
+        if c is None:
+            self.xsq_in.setdefault(unit, {})[st.isax] = a
+        else:
+            self.xcm_in.setdefault(unit, []).append((self.selects(st.id), a))
         if unit not in self.xsq_ph:
             ph = self.xsq_ph[unit] = hw.ConstantOp(0, bits)
             self.h.block.add_op(ph)
-            c = self.xsq.const.get(unit)
             self.xsq_out[unit] = (
                 square(self.h, ph.result, w, name)
                 if c is None
@@ -1117,32 +1121,37 @@ class UnitGenerator:
             )
         own = width(op.results[0])
         if own < w:
-            return self.h.extract(self.xsq_out[unit], 0, own, f"{name}_{isax}_lo")
+            return self.h.extract(self.xsq_out[unit], 0, own, f"{name}_{st.isax}_lo")
         return self.xsq_out[unit]
 
     def shared_operators(self) -> None:
-        """Each shared operator's operand: a multiplexer chain over its ISAXs, selected by
-        registers that say which ISAX the unit runs, set on the command. (Yosys merges
-        the identical registers of one ISAX into one flip-flop, which drives every
-        operator's operand bits through a buffer tree: 0.56 ns on OSU018 for the point
-        cloud's three squarers. The select delay ``binding.isax_operators`` reserves does
-        not count it; STA times it: the point cloud's unit, 5.13 ns against the core's
-        5.67.)"""
+        """Each shared operator's operand. A squarer's: a multiplexer chain over its
+        ISAXs, selected by registers that say which ISAX the unit runs, set on the
+        command. (Yosys merges the identical registers of one ISAX into one flip-flop,
+        which drives every squarer's operand bits through a buffer tree: 0.56 ns on OSU018
+        for the point cloud's three. The select delay ``binding.isax_operators`` reserves
+        does not count it; STA times it: the point cloud's unit, 5.13 ns against the
+        core's 5.67.) A multiply by a constant's: an AND-OR select over its states'
+        presence flags (:meth:`selects`)."""
         h = self.h
         h.loc = basename_loc(None)
         assert self.cmd_fire is not None
-        for unit, (_w, _bits, isaxs) in enumerate(self.xsq.units):
+        for unit, (_w, bits, isaxs) in enumerate(self.xsq.units):
             ph = self.xsq_ph.pop(unit, None)
             if ph is None:
                 continue
             name = self.xname(unit)
-            ins = self.xsq_in[unit]
-            used = [i for i in isaxs if i in ins]
-            x = ins[used[0]]
-            for i in used[1:]:
-                sel = self.reg(f"{name}_{i}_q", 1)
-                self.write(f"{name}_{i}_q", self.cmd_fire, self.is_isax[i])
-                x = h.mux(sel, ins[i], x, f"{name}_x")
+            if unit in self.xsq.const:
+                groups = h.by_value(self.xcm_in[unit], f"{name}_x")
+                x = groups[0][1] if len(groups) == 1 else h.and_or(groups, bits, f"{name}_x")
+            else:
+                ins = self.xsq_in[unit]
+                used = [i for i in isaxs if i in ins]
+                x = ins[used[0]]
+                for i in used[1:]:
+                    sel = self.reg(f"{name}_{i}_q", 1)
+                    self.write(f"{name}_{i}_q", self.cmd_fire, self.is_isax[i])
+                    x = h.mux(sel, ins[i], x, f"{name}_x")
             ph.result.replace_all_uses_with(x)
             ph.detach()
             ph.erase()

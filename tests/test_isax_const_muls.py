@@ -1,8 +1,9 @@
-"""Multiplies by a constant of different ISAXs on one operator (``binding.isax_operators``):
-one ISAX runs at a time, so the shifted terms and adder tree of ``x * c`` in one ISAX can
-serve the same constant's multiply in another, behind a multiplexer selected by a register
-set when the unit accepts the command. A narrower multiply joins a wider unit (the low bits
-of the wider product). Co-simulation interleaves the ISAXs' calls."""
+"""Multiplies by a constant of different states on one operator (``binding.isax_operators``):
+a state machine is in one state at a time and one ISAX runs at a time, so the shifted terms
+and adder tree of ``x * c`` in one state can serve the same constant's multiply in another
+state, of the same ISAX or another, behind an AND-OR select over the states' presence
+flags. A narrower multiply joins a wider unit (the low bits of the wider product).
+Co-simulation interleaves the ISAXs' calls."""
 
 from __future__ import annotations
 
@@ -82,9 +83,53 @@ def test_shared_constant_multiplies_cosimulate_bit_exact_and_lint_clean(tmp_path
     assert lint(res.verilog_path) == []
 
 
+CHAIN = """\
+extension cmt;
+
+#[opcode(custom0), funct7(0)]
+isax chain(rs1, rs2) -> rd {
+    let x: u64 = zext<u64>(rs1);
+    let t: u32 = trunc<u32>((x * 1290167) >> 21);
+    let y: u64 = zext<u64>(t ^ rs2);
+    let u: u32 = trunc<u32>((y * 1290167) >> 32);
+    return u + t;
+}
+
+#[opcode(custom0), funct7(1)]
+isax pair(rs1, rs2) -> rd {
+    let a: u32 = trunc<u32>((zext<u64>(rs1) * 1290167) >> 32);
+    let b: u32 = trunc<u32>((zext<u64>(rs2) * 1290167) >> 30);
+    return a ^ b;
+}
+"""
+
+
+def test_multiplies_of_one_isax_in_different_states_share_and_of_one_state_do_not(
+    tmp_path: Path,
+) -> None:
+    """chain's two multiplies by 1,290,167 do not fit one cycle together (3.1 ns each at 53
+    bits): two states, one operator. pair's two run in one state: one of them joins the
+    operator, the other keeps its own. Bit-exact with calls of both interleaved."""
+    from aquas.synth.lint import lint
+
+    x = _operators(CHAIN, CLOCK)
+    assert x.units == [(53, 53, ["chain", "pair"])] and x.const == {0: BARRETT}
+    users = [op for op, unit in x.unit_of.items() if unit == 0]
+    assert len(users) == 3
+    path = tmp_path / "cmt.isax"
+    path.write_text(CHAIN)
+    res = cosim_random(path, tmp_path / "out", 200, 13, CLOCK)
+    sv = res.verilog_path.read_text()
+    assert re.search(r"\bxcm0 = ", sv) and not re.search(r"\bxcm1 = ", sv)
+    assert len(re.findall(r"\bpair_\w*_neg = ", sv)) == 1  # pair's other multiply
+    assert not re.search(r"\bchain_\w*_neg = ", sv)
+    assert lint(res.verilog_path) == []
+
+
 def test_kybers_barrett_multiplies_share_across_its_four_isaxs() -> None:
-    """At VexRiscv's clock the Barrett reduction's multiply by 1,290,167 of all four Kyber
-    ISAXs runs on one operator, and so does its multiply by 3,329."""
+    """At VexRiscv's clock every multiply by 1,290,167 and by 3,329 of the four Kyber ISAXs
+    (eighteen, in ten loops and two register ISAXs) runs on one of four operators; only
+    ntt_inv's single multiply by 3,303 keeps its own."""
     module = lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax")
     builder, _ = schedule_isaxs(module, 5.6706, LIB)
     x = builder.choose_isax_operators(LIB)
@@ -92,3 +137,4 @@ def test_kybers_barrett_multiplies_share_across_its_four_isaxs() -> None:
     shared = {(x.const[u], tuple(x.units[u][2])) for u in x.const}
     assert (BARRETT, tuple(everyone)) in shared
     assert (3329, tuple(everyone)) in shared
+    assert len(x.units) == 4 and len(x.unit_of) == 18
