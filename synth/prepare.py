@@ -8,7 +8,8 @@
    casts, shifts, bit operations, compares and selects of constants, which
    ``canonicalize`` leaves);
    ``aquas-reduce-division``: ``/`` and ``%`` by a constant power of two become shifts
-   and masks (no sequential divider);
+   and masks, by another constant (up to 32 bits) a Barrett reduction (no sequential
+   divider);
 3. ``aquas-fold-unsigned-compare``: compares that are constant by the range of an
    unsigned (or signed) operand (``x < 0`` unsigned) fold, before they reach the RTL,
    where Verilator rejects them;
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i1
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -248,10 +249,19 @@ def _power_of_two(v: SSAValue, signed: bool) -> int | None:
     return c.bit_length() - 1
 
 
+BARRETT_MAX_WIDTH = 32
+"""The widest division by a constant that :func:`reduce_division` turns into a Barrett
+reduction (its product is twice as wide: 64 bits at 32); wider ones stay on the
+sequential divider."""
+
+
 def reduce_division(module: ModuleOp) -> int:
-    """``/`` and ``%`` by a constant power of two become shifts and masks, exact in the
-    interpreter's semantics (:mod:`aquas.intops`, division truncating towards zero): the
-    sequential divider they would otherwise take costs ``W + 2`` cycles and its area.
+    """``/`` and ``%`` by a constant become shifts, masks and multiplies by constants, exact
+    in the interpreter's semantics (:mod:`aquas.intops`, division truncating towards zero):
+    the sequential divider they would otherwise take costs ``W + 2`` cycles a step of ``k``
+    bits and its area.
+
+    By a power of two:
 
     * unsigned: ``x / 2^k = x >> k``, ``x % 2^k = x & (2^k - 1)``;
     * signed (``2^k`` positive, so ``k <= W - 2``): a negative dividend is biased by
@@ -259,20 +269,89 @@ def reduce_division(module: ModuleOp) -> int:
       ``x / 2^k = t >>s k`` and ``x % 2^k = x - (t & -2^k)`` (the remainder takes the
       dividend's sign, as RISC-V's ``rem``).
 
+    By any other constant ``c`` with ``3 <= |c| < 2^(W-1)`` at ``W <= BARRETT_MAX_WIDTH``
+    bits, a Barrett reduction (:func:`_barrett`): with ``m = floor(2^W / c)``, the estimate
+    ``q' = (x * m) >> W`` (a ``2W``-bit product) of ``q = floor(x / c)`` for ``0 <= x <
+    2^W`` is ``q`` or ``q - 1``, since ``x/c - 1 < x * m / 2^W <= x/c``; so ``r' = x - q'c``
+    lies in ``[0, 2c)`` and one compare corrects both. A signed division divides the
+    magnitude and gives the quotient the product of the signs and the remainder the
+    dividend's. The two multiplies are by constants: signed-digit adder trees
+    (``HwBuilder.mul_const``), which the unit shares between states (``binding.
+    isax_operators``); the narrowing (``aquas-narrow-arith``) sizes them by the dividend's
+    value (Kyber's ``(a + 3329 - b) % 3329`` of two 16-bit values: a 19-bit dividend).
+
     Returns how many divisions went."""
     count = 0
     for op in list(module.walk()):
         if not isinstance(op, arith.DivUIOp | arith.RemUIOp | arith.DivSIOp | arith.RemSIOp):
             continue
         signed = isinstance(op, arith.DivSIOp | arith.RemSIOp)
-        k = _power_of_two(op.rhs, signed)
         block = op.parent_block()
-        if k is None or block is None:
+        if block is None:
             continue
-        op.results[0].replace_all_uses_with(_shifts_and_masks(op, block, k, signed))
+        k = _power_of_two(op.rhs, signed)
+        if k is not None:
+            value = _shifts_and_masks(op, block, k, signed)
+        elif (c := _barrett_divisor(op.rhs, signed)) is not None:
+            value = _barrett(op, block, c, signed)
+        else:
+            continue
+        op.results[0].replace_all_uses_with(value)
         block.erase_op(op)
         count += 1
     return count
+
+
+def _barrett_divisor(v: SSAValue, signed: bool) -> int | None:
+    """The constant divisor ``v`` (signed or unsigned) when :func:`_barrett` applies: a
+    width up to ``BARRETT_MAX_WIDTH`` and ``3 <= |c| < 2^(W-1)`` (so that ``r' < 2c``
+    fits ``W`` bits); else None."""
+    c = constant_value(v)
+    t = v.type
+    if c is None or not isinstance(t, IntegerType) or t.width.data > BARRETT_MAX_WIDTH:
+        return None
+    w = t.width.data
+    c = intops.to_signed(c, w) if signed else intops.to_unsigned(c, w)
+    return c if 3 <= abs(c) < 1 << (w - 1) else None
+
+
+def _barrett(op: Operation, block: Block, c: int, signed: bool) -> SSAValue:
+    """The ops computing ``op`` (a division or remainder by the constant ``c``, not a power
+    of two), inserted before it (see :func:`reduce_division`)."""
+    from aquas.plans.common import Emitter
+
+    x, t = op.operands[0], op.operands[0].type
+    assert isinstance(t, IntegerType)
+    w = t.width.data
+    wide = IntegerType(2 * w)
+    quotient = isinstance(op, arith.DivUIOp | arith.DivSIOp)
+    em = Emitter(block, op, op)
+
+    def emit(o: Operation) -> SSAValue:
+        return em.add(o).results[0]
+
+    zero = em.const(0, t)
+    neg = None
+    if signed:  # the magnitude, as a W-bit unsigned value (MIN's is 2^(W-1))
+        neg = emit(arith.CmpiOp(x, zero, "slt"))
+        x = emit(arith.SelectOp(neg, emit(arith.SubiOp(zero, x)), x))
+    d = abs(c)
+    prod = emit(arith.MuliOp(emit(arith.ExtUIOp(x, wide)), em.const((1 << w) // d, wide)))
+    q0 = emit(arith.TruncIOp(emit(arith.ShRUIOp(prod, em.const(w, wide))), t))
+    r0 = emit(arith.SubiOp(x, emit(arith.MuliOp(q0, em.const(d, t)))))
+    over = emit(arith.CmpiOp(r0, em.const(d, t), "uge"))
+    if quotient:
+        value = emit(arith.SelectOp(over, emit(arith.AddiOp(q0, em.const(1, t))), q0))
+        flip = neg
+        if c < 0:  # (signed only) the quotient's sign is the product of the signs
+            assert neg is not None
+            flip = emit(arith.XOrIOp(neg, em.const(1, i1)))
+    else:
+        value = emit(arith.SelectOp(over, emit(arith.SubiOp(r0, em.const(d, t))), r0))
+        flip = neg  # the remainder takes the dividend's sign
+    if flip is None:
+        return value
+    return emit(arith.SelectOp(flip, emit(arith.SubiOp(zero, value)), value))
 
 
 def _shifts_and_masks(op: Operation, block: Block, k: int, signed: bool) -> SSAValue:

@@ -345,14 +345,21 @@ def test_a_division_in_a_loop_completes_within_the_body() -> None:
     assert fsm.latency.at(0) == (1 + 3 * body + 1,) * 2
 
 
-def test_division_by_constant_runs_on_the_divider_too() -> None:
+def test_division_by_a_constant_is_a_barrett_reduction_up_to_32_bits() -> None:
+    """``rs1 % 3329`` becomes multiplies by constants (``aquas-reduce-division``): no
+    divider, and fewer states than the divider's ``LAT + 1``; at 64 bits the same remainder
+    still runs on the divider."""
     src = "#[opcode(custom0), funct7(1)]\nisax t(rs1) -> rd {\n  return rs1 % 3329;\n}\n"
     unit = build(src)
-    assert len(isax_states(unit, "t")) == LAT + 1
-    # a clock slow enough for the constant remainder keeps it combinational
-    depth = LIB.division_by_constant_depth("modu", 32, 3329)
-    slow = depth * LIB.ns_per_level + 2 * LIB.delay_ns("mux", 32) + 1.0 + 1.0
-    assert len(isax_states(build(src, math.ceil(slow)), "t")) == 1
+    assert not any(s.units for s in unit.states)
+    assert len(isax_states(unit, "t")) < LAT + 1
+    wide = (
+        "#[opcode(custom0), funct7(1)]\nisax t(rs1, rs2) -> rd {\n"
+        "  return trunc<u32>((zext<u64>(rs1) << 32 | zext<u64>(rs2)) % 3329);\n}\n"
+    )
+    unit = build(wide)
+    assert {m.unit for s in unit.states for m in s.units.values()} == {"div"}
+    assert len(isax_states(unit, "t")) == LIB.multicycle("div", 64, BUDGET).latency + 1
 
 
 def test_division_by_a_small_constant_is_costed_deeper_than_the_const_entry() -> None:
@@ -369,9 +376,9 @@ def test_division_by_a_small_constant_is_costed_deeper_than_the_const_entry() ->
                 assert LIB.division_by_constant_depth(base, int(w), v["const"]) >= v["depth"]
                 checked += 1
     assert checked == 44
-    # so a 16-bit division by 3 no longer chains into a 10 ns cycle: it uses the divider
-    src = "#[opcode(custom0), funct7(1)]\nisax t(rs1) -> rd {\n  return zext<u32>(trunc<u16>(rs1) / 3);\n}\n"
-    assert len(isax_states(build(src), "t")) == LIB.multicycle("div", 16, BUDGET).latency + 1
+    # (divisions by constants up to 32 bits are Barrett reductions before scheduling,
+    # test_division_by_a_constant_is_a_barrett_reduction_up_to_32_bits; the depths time
+    # the wider ones)
 
 
 def test_the_unit_instantiates_one_divider_per_width() -> None:

@@ -1,5 +1,5 @@
 """``aquas-reduce-division`` (division and remainder by a constant power of two become
-shifts and masks) and ``aquas-drop-unobservable`` (writes of states whose contents reach
+shifts and masks, by another constant of up to 32 bits a Barrett reduction) and ``aquas-drop-unobservable`` (writes of states whose contents reach
 nothing observable go), both in ``aquas synth``'s prepare pipeline.
 
 The expected values come from Python's own integer arithmetic (truncating division, the
@@ -94,14 +94,52 @@ def test_32_bit_dividends_at_the_edges(sgn: bool) -> None:
 def test_other_divisors_keep_their_division() -> None:
     src = (
         "extension keep;\n"
-        "#[opcode(custom0), funct7(0)]\nisax a(rs1, rs2) -> rd { return rs1 / 3 + rs1 % rs2; }\n"
+        "#[opcode(custom0), funct7(0)]\nisax a(rs1, rs2) -> rd { return rs1 % rs2; }\n"
         "#[opcode(custom0), funct7(1)]\n"
-        "isax b(rs1) -> rd { return ((rs1 as i32) / -4 + (rs1 as i32) % -2147483648) as u32; }\n"
+        "isax b(rs1) -> rd { return ((rs1 as i32) % -2147483648) as u32; }\n"
+        "#[opcode(custom0), funct7(2)]\n"
+        "isax c(rs1, rs2) -> rd { return trunc<u32>((zext<u64>(rs1) << 32 | zext<u64>(rs2)) / 3); }\n"
     )
-    # 3 and rs2 are no powers of two; -4 and MIN are negative as signed divisors
-    assert sorted(divisions(reduced(src))) == sorted(
-        ["arith.divui", "arith.remui", "arith.divsi", "arith.remsi"]
-    )
+    # rs2 is no constant; MIN is negative as a signed divisor, 2^31 in magnitude; a 64-bit
+    # division is wider than BARRETT_MAX_WIDTH
+    assert sorted(divisions(reduced(src))) == ["arith.divui", "arith.remsi", "arith.remui"]
+
+
+BARRETT_DIVISORS = [3, 5, 6, 7, 10, 12, 100, 127]
+
+
+@pytest.mark.parametrize("sgn", [False, True], ids=["unsigned", "signed"])
+def test_every_8_bit_dividend_by_constants_that_are_no_powers_of_two(sgn: bool) -> None:
+    """A Barrett reduction: the quotient's estimate by ``floor(2^8 / d)`` and one
+    correction; signed, of the magnitude, with negative divisors too."""
+    divisors = BARRETT_DIVISORS + ([-3, -7, -100, -4] if sgn else [])
+    module = reduced(spec_for(8, sgn, divisors))
+    assert divisions(module) == []
+    for k, d in enumerate(divisors):
+        for x in range(256):
+            q, r = truncating(signed(x, 8) if sgn else x, d)
+            got_q, got_r = run(module, f"q{k}", x), run(module, f"r{k}", x)
+            assert (got_q, got_r) == (q & 0xFFFFFFFF, r & 0xFFFFFFFF), (x, d)
+
+
+@pytest.mark.parametrize("w", [16, 32])
+@pytest.mark.parametrize("sgn", [False, True], ids=["unsigned", "signed"])
+def test_wider_dividends_by_constants_that_are_no_powers_of_two(sgn: bool, w: int) -> None:
+    top = (1 << (w - 1)) - 1  # the largest divisor Barrett takes (r' < 2d fits w bits)
+    divisors = [*BARRETT_DIVISORS, 3329, 10007, top] + ([-3329, -top] if sgn else [])
+    module = reduced(spec_for(w, sgn, divisors))
+    assert divisions(module) == []
+    rng = random.Random(w)
+    m = (1 << w) - 1
+    xs = [0, 1, 2, 3328, 3329, 3330, 6657, 6658, m, m - 1, 1 << (w - 1), (1 << (w - 1)) - 1]
+    xs += [rng.getrandbits(w) for _ in range(300)]
+    for k, d in enumerate(divisors):
+        ends = [d - 1, d, d + 1, 2 * d - 1, 2 * d, (m // abs(d)) * abs(d) - 1]
+        for x in xs + [e & m for e in ends]:
+            q, r = truncating(signed(x, w) if sgn else x, d)
+            ext = (lambda v: v & 0xFFFFFFFF) if sgn else (lambda v: v & m)
+            assert run(module, f"q{k}", x) == ext(q), (x, d)
+            assert run(module, f"r{k}", x) == ext(r), (x, d)
 
 
 def test_synthesis_runs_both_passes() -> None:
