@@ -63,17 +63,21 @@ def spec_for(w: int, sgn: bool, divisors: list[int]) -> str:
     return "extension pow2;\n" + "".join(body)
 
 
-@pytest.mark.parametrize("sgn", [False, True], ids=["unsigned", "signed"])
-def test_every_8_bit_dividend_by_every_power_of_two(sgn: bool) -> None:
-    divisors = [1 << k for k in range(7 if sgn else 8)]  # 2^7 is negative as an i8
+def check_every_8_bit_dividend(sgn: bool, divisors: list[int]) -> None:
+    """No division is left, and every 8-bit dividend gives Python's quotient and
+    remainder (rd is the sign or zero extension of the 8-bit result)."""
     module = reduced(spec_for(8, sgn, divisors))
     assert divisions(module) == []
     for k, d in enumerate(divisors):
         for x in range(256):
             q, r = truncating(signed(x, 8) if sgn else x, d)
             got_q, got_r = run(module, f"q{k}", x), run(module, f"r{k}", x)
-            # rd is the sign (zero) extension of the 8-bit result
             assert (got_q, got_r) == (q & 0xFFFFFFFF, r & 0xFFFFFFFF), (x, d)
+
+
+@pytest.mark.parametrize("sgn", [False, True], ids=["unsigned", "signed"])
+def test_every_8_bit_dividend_by_every_power_of_two(sgn: bool) -> None:
+    check_every_8_bit_dividend(sgn, [1 << k for k in range(7 if sgn else 8)])  # 2^7 < 0 as i8
 
 
 @pytest.mark.parametrize("sgn", [False, True], ids=["unsigned", "signed"])
@@ -112,14 +116,7 @@ BARRETT_DIVISORS = [3, 5, 6, 7, 10, 12, 100, 127]
 def test_every_8_bit_dividend_by_constants_that_are_no_powers_of_two(sgn: bool) -> None:
     """A Barrett reduction: the quotient's estimate by ``floor(2^8 / d)`` and one
     correction; signed, of the magnitude, with negative divisors too."""
-    divisors = BARRETT_DIVISORS + ([-3, -7, -100, -4] if sgn else [])
-    module = reduced(spec_for(8, sgn, divisors))
-    assert divisions(module) == []
-    for k, d in enumerate(divisors):
-        for x in range(256):
-            q, r = truncating(signed(x, 8) if sgn else x, d)
-            got_q, got_r = run(module, f"q{k}", x), run(module, f"r{k}", x)
-            assert (got_q, got_r) == (q & 0xFFFFFFFF, r & 0xFFFFFFFF), (x, d)
+    check_every_8_bit_dividend(sgn, BARRETT_DIVISORS + ([-3, -7, -100, -4] if sgn else []))
 
 
 @pytest.mark.parametrize("w", [16, 32])
