@@ -865,9 +865,8 @@ class UnitGenerator:
             a, b = r(0), r(1)  # the held value, then the product (the same at every user)
             a, b = (b, a) if op in self.adders.binding.swapped else (a, b)
             out(self.adders.use(op, self.selects(st.id), a, b))
-        elif op in self.xsq.unit_of:  # a squarer or constant multiply shared with other ISAXs
-            var = 1 if constant_value(op.operands[0]) is not None else 0
-            out(self.shared_operator(op, st, r(var)))
+        elif op in self.xsq.unit_of:  # a squarer, or a multiply by a constant (on the right)
+            out(self.shared_operator(op, st, r(0)))  # shared with other ISAXs or states
         elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow
             out(emit_mul(h, op, r(0), r(1), hint))
         elif name in BY_ARITH:
