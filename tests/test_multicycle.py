@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import random
 import re
 import shutil
