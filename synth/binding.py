@@ -1287,12 +1287,11 @@ def isax_operators(
         left = sorted((op for op in ops if home[op] >= 0), key=lambda o: (-_w(o), home[o]))
         while len(left) >= 2:
             seed = left.pop(0)
-            users = [seed]
+            users, served = [seed], {home[seed]}
             for op in list(left):
-                if _w(op) >= CONST_WIDEN_RATIO * _w(seed) and home[op] not in {
-                    home[u] for u in users
-                }:
+                if _w(op) >= CONST_WIDEN_RATIO * _w(seed) and home[op] not in served:
                     users.append(op)
+                    served.add(home[op])
                     left.remove(op)
             while len(users) >= 2:  # drop the users without room for the select, if any
                 w = max(_w(o) for o in users)

@@ -283,11 +283,11 @@ class UnitGenerator:
         self.adders = SharedUnits(self.h, builder.adders)
         # squarers and constant multiplies of different ISAXs on one operator
         # (binding.isax_operators)
-        self.xsq = builder.isax_operators
+        self.xops = builder.isax_operators
         self.xsq_in: dict[int, dict[str, SSAValue]] = {}
         self.xcm_in: dict[int, list[tuple[SSAValue, SSAValue]]] = {}  # (presence, operand)
-        self.xsq_ph: dict[int, hw.ConstantOp] = {}
-        self.xsq_out: dict[int, SSAValue] = {}
+        self.xop_ph: dict[int, hw.ConstantOp] = {}
+        self.xop_out: dict[int, SSAValue] = {}
         self.is_isax: dict[str, SSAValue] = {}  # the command decodes as this ISAX
         self.cmd_fire: SSAValue | None = None
 
@@ -865,7 +865,7 @@ class UnitGenerator:
             a, b = r(0), r(1)  # the held value, then the product (the same at every user)
             a, b = (b, a) if op in self.adders.binding.swapped else (a, b)
             out(self.adders.use(op, self.selects(st.id), a, b))
-        elif op in self.xsq.unit_of:  # a squarer, or a multiply by a constant (on the right)
+        elif op in self.xops.unit_of:  # a squarer, or a multiply by a constant (on the right)
             out(self.shared_operator(op, st, r(0)))  # shared with other ISAXs or states
         elif name == "arith.muli":  # its own multiplier, as narrow as its operands allow
             out(emit_mul(h, op, r(0), r(1), hint))
@@ -1090,7 +1090,7 @@ class UnitGenerator:
     def xname(self, unit: int) -> str:
         """A shared operator's name: ``xsq<unit>`` for a squarer, ``xcm<unit>`` for a
         multiply by a constant."""
-        return f"{'xcm' if unit in self.xsq.const else 'xsq'}{unit}"
+        return f"{'xcm' if unit in self.xops.const else 'xsq'}{unit}"
 
     def shared_operator(self, op: Operation, st: State, a: SSAValue) -> SSAValue:
         """``op``'s result: the output of the squarer or multiply by a constant it shares
@@ -1098,30 +1098,30 @@ class UnitGenerator:
         its own squarer would be, or zero-extended to a wider constant multiply). The
         operator is built at its first use on a stand-in operand, which
         :meth:`shared_operators` replaces by the select once every operand is known."""
-        unit = self.xsq.unit_of[op]
-        w, bits = self.xsq.units[unit][:2]
+        unit = self.xops.unit_of[op]
+        w, bits = self.xops.units[unit][:2]
         name = self.xname(unit)
         if width(a) > bits:
             a = self.h.extract(a, 0, bits, f"{name}_{st.isax}")
         elif width(a) < bits:  # a narrower multiply by the unit's constant: its low bits
             a = self.h.zext(a, bits, f"{name}_{st.isax}")
-        c = self.xsq.const.get(unit)
+        c = self.xops.const.get(unit)
         if c is None:
             self.xsq_in.setdefault(unit, {})[st.isax] = a
         else:
             self.xcm_in.setdefault(unit, []).append((self.selects(st.id), a))
-        if unit not in self.xsq_ph:
-            ph = self.xsq_ph[unit] = hw.ConstantOp(0, bits)
+        if unit not in self.xop_ph:
+            ph = self.xop_ph[unit] = hw.ConstantOp(0, bits)
             self.h.block.add_op(ph)
-            self.xsq_out[unit] = (
+            self.xop_out[unit] = (
                 square(self.h, ph.result, w, name)
                 if c is None
                 else self.h.mul_const(ph.result, c, name)
             )
         own = width(op.results[0])
         if own < w:
-            return self.h.extract(self.xsq_out[unit], 0, own, f"{name}_{st.isax}_lo")
-        return self.xsq_out[unit]
+            return self.h.extract(self.xop_out[unit], 0, own, f"{name}_{st.isax}_lo")
+        return self.xop_out[unit]
 
     def shared_operators(self) -> None:
         """Each shared operator's operand. A squarer's: a multiplexer chain over its
@@ -1135,12 +1135,12 @@ class UnitGenerator:
         h = self.h
         h.loc = basename_loc(None)
         assert self.cmd_fire is not None
-        for unit, (_w, bits, isaxs) in enumerate(self.xsq.units):
-            ph = self.xsq_ph.pop(unit, None)
+        for unit, (_w, bits, isaxs) in enumerate(self.xops.units):
+            ph = self.xop_ph.pop(unit, None)
             if ph is None:
                 continue
             name = self.xname(unit)
-            if unit in self.xsq.const:
+            if unit in self.xops.const:
                 groups = h.by_value(self.xcm_in[unit], f"{name}_x")
                 x = groups[0][1] if len(groups) == 1 else h.and_or(groups, bits, f"{name}_x")
             else:
