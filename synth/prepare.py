@@ -270,15 +270,19 @@ def reduce_division(module: ModuleOp) -> int:
       dividend's sign, as RISC-V's ``rem``).
 
     By any other constant ``c`` with ``3 <= |c| < 2^(W-1)`` at ``W <= BARRETT_MAX_WIDTH``
-    bits, a Barrett reduction (:func:`_barrett`): with ``m = floor(2^W / c)``, the estimate
-    ``q' = (x * m) >> W`` (a ``2W``-bit product) of ``q = floor(x / c)`` for ``0 <= x <
-    2^W`` is ``q`` or ``q - 1``, since ``x/c - 1 < x * m / 2^W <= x/c``; so ``r' = x - q'c``
-    lies in ``[0, 2c)`` and one compare corrects both. A signed division divides the
-    magnitude and gives the quotient the product of the signs and the remainder the
-    dividend's. The two multiplies are by constants: signed-digit adder trees
-    (``HwBuilder.mul_const``), which the unit shares between states (``binding.
-    isax_operators``); the narrowing (``aquas-narrow-arith``) sizes them by the dividend's
-    value (Kyber's ``(a + 3329 - b) % 3329`` of two 16-bit values: a 19-bit dividend).
+    bits, a Barrett reduction (:func:`_barrett`). The dividend's value has ``n <= W`` bits
+    (its magnitude's, signed; ``aquas.synth.narrow``: Kyber's ``(a + 3329 - b) % 3329`` of
+    two 16-bit values has 19). With ``m = floor(2^n / c)``, the estimate ``q' = (x * m) >>
+    n`` of ``q = floor(x / c)`` for ``0 <= x < 2^n`` is ``q`` or ``q - 1``, since ``x/c - 1
+    < x * m / 2^n <= x/c``; so ``r' = x - q'c`` lies in ``[0, 2c)`` and one compare
+    corrects both. ``r'`` is computed modulo ``2^k`` for the ``k`` bits of ``2c - 1``,
+    which is exact: the subtraction, the product ``q'c`` it subtracts, the compare and the
+    remainder's correction are ``k`` bits wide (13 for 3,329), not ``W``. A signed division
+    divides the magnitude and gives the quotient the product of the signs and the
+    remainder the dividend's. The two multiplies are by constants: signed-digit adder
+    trees (``HwBuilder.mul_const``), which the unit shares between states (``binding.
+    isax_operators``); the narrowing (``aquas-narrow-arith``) sizes the estimate's by
+    ``n`` and ``m``.
 
     Returns how many divisions went."""
     count = 0
@@ -319,10 +323,15 @@ def _barrett(op: Operation, block: Block, c: int, signed: bool) -> SSAValue:
     """The ops computing ``op`` (a division or remainder by the constant ``c``, not a power
     of two), inserted before it (see :func:`reduce_division`)."""
     from aquas.plans.common import Emitter
+    from aquas.synth.narrow import signed_bits, unsigned_bits
 
     x, t = op.operands[0], op.operands[0].type
     assert isinstance(t, IntegerType)
     w = t.width.data
+    # the bits of the (magnitude of the) dividend's value: the estimate's shift and
+    # multiplier are sized by it, not by the type (``(a + b) % q`` of two 16-bit values
+    # multiplies a 17-bit dividend by floor(2^17 / q), not by floor(2^32 / q))
+    n = max(1, signed_bits(x) if signed else unsigned_bits(x))
     wide = IntegerType(2 * w)
     quotient = isinstance(op, arith.DivUIOp | arith.DivSIOp)
     em = Emitter(block, op, op)
@@ -336,10 +345,18 @@ def _barrett(op: Operation, block: Block, c: int, signed: bool) -> SSAValue:
         neg = emit(arith.CmpiOp(x, zero, "slt"))
         x = emit(arith.SelectOp(neg, emit(arith.SubiOp(zero, x)), x))
     d = abs(c)
-    prod = emit(arith.MuliOp(emit(arith.ExtUIOp(x, wide)), em.const((1 << w) // d, wide)))
-    q0 = emit(arith.TruncIOp(emit(arith.ShRUIOp(prod, em.const(w, wide))), t))
-    r0 = emit(arith.SubiOp(x, emit(arith.MuliOp(q0, em.const(d, t)))))
-    over = emit(arith.CmpiOp(r0, em.const(d, t), "uge"))
+    prod = emit(arith.MuliOp(emit(arith.ExtUIOp(x, wide)), em.const((1 << n) // d, wide)))
+    q0 = emit(arith.TruncIOp(emit(arith.ShRUIOp(prod, em.const(n, wide))), t))
+    # r' = x - q'd is in [0, 2d): computed modulo 2^k with 2d <= 2^k, it is exact, so the
+    # subtraction, the compare and the correction are k bits wide, not W
+    k = min(w, (2 * d - 1).bit_length())
+    tk = IntegerType(k)
+
+    def low(v: SSAValue) -> SSAValue:
+        return v if k == w else emit(arith.TruncIOp(v, tk))
+
+    r0 = emit(arith.SubiOp(low(x), emit(arith.MuliOp(low(q0), em.const(d, tk)))))
+    over = emit(arith.CmpiOp(r0, em.const(d, tk), "uge"))
     if quotient:
         value = emit(arith.SelectOp(over, emit(arith.AddiOp(q0, em.const(1, t))), q0))
         flip = neg
@@ -347,7 +364,9 @@ def _barrett(op: Operation, block: Block, c: int, signed: bool) -> SSAValue:
             assert neg is not None
             flip = emit(arith.XOrIOp(neg, em.const(1, i1)))
     else:
-        value = emit(arith.SelectOp(over, emit(arith.SubiOp(r0, em.const(d, t))), r0))
+        value = emit(arith.SelectOp(over, emit(arith.SubiOp(r0, em.const(d, tk))), r0))
+        if k < w:
+            value = emit(arith.ExtUIOp(value, t))
         flip = neg  # the remainder takes the dividend's sign
     if flip is None:
         return value

@@ -129,8 +129,9 @@ def test_multiplies_of_one_isax_in_different_states_share_and_of_one_state_do_no
 def test_kybers_barrett_multiplies_share_across_its_four_isaxs() -> None:
     """At VexRiscv's clock every multiply by 1,290,167 and by 3,329 of the four Kyber ISAXs
     runs on one of four operators: the spec's eighteen Barrett multiplies (in ten loops and
-    two register ISAXs) and the two of ntt_inv's ``% 3329``, a Barrett reduction since
-    ``aquas-reduce-division``; only ntt_inv's single multiply by 3,303 keeps its own."""
+    two register ISAXs). ntt_inv's ``% 3329`` of a 19-bit dividend is a Barrett reduction
+    sized by it (a multiply by ``floor(2^19 / 3329)`` and a 13-bit one by 3,329): those
+    two, like the single multiply by 3,303, keep their own."""
     module = lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax")
     builder, _ = schedule_isaxs(module, 5.6706, LIB)
     x = builder.choose_isax_operators(LIB)
@@ -138,5 +139,5 @@ def test_kybers_barrett_multiplies_share_across_its_four_isaxs() -> None:
     shared = {(x.const[u], tuple(x.units[u][2])) for u in x.const}
     assert (BARRETT, tuple(everyone)) in shared
     assert (3329, tuple(everyone)) in shared
-    assert len(x.units) == 4 and len(x.unit_of) == 20
+    assert len(x.units) == 4 and len(x.unit_of) == 18
     assert not any(s.units for s in builder.states)  # no divider left

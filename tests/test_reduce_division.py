@@ -139,6 +139,61 @@ def test_wider_dividends_by_constants_that_are_no_powers_of_two(sgn: bool, w: in
             assert run(module, f"r{k}", x) == ext(r), (x, d)
 
 
+NARROW_DIVISORS = [3, 7, 100, 3329, 5000, 8190, 9000, 100_000]
+
+
+def narrow_spec(divisors: list[int]) -> str:
+    """Dividends typed 32 bits whose values are narrower: an unsigned sum of two 12-bit
+    fields (13 bits) and a sign-extended 12-bit field."""
+    body = []
+    for k, d in enumerate(divisors):
+        u = "(zext<u32>(rs1[11:0]) + zext<u32>(rs1[23:12]))"
+        s = "sext<i32>(trunc<i12>(rs1 as i32))"
+        for j, expr in enumerate(
+            (f"{u} / {d}", f"{u} % {d}", f"({s} / {d}) as u32", f"({s} % -{d}) as u32")
+        ):
+            body.append(
+                f"#[opcode(custom0), funct7({4 * k + j})]\n"
+                f"isax n{k}_{j}(rs1) -> rd {{ return {expr}; }}\n"
+            )
+    return "extension narrowdiv;\n" + "".join(body)
+
+
+def test_narrow_dividends_are_reduced_at_their_values_width() -> None:
+    """A dividend whose value is narrower than its type: the estimate multiplies by
+    ``floor(2^n / d)`` for its ``n`` bits, and the remainder's subtraction, compare and
+    correction are as wide as ``2d - 1``; every quotient and remainder is still exact
+    (every 12-bit signed dividend, and 3,000 sums of two 12-bit fields with the edges)."""
+    module = reduced(narrow_spec(NARROW_DIVISORS))
+    assert divisions(module) == []
+    consts = {
+        op.value.value.data % (1 << op.result.type.width.data)
+        for op in module.walk()
+        if op.name == "arith.constant" and op.result.type.width.data > 1
+    }
+    assert (1 << 13) // 3329 in consts and (1 << 32) // 3329 not in consts  # n = 13
+    assert (1 << 12) // 100 in consts  # the signed dividend's magnitude: 12 bits
+    tails = {
+        op.operands[0].type.width.data
+        for op in module.walk()
+        if op.name == "arith.cmpi" and op.predicate.value.data == 9  # uge: r' >= d
+    }
+    assert {(2 * 3329 - 1).bit_length(), (2 * 7 - 1).bit_length()} <= tails
+    rng = random.Random(13)
+    sums = [(a, b) for a in (0, 1, 4095) for b in (0, 1, 4094, 4095)]
+    sums += [(rng.getrandbits(12), rng.getrandbits(12)) for _ in range(3000)]
+    for k, d in enumerate(NARROW_DIVISORS):
+        for a, b in sums:
+            q, r = truncating(a + b, d)
+            x = a | b << 12
+            assert run(module, f"n{k}_0", x) == q and run(module, f"n{k}_1", x) == r, (a, b, d)
+        for x in range(4096):
+            sq, _ = truncating(signed(x, 12), d)
+            _, sr = truncating(signed(x, 12), -d)
+            assert run(module, f"n{k}_2", x) == sq & 0xFFFFFFFF, (x, d)
+            assert run(module, f"n{k}_3", x) == sr & 0xFFFFFFFF, (x, d)
+
+
 def test_synthesis_runs_both_passes() -> None:
     passes = PIPELINE.split(",")
     assert passes.index("aquas-fold-constants") < passes.index("aquas-reduce-division")
