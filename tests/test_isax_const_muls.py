@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from aquas.dialects.aquas import constant_value
 from aquas.spec.frontend import lower_spec, lower_spec_file
 from aquas.synth.flow import schedule_isaxs
 from aquas.synth.oplib import OperatorLibrary
@@ -127,12 +128,13 @@ def test_multiplies_of_one_isax_in_different_states_share_and_of_one_state_do_no
 
 
 def test_kybers_barrett_multiplies_share_across_its_four_isaxs() -> None:
-    """At VexRiscv's clock every multiply by 1,290,167 and by 3,329 of the four Kyber ISAXs
-    runs on one of four operators: the spec's eighteen Barrett multiplies (in ten loops and
-    two register ISAXs). ntt_inv's ``% 3329`` of a 19-bit dividend is a Barrett reduction
-    sized by it (a multiply by ``floor(2^19 / 3329)`` and a 13-bit one by 3,329): those
-    two, like the single multiply by 3,303, keep their own."""
-    module = lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax")
+    """At VexRiscv's clock every multiply by 1,290,167 and by 3,329 of the four Kyber ISAXs,
+    as written with Barrett steps by hand (``tests/sim/specs/kyber_barrett.isax``), runs on
+    one of four operators: the spec's eighteen Barrett multiplies (in ten loops and two
+    register ISAXs). ntt_inv's ``% 3329`` of a 19-bit dividend is a Barrett reduction sized
+    by it (a multiply by ``floor(2^19 / 3329)`` and a 13-bit one by 3,329): those two, like
+    the single multiply by 3,303, keep their own."""
+    module = lower_spec_file(ROOT / "tests" / "sim" / "specs" / "kyber_barrett.isax")
     builder, _ = schedule_isaxs(module, 5.6706, LIB)
     x = builder.choose_isax_operators(LIB)
     everyone = ["modmul_q", "ntt_bfly", "ntt_fwd", "ntt_inv"]
@@ -141,3 +143,28 @@ def test_kybers_barrett_multiplies_share_across_its_four_isaxs() -> None:
     assert (3329, tuple(everyone)) in shared
     assert len(x.units) == 4 and len(x.unit_of) == 18
     assert not any(s.units for s in builder.states)  # no divider left
+
+
+def test_kybers_remainders_are_sized_by_their_dividends() -> None:
+    """The example spec writes every reduction as ``% 3329``: each estimate multiplies by
+    ``floor(2^n / 3329)`` for its dividend's ``n`` bits (16 for a coefficient, 17 for a sum
+    of two, 19 for ntt_inv's signed ``a + 3329 - b``, 32 for a product of two), and the
+    32-bit ones by 1,290,167 of modmul_q, ntt_fwd and ntt_inv share one operator."""
+    from aquas.synth.prepare import prepare
+
+    module = prepare(lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax"))
+    consts = {
+        c
+        for op in module.walk()
+        if op.name == "arith.muli"
+        for v in op.operands
+        if (c := constant_value(v)) is not None
+    }
+    assert {(1 << n) // 3329 for n in (16, 17, 19, 32)} <= consts
+    builder, _ = schedule_isaxs(
+        lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax"), 5.6706, LIB
+    )
+    x = builder.choose_isax_operators(LIB)
+    (big,) = [u for u in x.const if x.const[u] == BARRETT]
+    assert {"modmul_q", "ntt_fwd", "ntt_inv"} <= set(x.units[big][2])
+    assert not any(s.units for s in builder.states)  # no divider

@@ -160,10 +160,13 @@ uint32_t g(uint16_t a, uint16_t b, uint32_t c)
 def test_final_check_refuses_a_broken_part_emitter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # e makes the sum 32 bits wide: its ``% 3329`` stays in software (a sum of two
+    # products mod q alone is modmul_q's own value with rs2 = 1, one call for the
+    # statement)
     text = """#include <stdint.h>
-uint32_t f(uint16_t a, uint16_t b, uint16_t c, uint16_t d)
+uint32_t f(uint16_t a, uint16_t b, uint16_t c, uint16_t d, uint32_t e)
 {
-    return ((uint32_t)a * b % 3329 + (uint32_t)c * d % 3329) % 3329;
+    return ((uint32_t)a * b % 3329 + (uint32_t)c * d % 3329 + e) % 3329;
 }
 """
     res = _match(tmp_path, text)

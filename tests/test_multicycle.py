@@ -399,7 +399,7 @@ def test_kyber_with_remainder_matches_the_barrett_spec() -> None:
     from aquas.spec.frontend import lower_spec_file
 
     mod = find_extension(lower_spec_file(ROOT / "tests/sim/specs/kyber_mod.isax"))
-    bar = find_extension(lower_spec_file(ROOT / "examples/crypto/kyber.isax"))
+    bar = find_extension(lower_spec_file(ROOT / "tests/sim/specs/kyber_barrett.isax"))
     rng = random.Random(3329)
     ops = [(0, 0), (0xFFFF, 0xFFFF), (3329, 1), (3328, 3328), (0xFFFFFFFF, 0xFFFFFFFF)]
     ops += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(500)]
@@ -412,6 +412,43 @@ def test_kyber_with_remainder_matches_the_barrett_spec() -> None:
                 hex(rs1),
                 hex(rs2),
             )
+
+
+def test_kybers_example_with_remainders_matches_the_hand_written_barrett_steps() -> None:
+    """examples/crypto/kyber.isax writes its reductions as ``% 3329``; on the golden
+    interpreter its four ISAXs give what the hand-written Barrett steps give
+    (tests/sim/specs/kyber_barrett.isax), the transforms on polynomials of any u16
+    coefficients and of coefficients in [0, q], with random and reduced twiddles."""
+    from aquas.interpreter import Memory, execute, find_extension
+    from aquas.spec.frontend import lower_spec_file
+
+    ex = {
+        i.sym_name.data: i
+        for i in find_extension(lower_spec_file(ROOT / "examples/crypto/kyber.isax")).isaxs()
+    }
+    bar = {
+        i.sym_name.data: i
+        for i in find_extension(
+            lower_spec_file(ROOT / "tests/sim/specs/kyber_barrett.isax")
+        ).isaxs()
+    }
+    rng = random.Random(17)
+    for name in ("modmul_q", "ntt_bfly"):
+        for _ in range(300):
+            rs1, rs2 = rng.getrandbits(32), rng.getrandbits(32)
+            assert execute(ex[name], rs1, rs2).rd == execute(bar[name], rs1, rs2).rd
+    for name in ("ntt_fwd", "ntt_inv"):
+        for case in range(4):
+            mem = Memory()
+            top = 0xFFFF if case % 2 else 3329
+            mem.write_words(0x1000, 2, [rng.randint(0, top) for _ in range(256)])
+            mem.write_words(
+                0x2000, 2, [rng.randint(0, 0xFFFF if case < 2 else 3328) for _ in range(128)]
+            )
+            a, b = mem.copy(), mem.copy()
+            execute(ex[name], 0x1000, 0x2000, a)
+            execute(bar[name], 0x1000, 0x2000, b)
+            assert a.read_words(0x1000, 2, 256) == b.read_words(0x1000, 2, 256), (name, case)
 
 
 def test_reports_name_the_divisions_and_the_units() -> None:
