@@ -129,12 +129,12 @@ def test_multiplies_of_one_isax_in_different_states_share_and_of_one_state_do_no
 
 def test_kybers_barrett_multiplies_share_across_its_four_isaxs() -> None:
     """At VexRiscv's clock every multiply by 1,290,167 and by 3,329 of the four Kyber ISAXs,
-    as written with Barrett steps by hand (``tests/sim/specs/kyber_barrett.isax``), runs on
+    as written with Barrett steps by hand (``tests/kyber_barrett.isax``), runs on
     one of four operators: the spec's eighteen Barrett multiplies (in ten loops and two
     register ISAXs). ntt_inv's ``% 3329`` of a 19-bit dividend is a Barrett reduction sized
     by it (a multiply by ``floor(2^19 / 3329)`` and a 13-bit one by 3,329): those two, like
     the single multiply by 3,303, keep their own."""
-    module = lower_spec_file(ROOT / "tests" / "sim" / "specs" / "kyber_barrett.isax")
+    module = lower_spec_file(ROOT / "tests" / "kyber_barrett.isax")
     builder, _ = schedule_isaxs(module, 5.6706, LIB)
     x = builder.choose_isax_operators(LIB)
     everyone = ["modmul_q", "ntt_bfly", "ntt_fwd", "ntt_inv"]

@@ -399,7 +399,7 @@ def test_kyber_with_remainder_matches_the_barrett_spec() -> None:
     from aquas.spec.frontend import lower_spec_file
 
     mod = find_extension(lower_spec_file(ROOT / "tests/sim/specs/kyber_mod.isax"))
-    bar = find_extension(lower_spec_file(ROOT / "tests/sim/specs/kyber_barrett.isax"))
+    bar = find_extension(lower_spec_file(ROOT / "tests/kyber_barrett.isax"))
     rng = random.Random(3329)
     ops = [(0, 0), (0xFFFF, 0xFFFF), (3329, 1), (3328, 3328), (0xFFFFFFFF, 0xFFFFFFFF)]
     ops += [(rng.getrandbits(32), rng.getrandbits(32)) for _ in range(500)]
@@ -417,7 +417,7 @@ def test_kyber_with_remainder_matches_the_barrett_spec() -> None:
 def test_kybers_example_with_remainders_matches_the_hand_written_barrett_steps() -> None:
     """examples/crypto/kyber.isax writes its reductions as ``% 3329``; on the golden
     interpreter its four ISAXs give what the hand-written Barrett steps give
-    (tests/sim/specs/kyber_barrett.isax), the transforms on polynomials of any u16
+    (tests/kyber_barrett.isax), the transforms on polynomials of any u16
     coefficients and of coefficients in [0, q], with random and reduced twiddles."""
     from aquas.interpreter import Memory, execute, find_extension
     from aquas.spec.frontend import lower_spec_file
@@ -428,9 +428,7 @@ def test_kybers_example_with_remainders_matches_the_hand_written_barrett_steps()
     }
     bar = {
         i.sym_name.data: i
-        for i in find_extension(
-            lower_spec_file(ROOT / "tests/sim/specs/kyber_barrett.isax")
-        ).isaxs()
+        for i in find_extension(lower_spec_file(ROOT / "tests/kyber_barrett.isax")).isaxs()
     }
     rng = random.Random(17)
     for name in ("modmul_q", "ntt_bfly"):

@@ -319,8 +319,8 @@ def test_a_merge_is_held_to_the_10_percent_rule_against_no_merge(
     multiplier area among those that keep them sends the 17-bit multiplies to the 32-bit
     unit and the 37-bit ones to the split 53-bit unit: 3 units instead of 5.
 
-    Those multiplies are Kyber's hand-written Barrett steps (``tests/sim/specs/
-    kyber_barrett.isax``) by 1290167 as they were before the
+    Those multiplies are Kyber's hand-written Barrett steps (``tests/kyber_barrett.isax``)
+    by 1290167 as they were before the
     narrowing kept a narrowed constant a constant (synth/narrow.py ``_truncated``): each
     constant a truncation, so a data operand. The test narrows that way to keep the five
     multiply shapes that exercise the merge rule (Kyber now multiplies by the constant
@@ -338,7 +338,7 @@ def test_a_merge_is_held_to_the_10_percent_rule_against_no_merge(
     monkeypatch.setattr(timing, "bank_select_ns", lambda lib, op: 0.0)
 
     def run() -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
-        module = lower_spec_file(ROOT / "tests" / "sim" / "specs" / "kyber_barrett.isax")
+        module = lower_spec_file(ROOT / "tests" / "kyber_barrett.isax")
         builder, fsms = schedule_isaxs(module, 5.68, LIB.derated(1.15))
         assert builder.binding is not None
         counts = {c.key: n for c, n in builder.binding.counts().items()}
