@@ -150,9 +150,8 @@ def test_kybers_remainders_are_sized_by_their_dividends() -> None:
     ``floor(2^n / 3329)`` for its dividend's ``n`` bits (16 for a coefficient, 17 for a sum
     of two, 19 for ntt_inv's signed ``a + 3329 - b``, 32 for a product of two), and the
     32-bit ones by 1,290,167 of modmul_q, ntt_fwd and ntt_inv share one operator."""
-    from aquas.synth.prepare import prepare
-
-    module = prepare(lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax"))
+    module = lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax")
+    builder, _ = schedule_isaxs(module, 5.6706, LIB)  # prepared in place
     consts = {
         c
         for op in module.walk()
@@ -161,9 +160,6 @@ def test_kybers_remainders_are_sized_by_their_dividends() -> None:
         if (c := constant_value(v)) is not None
     }
     assert {(1 << n) // 3329 for n in (16, 17, 19, 32)} <= consts
-    builder, _ = schedule_isaxs(
-        lower_spec_file(ROOT / "examples" / "crypto" / "kyber.isax"), 5.6706, LIB
-    )
     x = builder.choose_isax_operators(LIB)
     (big,) = [u for u in x.const if x.const[u] == BARRETT]
     assert {"modmul_q", "ntt_fwd", "ntt_inv"} <= set(x.units[big][2])

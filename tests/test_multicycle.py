@@ -422,14 +422,10 @@ def test_kybers_example_with_remainders_matches_the_hand_written_barrett_steps()
     from aquas.interpreter import Memory, execute, find_extension
     from aquas.spec.frontend import lower_spec_file
 
-    ex = {
-        i.sym_name.data: i
-        for i in find_extension(lower_spec_file(ROOT / "examples/crypto/kyber.isax")).isaxs()
-    }
-    bar = {
-        i.sym_name.data: i
-        for i in find_extension(lower_spec_file(ROOT / "tests/kyber_barrett.isax")).isaxs()
-    }
+    def isaxs(path: str):  # type: ignore[no-untyped-def]
+        return {i.sym_name.data: i for i in find_extension(lower_spec_file(ROOT / path)).isaxs()}
+
+    ex, bar = isaxs("examples/crypto/kyber.isax"), isaxs("tests/kyber_barrett.isax")
     rng = random.Random(17)
     for name in ("modmul_q", "ntt_bfly"):
         for _ in range(300):
